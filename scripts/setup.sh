@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the Debian packages anabranch needs when they are missing (run as root on a
+# fresh Debian machine), then configures and builds into build/.
+#   scripts/setup.sh          build dependencies + build
+#   scripts/setup.sh --test   also the test tools (clang for the sanitizer/fuzz build,
+#                             a Python virtual environment with pytest and xarray-selafin)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_test=0
+[[ "${1:-}" == "--test" ]] && want_test=1
+
+pkgs=(build-essential cmake ninja-build pkg-config openmpi-bin libopenmpi-dev libmetis-dev
+      libhdf5-openmpi-dev libcli11-dev nlohmann-json3-dev libgtest-dev gfortran)
+if (( want_test )); then
+  pkgs+=(clang libclang-rt-14-dev)
+  python3 -c 'import venv, ensurepip' 2>/dev/null || pkgs+=(python3-venv)
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if (( ${#missing[@]} )); then
+  echo "setup: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if (( want_test )) && [[ ! -x build/venv/bin/pytest ]]; then
+  echo "setup: creating the test virtual environment build/venv" >&2
+  mkdir -p build
+  python3 -m venv build/venv
+  build/venv/bin/pip install -q --disable-pip-version-check numpy pytest xarray-selafin python-serafin h5py
+fi
+
+extra=()
+(( want_test )) && extra+=(-DAB_TEST_PYTHON="$PWD/build/venv/bin/python")
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${extra[@]}" >/dev/null
+cmake --build build -j "$(nproc)"

@@ -1,0 +1,168 @@
+// anabranch info FILE...: header, sizes, variables, frames and integrity of result files.
+// Reads the header records and the time of each frame only, so it is instant on big files.
+#include <algorithm>
+#include <cstdio>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+#include "formats/serafin.hpp"
+
+namespace anabranch::cli {
+namespace {
+
+struct InfoOptions {
+  std::vector<std::string> files;
+  bool check = false;
+  bool stats = false;
+  int max_times = 10;
+};
+
+nlohmann::json describe(const std::string& path, bool check, bool stats) {
+  serafin::Reader r(path);
+  const auto& h = r.header();
+  nlohmann::json j;
+  j["file"] = path;
+  j["format"] = "serafin";
+  j["title"] = printable(trimmed(h.title.substr(0, 72)));
+  j["title_suffix"] = printable(h.title.substr(72));
+  j["precision"] = to_string(h.precision);
+  j["byte_order"] = to_string(h.byte_order);
+  j["file_bytes"] = r.file_bytes();
+  j["header_bytes"] = r.layout().header_bytes;
+  j["frame_bytes"] = r.layout().frame_bytes;
+  j["nelem"] = h.nelem;
+  j["npoin"] = h.npoin;
+  j["ndp"] = h.ndp;
+  j["nplan"] = h.nplan();
+  j["element_type"] = element_type_name(h.ndp, h.nplan());
+  j["iparam"] = h.iparam;
+  j["nptfr"] = h.iparam[7];
+  j["nptir"] = h.iparam[8];
+  j["date"] = h.date ? nlohmann::json(*h.date) : nlohmann::json(nullptr);
+  nlohmann::json vars = nlohmann::json::array();
+  for (const auto& v : h.variables) vars.push_back({{"name", printable(trimmed(v.name))}, {"unit", printable(trimmed(v.unit))}});
+  j["variables"] = vars;
+  j["frames"] = r.frame_count();
+  j["times"] = r.read_times();
+  j["integrity"] = serafin::to_string(r.integrity().status);
+  j["trailing_bytes"] = r.integrity().trailing_bytes;
+  if (check) {
+    // Full check: every mesh record and every value record.
+    r.source().advise_sequential();
+    r.read_ikle();
+    std::vector<float> buf(static_cast<std::size_t>(h.npoin));
+    for (std::int64_t f = 0; f < r.frame_count(); ++f)
+      for (int v = 0; v < h.nvar(); ++v) r.read_values(f, v, buf.data());
+    j["checked"] = true;
+  }
+  if (stats) {
+    // Minimum, maximum and mean of every variable in every frame.
+    nlohmann::json all = nlohmann::json::array();
+    std::vector<double> buf(static_cast<std::size_t>(h.npoin));
+    for (std::int64_t f = 0; f < r.frame_count(); ++f) {
+      nlohmann::json frame = nlohmann::json::array();
+      for (int v = 0; v < h.nvar(); ++v) {
+        r.read_values(f, v, buf.data());
+        double lo = buf[0], hi = buf[0], sum = 0;
+        for (double x : buf) {
+          lo = std::min(lo, x);
+          hi = std::max(hi, x);
+          sum += x;
+        }
+        frame.push_back({{"min", lo}, {"max", hi}, {"mean", sum / static_cast<double>(buf.size())}});
+      }
+      all.push_back(frame);
+    }
+    j["stats"] = all;
+  }
+  return j;
+}
+
+void print_text(const nlohmann::json& j, int max_times) {
+  std::printf("%s\n", j["file"].get<std::string>().c_str());
+  std::printf("  title      %s\n", j["title"].get<std::string>().c_str());
+  std::printf("  format     SERAFIN, %s precision, %s-endian, %s bytes (header %s, frame %s)\n",
+              j["precision"].get<std::string>().c_str(), j["byte_order"].get<std::string>().c_str(),
+              thousands(j["file_bytes"].get<long long>()).c_str(), thousands(j["header_bytes"].get<long long>()).c_str(),
+              thousands(j["frame_bytes"].get<long long>()).c_str());
+  const int nplan = j["nplan"].get<int>();
+  std::printf("  mesh       %s, NELEM %s %ss (NDP %d), NPOIN %s", nplan > 1 ? "3D" : "2D",
+              thousands(j["nelem"].get<long long>()).c_str(), j["element_type"].get<std::string>().c_str(),
+              j["ndp"].get<int>(), thousands(j["npoin"].get<long long>()).c_str());
+  if (nplan > 1) std::printf(", NPLAN %d", nplan);
+  std::printf("\n  IPARAM    ");
+  for (auto& v : j["iparam"]) std::printf(" %d", v.get<int>());
+  std::printf("\n");
+  if (!j["date"].is_null()) {
+    auto d = j["date"];
+    std::printf("  date       %04d-%02d-%02d %02d:%02d:%02d\n", d[0].get<int>(), d[1].get<int>(), d[2].get<int>(),
+                d[3].get<int>(), d[4].get<int>(), d[5].get<int>());
+  }
+  std::printf("  variables  %zu\n", j["variables"].size());
+  int i = 0;
+  for (auto& v : j["variables"])
+    std::printf("    %2d  %-16s %s\n", ++i, v["name"].get<std::string>().c_str(), v["unit"].get<std::string>().c_str());
+  const auto& times = j["times"];
+  std::printf("  frames     %lld", j["frames"].get<long long>());
+  if (!times.empty()) {
+    std::printf(", t =");
+    const std::size_t n = times.size();
+    for (std::size_t k = 0; k < n; ++k) {
+      if (static_cast<int>(k) == max_times / 2 && n > static_cast<std::size_t>(max_times)) {
+        std::printf(" ...");
+        k = n - static_cast<std::size_t>(max_times / 2);
+      }
+      std::printf(" %g", times[k].get<double>());
+    }
+  }
+  std::printf("\n  integrity  %s", j["integrity"].get<std::string>().c_str());
+  if (j["trailing_bytes"].get<long long>() > 0)
+    std::printf(" (%lld bytes after the last whole frame)", j["trailing_bytes"].get<long long>());
+  if (j.contains("checked")) std::printf(", every record checked");
+  std::printf("\n");
+  if (j.contains("stats")) {
+    std::printf("  statistics (min / mean / max)\n");
+    for (std::size_t f = 0; f < j["stats"].size(); ++f) {
+      std::printf("    frame %zu, t = %g\n", f + 1, j["times"][f].get<double>());
+      for (std::size_t v = 0; v < j["stats"][f].size(); ++v) {
+        const auto& s = j["stats"][f][v];
+        std::printf("      %-16s %14.6g %14.6g %14.6g\n", j["variables"][v]["name"].get<std::string>().c_str(),
+                    s["min"].get<double>(), s["mean"].get<double>(), s["max"].get<double>());
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Runner add_info(CLI::App& app, Common& common) {
+  auto opt = std::make_shared<InfoOptions>();
+  auto* sub = app.add_subcommand("info", "Header, sizes, variables, frames and integrity of SERAFIN files");
+  sub->add_option("files", opt->files, "files to describe")->required()->check(CLI::ExistingFile);
+  sub->add_flag("--check", opt->check, "also read every record (IKLE range, value records)");
+  sub->add_flag("--stats", opt->stats, "minimum, mean and maximum of every variable in every frame (reads all values)");
+  sub->add_flag("--json", common.json, "print a JSON array on stdout");
+  return [opt, &common]() {
+    nlohmann::json all = nlohmann::json::array();
+    int failures = 0;
+    for (const auto& f : opt->files) {
+      try {
+        auto j = describe(f, opt->check, opt->stats);
+        if (common.json)
+          all.push_back(j);
+        else
+          print_text(j, opt->max_times);
+        if (j["integrity"] != "OK" && !common.json)
+          std::fprintf(stderr, "anabranch info: warning: %s: %s\n", f.c_str(), j["integrity"].get<std::string>().c_str());
+      } catch (const Error& e) {
+        ++failures;
+        std::fprintf(stderr, "anabranch info: error: %s\n", e.what());
+        if (common.json) all.push_back({{"file", f}, {"error", e.what()}});
+      }
+    }
+    if (common.json) print_json(all);
+    return failures ? 1 : 0;
+  };
+}
+
+}  // namespace anabranch::cli

@@ -1,0 +1,31 @@
+// The `anabranch` commands: one source file per command, each adding itself to the app.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace anabranch::cli {
+
+// Options every command shares.
+struct Common {
+  bool json = false;  // print a machine-readable summary on stdout instead of text
+};
+
+using Runner = std::function<int()>;
+
+// Each add_* function declares a subcommand and returns what runs it.
+Runner add_info(CLI::App& app, Common& common);
+Runner add_generate(CLI::App& app, Common& common);
+Runner add_refine(CLI::App& app, Common& common);
+
+// Prints j (indented) on stdout.
+void print_json(const nlohmann::json& j);
+// "12,345,678"
+std::string thousands(long long v);
+// Seconds since t0.
+double seconds_since(const std::chrono::steady_clock::time_point& t0);
+
+}  // namespace anabranch::cli

@@ -1,0 +1,167 @@
+#include "core/io.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "core/error.hpp"
+
+namespace anabranch {
+
+std::size_t pread_full(int fd, void* dst, std::size_t n, std::int64_t offset, const std::string& path) {
+  auto* p = static_cast<char*>(dst);
+  std::size_t done = 0;
+  while (done < n) {
+    ssize_t r = ::pread(fd, p + done, n - done, static_cast<off_t>(offset + static_cast<std::int64_t>(done)));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      throw IoError::from_errno("cannot read", path);
+    }
+    if (r == 0) break;
+    done += static_cast<std::size_t>(r);
+  }
+  return done;
+}
+
+void pwrite_all(int fd, const void* data, std::size_t n, std::int64_t offset, const std::string& path) {
+  const auto* p = static_cast<const char*>(data);
+  std::size_t done = 0;
+  while (done < n) {
+    ssize_t r = ::pwrite(fd, p + done, n - done, static_cast<off_t>(offset + static_cast<std::int64_t>(done)));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      throw IoError::from_errno("cannot write", path);
+    }
+    done += static_cast<std::size_t>(r);
+  }
+}
+
+std::int64_t file_size(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw IoError::from_errno("cannot stat", path);
+  return static_cast<std::int64_t>(st.st_size);
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+FileSource::FileSource(const std::string& path) : path_(path), name_(path) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw IoError::from_errno("cannot open", path);
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) {
+    ::close(fd_);
+    throw IoError::from_errno("cannot stat", path);
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd_);
+    throw IoError("cannot read " + path + ": is a directory");
+  }
+  length_ = static_cast<std::int64_t>(st.st_size);
+}
+
+FileSource::FileSource(const std::string& path, std::int64_t begin, std::int64_t length) : FileSource(path) {
+  if (begin < 0 || length < 0 || begin + length > length_)
+    throw FormatError(path + ": range [" + std::to_string(begin) + ", " + std::to_string(begin + length) +
+                      ") lies outside the file of " + std::to_string(length_) + " bytes");
+  begin_ = begin;
+  length_ = length;
+  name_ = path + "[" + std::to_string(begin) + ":" + std::to_string(begin + length) + "]";
+}
+
+FileSource::~FileSource() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void FileSource::read_at(std::int64_t offset, void* dst, std::size_t n) const {
+  if (offset < 0 || offset + static_cast<std::int64_t>(n) > length_)
+    throw IoError("read past the end of " + name_ + " (byte " + std::to_string(offset) + ", " +
+                  std::to_string(n) + " bytes)");
+  if (pread_full(fd_, dst, n, begin_ + offset, path_) != n)
+    throw IoError("file " + name_ + " shrank while being read");
+}
+
+void FileSource::advise_sequential() const {
+#ifdef POSIX_FADV_SEQUENTIAL
+  ::posix_fadvise(fd_, begin_, length_, POSIX_FADV_SEQUENTIAL);
+#endif
+}
+
+MemorySource::MemorySource(const void* data, std::size_t size, std::string name)
+    : data_(static_cast<const unsigned char*>(data)), size_(size), name_(std::move(name)) {}
+
+void MemorySource::read_at(std::int64_t offset, void* dst, std::size_t n) const {
+  if (offset < 0 || static_cast<std::size_t>(offset) > size_ || n > size_ - static_cast<std::size_t>(offset))
+    throw IoError("read past the end of " + name_);
+  if (n) std::memcpy(dst, data_ + offset, n);
+}
+
+void MemorySink::write(const void* data, std::size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  bytes.insert(bytes.end(), p, p + n);
+}
+
+AtomicFileSink::AtomicFileSink(std::string path, std::size_t buffer_bytes)
+    : path_(std::move(path)), buffer_(buffer_bytes) {
+  temp_ = path_ + ".tmp." + std::to_string(::getpid());
+  fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw IoError::from_errno("cannot create", temp_);
+}
+
+AtomicFileSink::~AtomicFileSink() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(temp_.c_str());
+  }
+}
+
+void AtomicFileSink::write(const void* data, std::size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  if (n >= buffer_.size()) {
+    flush();
+    pwrite_all(fd_, p, n, written_, temp_);
+    written_ += static_cast<std::int64_t>(n);
+    return;
+  }
+  if (used_ + n > buffer_.size()) flush();
+  std::memcpy(buffer_.data() + used_, p, n);
+  used_ += n;
+}
+
+void AtomicFileSink::write_at(std::int64_t offset, const void* data, std::size_t n) {
+  flush();
+  if (offset + static_cast<std::int64_t>(n) > written_)
+    throw UsageError("write_at past the end of " + temp_);
+  pwrite_all(fd_, data, n, offset, temp_);
+}
+
+void AtomicFileSink::flush() {
+  if (used_ == 0) return;
+  pwrite_all(fd_, buffer_.data(), used_, written_, temp_);
+  written_ += static_cast<std::int64_t>(used_);
+  used_ = 0;
+}
+
+void AtomicFileSink::commit() {
+  flush();
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    ::unlink(temp_.c_str());
+    throw IoError::from_errno("cannot close", temp_);
+  }
+  fd_ = -1;
+  if (::rename(temp_.c_str(), path_.c_str()) != 0) {
+    int e = errno;
+    ::unlink(temp_.c_str());
+    errno = e;
+    throw IoError::from_errno("cannot rename " + temp_ + " to", path_);
+  }
+}
+
+}  // namespace anabranch

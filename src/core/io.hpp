@@ -1,0 +1,111 @@
+// Byte sources and sinks: positioned reads with 64-bit offsets, buffered writes to a
+// temporary name that is renamed to the final one only when the output is complete.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace anabranch {
+
+// A read-only range of bytes: a whole file, a part of a file (one part of a CONCAT
+// container) or a buffer in memory. Offsets are relative to the start of the range.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  virtual std::int64_t size() const = 0;
+  // Reads exactly n bytes at offset; throws IoError if the range is not all there.
+  virtual void read_at(std::int64_t offset, void* dst, std::size_t n) const = 0;
+  // The name used in error messages (a path, or "path[begin:end]").
+  virtual const std::string& name() const = 0;
+  // Hint that the range will be read once, front to back (larger read-ahead).
+  virtual void advise_sequential() const {}
+};
+
+class FileSource final : public ByteSource {
+ public:
+  // The whole file.
+  explicit FileSource(const std::string& path);
+  // Bytes [begin, begin + length) of the file.
+  FileSource(const std::string& path, std::int64_t begin, std::int64_t length);
+  ~FileSource() override;
+  FileSource(const FileSource&) = delete;
+  FileSource& operator=(const FileSource&) = delete;
+
+  std::int64_t size() const override { return length_; }
+  void read_at(std::int64_t offset, void* dst, std::size_t n) const override;
+  const std::string& name() const override { return name_; }
+  void advise_sequential() const override;
+
+ private:
+  int fd_ = -1;
+  std::int64_t begin_ = 0, length_ = 0;
+  std::string path_, name_;
+};
+
+class MemorySource final : public ByteSource {
+ public:
+  MemorySource(const void* data, std::size_t size, std::string name);
+  std::int64_t size() const override { return static_cast<std::int64_t>(size_); }
+  void read_at(std::int64_t offset, void* dst, std::size_t n) const override;
+  const std::string& name() const override { return name_; }
+
+ private:
+  const unsigned char* data_;
+  std::size_t size_;
+  std::string name_;
+};
+
+// Sequential byte output.
+class ByteSink {
+ public:
+  virtual ~ByteSink() = default;
+  virtual void write(const void* data, std::size_t n) = 0;
+  virtual std::int64_t position() const = 0;
+};
+
+class MemorySink final : public ByteSink {
+ public:
+  void write(const void* data, std::size_t n) override;
+  std::int64_t position() const override { return static_cast<std::int64_t>(bytes.size()); }
+  std::vector<unsigned char> bytes;
+};
+
+// A file written under "<path>.tmp.<pid>" and renamed to <path> by commit(). If the
+// object is destroyed before commit() (an exception, a failed check) the temporary file
+// is removed, so a half-written output never appears under the final name.
+class AtomicFileSink final : public ByteSink {
+ public:
+  explicit AtomicFileSink(std::string path, std::size_t buffer_bytes = 8u << 20);
+  ~AtomicFileSink() override;
+  AtomicFileSink(const AtomicFileSink&) = delete;
+  AtomicFileSink& operator=(const AtomicFileSink&) = delete;
+
+  void write(const void* data, std::size_t n) override;
+  std::int64_t position() const override { return written_ + static_cast<std::int64_t>(used_); }
+  // Writes `n` bytes at absolute position `offset` (which must be below position()).
+  void write_at(std::int64_t offset, const void* data, std::size_t n);
+  void flush();
+  // Flushes, closes and renames to the final name.
+  void commit();
+  const std::string& path() const { return path_; }
+  const std::string& temp_path() const { return temp_; }
+
+ private:
+  std::string path_, temp_;
+  int fd_ = -1;
+  std::vector<unsigned char> buffer_;
+  std::size_t used_ = 0;
+  std::int64_t written_ = 0;
+};
+
+// Writes all n bytes at offset (pwrite loop); throws IoError.
+void pwrite_all(int fd, const void* data, std::size_t n, std::int64_t offset, const std::string& path);
+// Reads all n bytes at offset (pread loop); returns the count read (less at end of file).
+std::size_t pread_full(int fd, void* dst, std::size_t n, std::int64_t offset, const std::string& path);
+
+std::int64_t file_size(const std::string& path);
+bool file_exists(const std::string& path);
+
+}  // namespace anabranch

@@ -1,0 +1,52 @@
+#include "core/mesh.hpp"
+
+#include "core/error.hpp"
+
+namespace anabranch {
+
+std::string trimmed(const std::string& s) {
+  static const std::string blank(" \t\r\n\0", 5);
+  auto b = s.find_first_not_of(blank);
+  if (b == std::string::npos) return {};
+  auto e = s.find_last_not_of(blank);
+  return s.substr(b, e - b + 1);
+}
+
+std::string printable(const std::string& s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c < 0x7F) {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string element_type_name(int ndp, int nplan) {
+  switch (ndp) {
+    case 2: return "segment";
+    case 3: return "triangle";
+    case 4: return nplan > 1 ? "tetrahedron" : "quadrilateral";
+    case 6: return "prism";
+    case 8: return "hexahedron";
+    default: return std::to_string(ndp) + "-node element";
+  }
+}
+
+void Mesh::check_sizes() const {
+  auto bad = [](const char* what, std::size_t got, std::int64_t want) {
+    throw UsageError(std::string("mesh array ") + what + " has " + std::to_string(got) + " entries, expected " +
+                     std::to_string(want));
+  };
+  if (static_cast<std::int64_t>(ikle.size()) != nelem * ndp) bad("IKLE", ikle.size(), nelem * ndp);
+  if (static_cast<std::int64_t>(ipobo.size()) != npoin) bad("IPOBO", ipobo.size(), npoin);
+  if (static_cast<std::int64_t>(x.size()) != npoin) bad("X", x.size(), npoin);
+  if (static_cast<std::int64_t>(y.size()) != npoin) bad("Y", y.size(), npoin);
+}
+
+}  // namespace anabranch

@@ -1,0 +1,33 @@
+// Progress of long work, on stderr: a self-updating line on a terminal, a line every 10%
+// otherwise when enabled (ANABRANCH_PROGRESS=1), nothing when disabled (--quiet).
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace anabranch {
+
+class Progress {
+ public:
+  Progress(std::string label, std::int64_t total);
+  ~Progress();
+  void update(std::int64_t done);
+  void finish();
+
+  // Global switch, set by the command line (--quiet) and the environment.
+  static void set_enabled(bool on);
+  static bool enabled();
+
+ private:
+  std::string label_;
+  std::int64_t total_;
+  int last_decile_ = -1;
+  bool tty_ = false, done_ = false;
+  std::chrono::steady_clock::time_point start_, last_;
+};
+
+// Peak resident memory of this process in bytes (VmHWM).
+std::int64_t peak_rss_bytes();
+std::string human_bytes(double bytes);
+
+}  // namespace anabranch

@@ -1,0 +1,540 @@
+// SERAFIN reader and writer. Specification: docs/formats/serafin.md.
+#include "formats/serafin.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.hpp"
+
+namespace anabranch::serafin {
+namespace {
+
+constexpr std::size_t kChunkValues = 1 << 16;  // values converted per step
+
+std::string record_name(const std::string& what) { return "record " + what; }
+
+std::int32_t read_i32(const ByteSource& src, std::int64_t offset, ByteOrder order) {
+  unsigned char b[4];
+  src.read_at(offset, b, 4);
+  return load<std::int32_t>(b, order);
+}
+
+void put_i32(ByteSink& sink, std::int32_t v, ByteOrder order) {
+  unsigned char b[4];
+  store<std::int32_t>(b, v, order);
+  sink.write(b, 4);
+}
+
+void put_record(ByteSink& sink, const void* payload, std::int32_t n, ByteOrder order) {
+  put_i32(sink, n, order);
+  sink.write(payload, static_cast<std::size_t>(n));
+  put_i32(sink, n, order);
+}
+
+void put_int_record(ByteSink& sink, const std::int32_t* values, std::int64_t n, ByteOrder order) {
+  put_i32(sink, static_cast<std::int32_t>(n * 4), order);
+  std::vector<std::int32_t> chunk;
+  for (std::int64_t i = 0; i < n; i += static_cast<std::int64_t>(kChunkValues)) {
+    std::int64_t m = std::min<std::int64_t>(static_cast<std::int64_t>(kChunkValues), n - i);
+    chunk.assign(values + i, values + i + m);
+    to_order<4>(chunk.data(), chunk.size(), order);
+    sink.write(chunk.data(), chunk.size() * 4);
+  }
+  put_i32(sink, static_cast<std::int32_t>(n * 4), order);
+}
+
+template <class T>
+void put_real_record(ByteSink& sink, const T* values, std::int64_t n, Precision p, ByteOrder order,
+                     std::vector<unsigned char>& scratch) {
+  const int rs = real_size(p);
+  put_i32(sink, static_cast<std::int32_t>(n * rs), order);
+  scratch.resize(kChunkValues * 8);
+  for (std::int64_t i = 0; i < n; i += static_cast<std::int64_t>(kChunkValues)) {
+    std::int64_t m = std::min<std::int64_t>(static_cast<std::int64_t>(kChunkValues), n - i);
+    encode_reals(values + i, m, p, order, scratch.data());
+    sink.write(scratch.data(), static_cast<std::size_t>(m * rs));
+  }
+  put_i32(sink, static_cast<std::int32_t>(n * rs), order);
+}
+
+std::string pad(const std::string& s, std::size_t n) {
+  std::string r = s.substr(0, std::min(s.size(), n));
+  r.resize(n, ' ');
+  return r;
+}
+
+}  // namespace
+
+const char* to_string(Integrity i) {
+  switch (i) {
+    case Integrity::Ok: return "OK";
+    case Integrity::TornFrame: return "torn last frame";
+    case Integrity::StrayByte: return "stray trailing byte";
+  }
+  return "?";
+}
+
+void Header::set_title(const std::string& text) {
+  title = pad(text, 72) + (precision == Precision::Double ? "SERAFIND" : "SERAFIN ");
+}
+
+std::string Header::title_for_output() const {
+  std::string t = pad(title, 80);
+  std::string suffix = t.substr(72);
+  if (precision == Precision::Double && suffix != "SERAFIND") t.replace(72, 8, "SERAFIND");
+  if (precision == Precision::Single && suffix == "SERAFIND") t.replace(72, 8, "SERAFIN ");
+  return t;
+}
+
+void Header::set_mesh_sizes(const Mesh& mesh) {
+  nelem = mesh.nelem;
+  npoin = mesh.npoin;
+  ndp = mesh.ndp;
+  iparam[6] = mesh.nplan > 1 ? mesh.nplan : 0;
+}
+
+Layout Layout::of(const Header& h) {
+  Layout l;
+  l.npoin = h.npoin;
+  l.real_bytes = real_size(h.precision);
+  l.nvar = h.nvar();
+  const std::int64_t rs = l.real_bytes;
+  l.header_bytes = (8 + 80) + (8 + 8) + l.nvar * (8 + 32) + (8 + 40) + (h.date ? 8 + 24 : 0) + (8 + 16) +
+                   (8 + h.nelem * h.ndp * 4) + (8 + h.npoin * 4) + 2 * (8 + h.npoin * rs);
+  l.frame_bytes = (8 + rs) + l.nvar * (8 + h.npoin * rs);
+  return l;
+}
+
+// ---------------------------------------------------------------------------------------
+// Reader
+
+Reader::Reader(const std::string& path) : Reader(std::make_shared<FileSource>(path)) {}
+
+Reader::Reader(std::shared_ptr<const ByteSource> source) : source_(std::move(source)) { parse(); }
+
+// Checks the record at `offset` has length markers equal to `expected` at both ends and
+// lies inside the file; returns the offset just past it. expected < 0: any length.
+std::int64_t Reader::check_record(std::int64_t offset, std::int64_t expected, const std::string& record) const {
+  const std::int64_t size = source_->size();
+  const auto& file = source_->name();
+  if (offset + 4 > size)
+    throw FormatError(file, record_name(record), offset,
+                      "file ends (" + std::to_string(size) + " bytes) before the record starts: truncated file");
+  std::int64_t len = read_i32(*source_, offset, header_.byte_order);
+  if (expected >= 0 && len != expected)
+    throw FormatError(file, record_name(record), offset,
+                      "length marker is " + std::to_string(len) + ", expected " + std::to_string(expected));
+  if (len < 0)
+    throw FormatError(file, record_name(record), offset, "negative length marker " + std::to_string(len));
+  if (offset + 8 + len > size)
+    throw FormatError(file, record_name(record), offset,
+                      "record of " + std::to_string(len) + " bytes runs past the end of the file (" +
+                          std::to_string(size) + " bytes): truncated file");
+  std::int64_t tail = read_i32(*source_, offset + 4 + len, header_.byte_order);
+  if (tail != len)
+    throw FormatError(file, record_name(record), offset + 4 + len,
+                      "closing length marker is " + std::to_string(tail) + ", opening marker was " +
+                          std::to_string(len));
+  return offset + 8 + len;
+}
+
+void Reader::parse() {
+  const auto& file = source_->name();
+  const std::int64_t size = source_->size();
+  if (size < 4) throw FormatError(file, record_name("1 (title)"), 0, "file has only " + std::to_string(size) + " bytes: not a SERAFIN file");
+  unsigned char b4[4];
+  source_->read_at(0, b4, 4);
+  if (load<std::int32_t>(b4, ByteOrder::Big) == 80)
+    header_.byte_order = ByteOrder::Big;
+  else if (load<std::int32_t>(b4, ByteOrder::Little) == 80)
+    header_.byte_order = ByteOrder::Little;
+  else
+    throw FormatError(file, record_name("1 (title)"), 0,
+                      "first length marker is not 80 in either byte order: not a SERAFIN file");
+  const ByteOrder bo = header_.byte_order;
+
+  std::int64_t at = 0;
+  std::int64_t next = check_record(at, 80, "1 (title)");
+  header_.title.assign(80, ' ');
+  source_->read_at(at + 4, header_.title.data(), 80);
+  at = next;
+
+  next = check_record(at, 8, "2 (NBV1, NBV2)");
+  const std::int32_t nbv1 = read_i32(*source_, at + 4, bo);
+  header_.nbv2 = read_i32(*source_, at + 8, bo);
+  if (nbv1 < 0 || static_cast<std::int64_t>(nbv1) * 40 > size - next)
+    throw FormatError(file, record_name("2 (NBV1, NBV2)"), at + 4,
+                      "impossible number of variables NBV1 = " + std::to_string(nbv1));
+  if (header_.nbv2 != 0)
+    throw FormatError(file, record_name("2 (NBV1, NBV2)"), at + 8,
+                      "NBV2 = " + std::to_string(header_.nbv2) + ": quadratic variables are not supported");
+  at = next;
+
+  header_.variables.resize(static_cast<std::size_t>(nbv1));
+  for (std::int32_t v = 0; v < nbv1; ++v) {
+    const std::string rec = std::to_string(3 + v) + " (name of variable " + std::to_string(v + 1) + ")";
+    next = check_record(at, 32, rec);
+    char buf[32];
+    source_->read_at(at + 4, buf, 32);
+    header_.variables[static_cast<std::size_t>(v)] = {std::string(buf, 16), std::string(buf + 16, 16)};
+    at = next;
+  }
+
+  int recno = 3 + nbv1;
+  next = check_record(at, 40, std::to_string(recno) + " (IPARAM)");
+  {
+    std::int32_t ip[10];
+    source_->read_at(at + 4, ip, 40);
+    for (int i = 0; i < 10; ++i) header_.iparam[static_cast<std::size_t>(i)] = load<std::int32_t>(&ip[i], bo);
+  }
+  at = next;
+  ++recno;
+
+  if (header_.iparam[9] == 1) {
+    next = check_record(at, 24, std::to_string(recno) + " (date, present because IPARAM(10) = 1)");
+    std::array<std::int32_t, 6> d{};
+    std::int32_t raw[6];
+    source_->read_at(at + 4, raw, 24);
+    for (int i = 0; i < 6; ++i) d[static_cast<std::size_t>(i)] = load<std::int32_t>(&raw[i], bo);
+    header_.date = d;
+    at = next;
+    ++recno;
+  }
+
+  const std::string sizes_rec = std::to_string(recno) + " (NELEM, NPOIN, NDP, 1)";
+  next = check_record(at, 16, sizes_rec);
+  const std::int32_t nelem = read_i32(*source_, at + 4, bo);
+  const std::int32_t npoin = read_i32(*source_, at + 8, bo);
+  const std::int32_t ndp = read_i32(*source_, at + 12, bo);
+  header_.sizes4 = read_i32(*source_, at + 16, bo);
+  if (nelem < 0) throw FormatError(file, record_name(sizes_rec), at + 4, "negative NELEM = " + std::to_string(nelem));
+  if (npoin < 1) throw FormatError(file, record_name(sizes_rec), at + 8, "impossible NPOIN = " + std::to_string(npoin));
+  if (ndp < 1 || ndp > 8) throw FormatError(file, record_name(sizes_rec), at + 12, "impossible NDP = " + std::to_string(ndp));
+  header_.nelem = nelem;
+  header_.npoin = npoin;
+  header_.ndp = ndp;
+  const int nplan = header_.nplan();
+  if (header_.iparam[6] < 0)
+    throw FormatError(file, record_name(std::to_string(3 + nbv1) + " (IPARAM)"), 4 + 80 + 4 + 16 + nbv1 * 40 + 4 + 6 * 4,
+                      "negative NPLAN = IPARAM(7) = " + std::to_string(header_.iparam[6]));
+  if (nplan > 1 && npoin % nplan != 0)
+    throw FormatError(file, record_name(sizes_rec), at + 8,
+                      "NPOIN = " + std::to_string(npoin) + " is not a multiple of NPLAN = " + std::to_string(nplan));
+  at = next;
+  ++recno;
+
+  const std::int64_t ikle_bytes = static_cast<std::int64_t>(nelem) * ndp * 4;
+  ikle_at_ = at;
+  {
+    const std::string rec = std::to_string(recno) + " (IKLE)";
+    if (at + 4 <= size) {
+      std::int64_t len = read_i32(*source_, at, bo);
+      if (len != ikle_bytes && len >= 0 && ndp > 0 && len % 4 == 0 && ikle_bytes <= kMaxRecordBytes)
+        throw FormatError(file, record_name(rec), at,
+                          "length marker is " + std::to_string(len) + " bytes, but NELEM = " + std::to_string(nelem) +
+                              " elements of NDP = " + std::to_string(ndp) + " nodes need " + std::to_string(ikle_bytes) +
+                              ": NDP does not match the element count");
+    }
+    next = check_record(at, ikle_bytes, rec);
+  }
+  at = next;
+  ++recno;
+  ipobo_at_ = at;
+  next = check_record(at, static_cast<std::int64_t>(npoin) * 4, std::to_string(recno) + " (IPOBO/KNOLG)");
+  at = next;
+  ++recno;
+
+  x_at_ = at;
+  {
+    const std::string rec = std::to_string(recno) + " (X)";
+    if (at + 4 > size) check_record(at, -1, rec);  // throws: truncated
+    std::int64_t len = read_i32(*source_, at, bo);
+    if (len == static_cast<std::int64_t>(npoin) * 4)
+      header_.precision = Precision::Single;
+    else if (len == static_cast<std::int64_t>(npoin) * 8)
+      header_.precision = Precision::Double;
+    else
+      throw FormatError(file, record_name(rec), at,
+                        "length marker " + std::to_string(len) + " is neither NPOIN*4 = " +
+                            std::to_string(static_cast<std::int64_t>(npoin) * 4) + " (single) nor NPOIN*8 = " +
+                            std::to_string(static_cast<std::int64_t>(npoin) * 8) + " (double)");
+    next = check_record(at, len, rec);
+  }
+  at = next;
+  ++recno;
+  y_at_ = at;
+  next = check_record(at, static_cast<std::int64_t>(npoin) * real_size(header_.precision), std::to_string(recno) + " (Y)");
+  at = next;
+
+  layout_ = Layout::of(header_);
+  if (layout_.header_bytes != at)
+    throw FormatError(file, "header", at, "internal error: header size mismatch");
+  const std::int64_t rest = size - at;
+  frames_ = rest / layout_.frame_bytes;
+  const std::int64_t tail = rest % layout_.frame_bytes;
+  integrity_.trailing_bytes = tail;
+  if (tail == 1) {
+    integrity_.status = Integrity::StrayByte;
+    integrity_.message = file + ": one stray byte after the last frame (ignored)";
+  } else if (tail > 0) {
+    integrity_.status = Integrity::TornFrame;
+    integrity_.message = file + ": frame " + std::to_string(frames_ + 1) + " at byte " +
+                         std::to_string(layout_.frame_offset(frames_)) + " is incomplete (" + std::to_string(tail) +
+                         " of " + std::to_string(layout_.frame_bytes) + " bytes): reading the " +
+                         std::to_string(frames_) + " whole frames";
+  }
+}
+
+void Reader::read_int_record(std::int64_t offset, std::int64_t count, const std::string& record,
+                             std::int32_t* out) const {
+  (void)record;
+  source_->read_at(offset + 4, out, static_cast<std::size_t>(count) * 4);
+  to_order<4>(out, static_cast<std::size_t>(count), header_.byte_order);
+}
+
+std::vector<std::int32_t> Reader::read_ikle() const {
+  const std::int64_t n = header_.nelem * header_.ndp;
+  std::vector<std::int32_t> ikle(static_cast<std::size_t>(n));
+  read_int_record(ikle_at_, n, "IKLE", ikle.data());
+  const std::int32_t npoin = static_cast<std::int32_t>(header_.npoin);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int32_t v = ikle[static_cast<std::size_t>(i)];
+    if (v < 1 || v > npoin)
+      throw FormatError(source_->name(), "record IKLE", ikle_at_ + 4 + i * 4,
+                        "node number " + std::to_string(v) + " of element " + std::to_string(i / header_.ndp + 1) +
+                            " is outside 1.." + std::to_string(npoin));
+  }
+  return ikle;
+}
+
+std::vector<std::int32_t> Reader::read_ipobo() const {
+  std::vector<std::int32_t> v(static_cast<std::size_t>(header_.npoin));
+  read_int_record(ipobo_at_, header_.npoin, "IPOBO", v.data());
+  return v;
+}
+
+std::vector<double> Reader::read_real_record(std::int64_t offset, const std::string& record) const {
+  (void)record;
+  std::vector<double> v(static_cast<std::size_t>(header_.npoin));
+  const std::int64_t rs = layout_.real_bytes;
+  std::vector<unsigned char> buf(kChunkValues * 8);
+  for (std::int64_t i = 0; i < header_.npoin; i += static_cast<std::int64_t>(kChunkValues)) {
+    std::int64_t m = std::min<std::int64_t>(static_cast<std::int64_t>(kChunkValues), header_.npoin - i);
+    source_->read_at(offset + 4 + i * rs, buf.data(), static_cast<std::size_t>(m * rs));
+    for (std::int64_t k = 0; k < m; ++k) {
+      v[static_cast<std::size_t>(i + k)] = rs == 4 ? static_cast<double>(load<float>(buf.data() + k * 4, header_.byte_order))
+                                                   : load<double>(buf.data() + k * 8, header_.byte_order);
+    }
+  }
+  return v;
+}
+
+std::vector<double> Reader::read_x() const { return read_real_record(x_at_, "X"); }
+std::vector<double> Reader::read_y() const { return read_real_record(y_at_, "Y"); }
+
+Mesh Reader::read_mesh() const {
+  Mesh m;
+  m.nelem = header_.nelem;
+  m.npoin = header_.npoin;
+  m.ndp = header_.ndp;
+  m.nplan = header_.nplan();
+  m.ikle = read_ikle();
+  m.ipobo = read_ipobo();
+  m.x = read_x();
+  m.y = read_y();
+  return m;
+}
+
+void Reader::check_frame(std::int64_t frame, int var) const {
+  if (frame < 0 || frame >= frames_)
+    throw UsageError(source_->name() + ": frame " + std::to_string(frame + 1) + " requested, the file has " +
+                     std::to_string(frames_) + " whole frames");
+  if (var != -1 && (var < 0 || var >= header_.nvar()))
+    throw UsageError(source_->name() + ": variable " + std::to_string(var + 1) + " requested, the file has " +
+                     std::to_string(header_.nvar()));
+}
+
+double Reader::read_time(std::int64_t frame) const {
+  check_frame(frame, -1);
+  const std::int64_t at = layout_.frame_offset(frame);
+  const int rs = layout_.real_bytes;
+  unsigned char buf[16];
+  source_->read_at(at, buf, static_cast<std::size_t>(8 + rs));
+  const std::int32_t m1 = load<std::int32_t>(buf, header_.byte_order);
+  const std::int32_t m2 = load<std::int32_t>(buf + 4 + rs, header_.byte_order);
+  if (m1 != rs || m2 != rs)
+    throw FormatError(source_->name(), "record time of frame " + std::to_string(frame + 1), at,
+                      "length markers " + std::to_string(m1) + "/" + std::to_string(m2) + ", expected " + std::to_string(rs));
+  return rs == 4 ? static_cast<double>(load<float>(buf + 4, header_.byte_order)) : load<double>(buf + 4, header_.byte_order);
+}
+
+std::vector<double> Reader::read_times() const {
+  std::vector<double> t(static_cast<std::size_t>(frames_));
+  for (std::int64_t f = 0; f < frames_; ++f) t[static_cast<std::size_t>(f)] = read_time(f);
+  return t;
+}
+
+template <class T>
+void Reader::read_values(std::int64_t frame, int var, std::int64_t first, std::int64_t count, T* out) const {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "float or double");
+  if (var < 0) throw UsageError(source_->name() + ": variable numbers start at 1");
+  check_frame(frame, var);
+  if (first < 0 || count < 0 || first + count > header_.npoin)
+    throw UsageError(source_->name() + ": node range out of bounds");
+  const int rs = layout_.real_bytes;
+  const std::int64_t at = layout_.values_offset(frame, var);
+  const std::int64_t payload = header_.npoin * rs;
+  const bool whole = first == 0 && count == header_.npoin;
+  // Front to back (markers, then values, then the closing marker) so that the kernel's
+  // read-ahead sees one sequential stream.
+  auto check_markers = [&](std::int32_t m1, std::int32_t m2) {
+    if (m1 != payload || m2 != payload)
+      throw FormatError(source_->name(),
+                        "record variable " + std::to_string(var + 1) + " of frame " + std::to_string(frame + 1), at - 4,
+                        "length markers " + std::to_string(m1) + "/" + std::to_string(m2) + ", expected " +
+                            std::to_string(payload));
+  };
+  const std::int32_t m1 = read_i32(*source_, at - 4, header_.byte_order);
+  if (!whole) check_markers(m1, read_i32(*source_, at + payload, header_.byte_order));
+  const std::int64_t begin = at + first * rs;
+  if (static_cast<int>(sizeof(T)) == rs) {
+    // Read in place, then fix the byte order in cache-sized pieces.
+    constexpr std::int64_t piece = 1 << 18;
+    for (std::int64_t i = 0; i < count; i += piece) {
+      std::int64_t m = std::min(piece, count - i);
+      source_->read_at(begin + i * rs, out + i, static_cast<std::size_t>(m) * sizeof(T));
+      to_order<sizeof(T)>(out + i, static_cast<std::size_t>(m), header_.byte_order);
+    }
+  } else {
+    std::vector<unsigned char> buf(kChunkValues * 8);
+    for (std::int64_t i = 0; i < count; i += static_cast<std::int64_t>(kChunkValues)) {
+      std::int64_t m = std::min<std::int64_t>(static_cast<std::int64_t>(kChunkValues), count - i);
+      source_->read_at(begin + i * rs, buf.data(), static_cast<std::size_t>(m * rs));
+      for (std::int64_t k = 0; k < m; ++k)
+        out[i + k] = rs == 4 ? static_cast<T>(load<float>(buf.data() + k * 4, header_.byte_order))
+                             : static_cast<T>(load<double>(buf.data() + k * 8, header_.byte_order));
+    }
+  }
+  if (whole) check_markers(m1, read_i32(*source_, at + payload, header_.byte_order));
+}
+
+template void Reader::read_values<float>(std::int64_t, int, std::int64_t, std::int64_t, float*) const;
+template void Reader::read_values<double>(std::int64_t, int, std::int64_t, std::int64_t, double*) const;
+
+// ---------------------------------------------------------------------------------------
+// Writer
+
+template <class T>
+void encode_reals(const T* values, std::int64_t n, Precision precision, ByteOrder order, void* out) {
+  auto* o = static_cast<unsigned char*>(out);
+  if (precision == Precision::Single) {
+    for (std::int64_t i = 0; i < n; ++i) store<float>(o + 4 * i, static_cast<float>(values[i]), order);
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) store<double>(o + 8 * i, static_cast<double>(values[i]), order);
+  }
+}
+template void encode_reals<float>(const float*, std::int64_t, Precision, ByteOrder, void*);
+template void encode_reals<double>(const double*, std::int64_t, Precision, ByteOrder, void*);
+
+void check_record_limits(const Header& h, const WriteOptions& options) {
+  const std::int64_t limit = options.max_record_bytes;
+  const std::int64_t rs = real_size(h.precision);
+  auto check = [&](const char* record, std::int64_t bytes, const std::string& why) {
+    if (bytes > limit)
+      throw UsageError("record " + std::string(record) + " would hold " + std::to_string(bytes) +
+                       " bytes, more than SERAFIN's record limit of " + std::to_string(limit) + " bytes (" + why +
+                       "): write HDF5 instead (anabranch convert --to vtkhdf) or partition the mesh");
+  };
+  check("IKLE", h.nelem * h.ndp * 4, std::to_string(h.nelem) + " elements of " + std::to_string(h.ndp) + " nodes");
+  check("X", h.npoin * rs, std::to_string(h.npoin) + " nodes in " + to_string(h.precision) + " precision");
+}
+
+void write_header(ByteSink& sink, const Header& h, const Mesh& mesh, const WriteOptions& options) {
+  if (mesh.nelem != h.nelem || mesh.npoin != h.npoin || mesh.ndp != h.ndp)
+    throw UsageError("header sizes (NELEM " + std::to_string(h.nelem) + ", NPOIN " + std::to_string(h.npoin) +
+                     ", NDP " + std::to_string(h.ndp) + ") disagree with the mesh (" + std::to_string(mesh.nelem) + ", " +
+                     std::to_string(mesh.npoin) + ", " + std::to_string(mesh.ndp) + ")");
+  mesh.check_sizes();
+  check_record_limits(h, options);
+  if (h.nelem > 2147483647 || h.npoin > 2147483647) throw UsageError("NELEM and NPOIN must fit in 32 bits");
+  const ByteOrder bo = h.byte_order;
+  const std::string title = h.title_for_output();
+  put_record(sink, title.data(), 80, bo);
+  const std::int32_t counts[2] = {h.nvar(), h.nbv2};
+  std::int32_t tmp[10];
+  for (int i = 0; i < 2; ++i) store<std::int32_t>(&tmp[i], counts[i], bo);
+  put_record(sink, tmp, 8, bo);
+  for (const auto& v : h.variables) {
+    std::string rec = pad(v.name, 16) + pad(v.unit, 16);
+    put_record(sink, rec.data(), 32, bo);
+  }
+  auto iparam = h.iparam;
+  iparam[9] = h.date ? 1 : (iparam[9] == 1 ? 0 : iparam[9]);
+  for (int i = 0; i < 10; ++i) store<std::int32_t>(&tmp[i], iparam[static_cast<std::size_t>(i)], bo);
+  put_record(sink, tmp, 40, bo);
+  if (h.date) {
+    for (int i = 0; i < 6; ++i) store<std::int32_t>(&tmp[i], (*h.date)[static_cast<std::size_t>(i)], bo);
+    put_record(sink, tmp, 24, bo);
+  }
+  const std::int32_t sizes[4] = {static_cast<std::int32_t>(h.nelem), static_cast<std::int32_t>(h.npoin), h.ndp, h.sizes4};
+  for (int i = 0; i < 4; ++i) store<std::int32_t>(&tmp[i], sizes[i], bo);
+  put_record(sink, tmp, 16, bo);
+  put_int_record(sink, mesh.ikle.data(), h.nelem * h.ndp, bo);
+  put_int_record(sink, mesh.ipobo.data(), h.npoin, bo);
+  std::vector<unsigned char> scratch;
+  put_real_record(sink, mesh.x.data(), h.npoin, h.precision, bo, scratch);
+  put_real_record(sink, mesh.y.data(), h.npoin, h.precision, bo, scratch);
+}
+
+Writer::Writer(const std::string& path, const Header& header, const Mesh& mesh, const WriteOptions& options)
+    : header_(header), layout_(Layout::of(header)), sink_(path) {
+  write_header(sink_, header_, mesh, options);
+}
+
+Writer::~Writer() = default;
+
+void Writer::begin_frame(double time) {
+  if (next_var_ >= 0) throw UsageError("begin_frame: frame " + std::to_string(frames_ + 1) + " is not complete");
+  const int rs = layout_.real_bytes;
+  unsigned char buf[16];
+  store<std::int32_t>(buf, rs, header_.byte_order);
+  encode_reals(&time, 1, header_.precision, header_.byte_order, buf + 4);
+  store<std::int32_t>(buf + 4 + rs, rs, header_.byte_order);
+  sink_.write(buf, static_cast<std::size_t>(8 + rs));
+  next_var_ = 0;
+  if (header_.nvar() == 0) {
+    next_var_ = -1;
+    ++frames_;
+  }
+}
+
+template <class T>
+void Writer::write_variable(const T* values) {
+  if (next_var_ < 0) throw UsageError("write_variable called outside a frame (call begin_frame first)");
+  put_real_record(sink_, values, header_.npoin, header_.precision, header_.byte_order, scratch_);
+  if (++next_var_ == header_.nvar()) {
+    next_var_ = -1;
+    ++frames_;
+  }
+}
+
+template <class T>
+void Writer::write_frame(double time, const std::vector<const T*>& values) {
+  if (static_cast<int>(values.size()) != header_.nvar())
+    throw UsageError("write_frame: " + std::to_string(values.size()) + " variables given, the file has " +
+                     std::to_string(header_.nvar()));
+  begin_frame(time);
+  for (const T* v : values) write_variable(v);
+}
+
+template void Writer::write_variable<float>(const float*);
+template void Writer::write_variable<double>(const double*);
+template void Writer::write_frame<float>(double, const std::vector<const float*>&);
+template void Writer::write_frame<double>(double, const std::vector<const double*>&);
+
+void Writer::close() {
+  if (next_var_ >= 0) throw UsageError("close: frame " + std::to_string(frames_ + 1) + " is not complete");
+  sink_.commit();
+}
+
+}  // namespace anabranch::serafin

@@ -1,0 +1,174 @@
+// SERAFIN / SELAFIN, TELEMAC's mesh and result format.
+// Specification: docs/formats/serafin.md (records, IPARAM, precision and byte-order detection).
+//
+// Every record is framed by Fortran's 4-byte length markers. Integers are 4 bytes, reals
+// 4 (single) or 8 (double) bytes. The reader detects byte order from the first marker and
+// precision from the X record, never from the title. All offsets are 64-bit.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/byteorder.hpp"
+#include "core/io.hpp"
+#include "core/mesh.hpp"
+
+namespace anabranch::serafin {
+
+// A record length marker is a signed 32-bit integer.
+constexpr std::int64_t kMaxRecordBytes = 2147483647;
+
+struct Header {
+  std::string title;                      // 80 bytes as stored; the last 8 name the precision
+  std::vector<Variable> variables;        // NBV1 names and units
+  std::int32_t nbv2 = 0;                  // NBV2, always 0
+  std::array<std::int32_t, 10> iparam{};  // IPARAM(1..10) at [0..9]
+  std::optional<std::array<std::int32_t, 6>> date;  // year month day hour minute second
+  std::int64_t nelem = 0;                 // NELEM
+  std::int64_t npoin = 0;                 // NPOIN
+  int ndp = 0;                            // NDP
+  std::int32_t sizes4 = 1;                // the fourth integer of the sizes record
+  Precision precision = Precision::Single;
+  ByteOrder byte_order = ByteOrder::Big;
+
+  int nvar() const { return static_cast<int>(variables.size()); }
+  // NPLAN = IPARAM(7); 1 for a 2D mesh.
+  int nplan() const { return iparam[6] > 1 ? iparam[6] : 1; }
+  // Sets the title: text (cut or blank-padded to 72 characters) plus the precision suffix.
+  void set_title(const std::string& text);
+  // The title with the last 8 characters naming `precision` when they would otherwise
+  // mislead readers that trust the suffix ("SERAFIND" on single, anything else on double).
+  std::string title_for_output() const;
+  // Copies counts, NPLAN from a mesh.
+  void set_mesh_sizes(const Mesh& mesh);
+};
+
+// Where records and frames lie in the file.
+struct Layout {
+  std::int64_t header_bytes = 0;  // offset of the first frame
+  std::int64_t frame_bytes = 0;   // size of one frame (time + NBV1 value records)
+  std::int64_t npoin = 0;
+  int real_bytes = 4;
+  int nvar = 0;
+
+  static Layout of(const Header& h);
+  std::int64_t frame_offset(std::int64_t frame) const { return header_bytes + frame * frame_bytes; }
+  // Offset of the first value (after the length marker) of variable `var` in `frame`.
+  std::int64_t values_offset(std::int64_t frame, int var) const {
+    return frame_offset(frame) + 8 + real_bytes + var * (8 + npoin * real_bytes) + 4;
+  }
+};
+
+enum class Integrity { Ok, TornFrame, StrayByte };
+
+// The state of a file's tail after its whole frames.
+struct IntegrityReport {
+  Integrity status = Integrity::Ok;
+  std::int64_t trailing_bytes = 0;
+  std::string message;  // empty when Ok
+};
+
+const char* to_string(Integrity i);
+
+class Reader {
+ public:
+  // Opens and checks the header records; reads no mesh array and no frame.
+  explicit Reader(const std::string& path);
+  explicit Reader(std::shared_ptr<const ByteSource> source);
+
+  const Header& header() const { return header_; }
+  const Layout& layout() const { return layout_; }
+  const std::string& name() const { return source_->name(); }
+  std::int64_t file_bytes() const { return source_->size(); }
+  const ByteSource& source() const { return *source_; }
+
+  // Whole frames in the file; a torn last frame or a stray trailing byte is not counted.
+  std::int64_t frame_count() const { return frames_; }
+  const IntegrityReport& integrity() const { return integrity_; }
+
+  // Mesh arrays. IKLE entries are checked to lie in 1..NPOIN.
+  std::vector<std::int32_t> read_ikle() const;
+  std::vector<std::int32_t> read_ipobo() const;
+  std::vector<double> read_x() const;
+  std::vector<double> read_y() const;
+  Mesh read_mesh() const;
+
+  double read_time(std::int64_t frame) const;
+  std::vector<double> read_times() const;
+  // Values of one variable of one frame (T = float or double), converted to native order.
+  template <class T>
+  void read_values(std::int64_t frame, int var, T* out) const {
+    read_values(frame, var, 0, header_.npoin, out);
+  }
+  // Values of nodes [first, first + count) only.
+  template <class T>
+  void read_values(std::int64_t frame, int var, std::int64_t first, std::int64_t count, T* out) const;
+
+ private:
+  void parse();
+  std::int64_t check_record(std::int64_t offset, std::int64_t expected, const std::string& record) const;
+  void read_int_record(std::int64_t offset, std::int64_t count, const std::string& record,
+                       std::int32_t* out) const;
+  std::vector<double> read_real_record(std::int64_t offset, const std::string& record) const;
+  void check_frame(std::int64_t frame, int var) const;
+
+  std::shared_ptr<const ByteSource> source_;
+  Header header_;
+  Layout layout_;
+  std::int64_t frames_ = 0;
+  IntegrityReport integrity_;
+  std::int64_t ikle_at_ = 0, ipobo_at_ = 0, x_at_ = 0, y_at_ = 0;  // offsets of the markers
+};
+
+struct WriteOptions {
+  // Largest record payload accepted (SERAFIN's limit; lowered in tests).
+  std::int64_t max_record_bytes = kMaxRecordBytes;
+};
+
+// Header records (title through Y) to a sink, in header.precision and header.byte_order.
+// Throws UsageError, naming the record and what to use instead, when a record would
+// exceed the record limit.
+void write_header(ByteSink& sink, const Header& header, const Mesh& mesh, const WriteOptions& options = {});
+// Checks the record limit without writing.
+void check_record_limits(const Header& header, const WriteOptions& options = {});
+
+// Encodes n values as SERAFIN reals of the given precision and byte order into out
+// (n * real_size bytes).
+template <class T>
+void encode_reals(const T* values, std::int64_t n, Precision precision, ByteOrder order, void* out);
+
+// Streams a SERAFIN file: header at construction, then frames, then close(), which renames
+// the temporary file to the final name. Destroyed without close(): nothing is left.
+class Writer {
+ public:
+  Writer(const std::string& path, const Header& header, const Mesh& mesh, const WriteOptions& options = {});
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  // A whole frame: values[v] points at NPOIN values of variable v.
+  template <class T>
+  void write_frame(double time, const std::vector<const T*>& values);
+  // Or piece by piece: the time, then each variable in order.
+  void begin_frame(double time);
+  template <class T>
+  void write_variable(const T* values);
+  void close();
+
+  const Header& header() const { return header_; }
+  std::int64_t frames_written() const { return frames_; }
+  std::int64_t bytes_written() const { return sink_.position(); }
+
+ private:
+  Header header_;
+  Layout layout_;
+  AtomicFileSink sink_;
+  std::vector<unsigned char> scratch_;
+  std::int64_t frames_ = 0;
+  int next_var_ = -1;  // -1: between frames
+};
+
+}  // namespace anabranch::serafin

@@ -1,0 +1,46 @@
+"""Shared fixtures for the command-line tests: the executable, the TELEMAC data, a runner."""
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+EXE = os.environ.get("ANABRANCH_EXE") or shutil.which("anabranch")
+DATA = pathlib.Path(os.environ.get("AB_TELEMAC_DATA", pathlib.Path(__file__).parents[3] / "shared/data/telemac"))
+
+
+class Result:
+    def __init__(self, proc):
+        self.returncode = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+
+    def json(self):
+        return json.loads(self.stdout)
+
+
+@pytest.fixture
+def ab():
+    """Runs `anabranch ARGS...`; returns a Result (never raises on a non-zero exit)."""
+    if not EXE:
+        pytest.skip("anabranch executable not found (set ANABRANCH_EXE)")
+
+    def run(*args, cwd=None, timeout=600):
+        env = dict(os.environ, ANABRANCH_PROGRESS="0")
+        proc = subprocess.run([EXE, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=timeout, env=env)
+        return Result(proc)
+
+    return run
+
+
+@pytest.fixture
+def data():
+    if not (DATA / "geo_gouttedo.slf").exists():
+        pytest.skip(f"TELEMAC fixtures absent: {DATA}")
+    return DATA
+
+
+def fixture_files():
+    return sorted(DATA.glob("*.slf")) if DATA.exists() else []

@@ -1,0 +1,83 @@
+"""`anabranch generate` and `refine`: sizes, determinism, files other readers open, errors."""
+import hashlib
+
+import pytest
+
+
+def sha(p):
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def test_generate_is_deterministic_and_readable(ab, tmp_path):
+    for name in ("a", "b"):
+        r = ab("generate", "-n", 3000, "--frames", 3, "-o", tmp_path / f"{name}.slf", "--json")
+        assert r.returncode == 0, r.stderr
+    assert sha(tmp_path / "a.slf") == sha(tmp_path / "b.slf")
+    assert sha(tmp_path / "a.cli") == sha(tmp_path / "b.cli")
+    s = r.json()
+    assert abs(s["nelem"] - 3000) < 100 and s["frames"] == 3 and s["variables"] == 5
+    info = ab("info", "--json", "--check", tmp_path / "a.slf").json()[0]
+    assert info["integrity"] == "OK" and info["times"] == [0, 60, 120]
+    assert info["nptfr"] == len((tmp_path / "a.cli").read_text().splitlines())
+    r = ab("generate", "-n", 3000, "--seed", 7, "-o", tmp_path / "c.slf")
+    assert sha(tmp_path / "c.slf") != sha(tmp_path / "a.slf")
+
+
+@pytest.mark.parametrize("planes,precision,endian", [(1, "single", "big"), (1, "double", "little"), (4, "single", "big"), (3, "double", "big")])
+def test_generated_files_open_in_xarray_selafin(ab, tmp_path, planes, precision, endian):
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("xarray_selafin")
+    out = tmp_path / "g.slf"
+    r = ab("generate", "-n", 800, "--planes", planes, "--frames", 2, "--precision", precision, "--endian", endian, "-o", out, "--json")
+    assert r.returncode == 0, r.stderr
+    s = r.json()
+    ds = xr.open_dataset(out, engine="selafin")
+    assert ds.sizes["node"] * planes == s["npoin"]
+    assert ds.sizes["time"] == 2
+    assert ds.attrs["float_size"] == (8 if precision == "double" else 4)
+    first = list(ds.attrs["variables"].values())[0][0].strip()
+    assert first == ("ELEVATION Z" if planes > 1 else "VELOCITY U")
+
+
+def test_refine_levels_and_boundary(ab, tmp_path):
+    ab("generate", "-n", 1000, "--frames", 2, "-o", tmp_path / "m.slf")
+    r = ab("refine", tmp_path / "m.slf", "--cli", tmp_path / "m.cli", "--levels", 2, "-o", tmp_path / "r.slf", "--json")
+    assert r.returncode == 0, r.stderr
+    s = r.json()
+    base = ab("info", "--json", tmp_path / "m.slf").json()[0]
+    assert s["nelem"] == 16 * base["nelem"]
+    cli = (tmp_path / "r.cli").read_text().splitlines()
+    assert len(cli) == 4 * base["nptfr"] == s["nptfr"]
+    info = ab("info", "--json", "--stats", tmp_path / "r.slf").json()[0]
+    assert info["nptfr"] == len(cli)
+    # Interpolation keeps the range of every variable.
+    src = ab("info", "--json", "--stats", tmp_path / "m.slf").json()[0]
+    for a, b in zip(src["stats"][1], info["stats"][1]):
+        assert b["min"] >= a["min"] - 1e-4 and b["max"] <= a["max"] + 1e-4
+
+
+def test_refine_malpasset_to_the_papers_first_case(ab, data, tmp_path):
+    r = ab("refine", data / "geo_malpasset-small.slf", "--cli", data / "geo_malpasset-small.cli", "-o", tmp_path / "m1.slf", "--json")
+    assert r.returncode == 0, r.stderr
+    s = r.json()
+    assert (s["nelem"], s["npoin"], s["nptfr"]) == (104000, 53081, 2160)
+    lines = (tmp_path / "m1.cli").read_text().splitlines()
+    original = (data / "geo_malpasset-small.cli").read_text().splitlines()
+    # Input lines are kept as written except N and K; midpoints follow each of them.
+    assert lines[0] == original[0]
+    assert lines[2].split()[:11] == original[1].split()[:11] and lines[2].split()[11] == original[1].split()[11]
+
+
+def test_bad_input_gives_one_line_and_leaves_nothing(ab, data, tmp_path):
+    good = (data / "geo_gouttedo.slf").read_bytes()
+    (tmp_path / "bad.slf").write_bytes(good[:20000])
+    r = ab("refine", tmp_path / "bad.slf", "-o", tmp_path / "out.slf")
+    assert r.returncode == 1
+    assert len(r.stderr.strip().splitlines()) == 1 and "bad.slf" in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.slf"]
+    (tmp_path / "bad.cli").write_text("  2 2 2 0 0 0 0 2 0 0 0 99999 1\n")
+    r = ab("refine", data / "geo_gouttedo.slf", "--cli", tmp_path / "bad.cli", "-o", tmp_path / "out.slf")
+    assert r.returncode == 1 and "bad.cli: line 1, column 12" in r.stderr
+    assert not (tmp_path / "out.slf").exists()
+    r = ab("generate", "-n", 1, "-o", tmp_path / "x.slf")
+    assert r.returncode != 0 and not (tmp_path / "x.slf").exists()

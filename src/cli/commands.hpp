@@ -20,6 +20,7 @@ using Runner = std::function<int()>;
 Runner add_info(CLI::App& app, Common& common);
 Runner add_generate(CLI::App& app, Common& common);
 Runner add_refine(CLI::App& app, Common& common);
+Runner add_partition(CLI::App& app, Common& common);
 
 // Prints j (indented) on stdout.
 void print_json(const nlohmann::json& j);

@@ -27,6 +27,12 @@ int main(int argc, char** argv) {
   CLI::App app{"anabranch: scalable I/O for parallel mesh-based simulations (SERAFIN/TELEMAC, MPI-IO, HDF5)",
                "anabranch"};
   app.require_subcommand(1);
+  // One line on bad usage, like every other error.
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    std::string cmd = a->get_name();
+    for (const auto* sub : a->get_subcommands()) cmd += " " + sub->get_name();
+    return cmd + ": error: " + e.what() + " (see --help)\n";
+  });
   app.set_version_flag("--version", std::string("anabranch ") + ANABRANCH_VERSION);
   bool quiet = false;
   app.add_flag("-q,--quiet", quiet, "no progress output on stderr");
@@ -42,6 +48,7 @@ int main(int argc, char** argv) {
   add(cli::add_info);
   add(cli::add_generate);
   add(cli::add_refine);
+  add(cli::add_partition);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,285 @@
+// anabranch partition: a partel replacement. Mesh (+ .cli + extra files) -> P parts in
+// TELEMAC's per-rank layout or its concatenated variant, with a quality report.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "core/contour.hpp"
+#include "core/error.hpp"
+#include "core/plan.hpp"
+#include "core/progress.hpp"
+#include "core/refine.hpp"
+#include "formats/boundary.hpp"
+#include "formats/partel.hpp"
+#include "formats/serafin.hpp"
+#include "partition/partitioner.hpp"
+
+namespace anabranch::cli {
+namespace {
+
+struct PartitionOptions {
+  std::string mesh, cli, output = ".", names, method, layout = "telemac", weights;
+  std::vector<std::string> also;
+  int parts = 0;
+  int threads = 0;
+  bool partel = false;
+};
+
+std::string basename_of(const std::string& p) {
+  auto s = p.find_last_of('/');
+  return s == std::string::npos ? p : p.substr(s + 1);
+}
+
+// 2D base elements of a mesh: the first NELEM2 elements' first NDP2 nodes.
+std::vector<std::int32_t> base_ikle(const serafin::Reader& r, int& ndp2) {
+  auto ikle = r.read_ikle();
+  const auto& h = r.header();
+  if (h.nplan() <= 1) {
+    ndp2 = h.ndp;
+    return ikle;
+  }
+  if (h.ndp != 6) throw UsageError(r.name() + ": a 3D mesh must be made of prisms (NDP 6), this one has NDP " + std::to_string(h.ndp));
+  ndp2 = 3;
+  const std::int64_t ne2 = h.nelem / (h.nplan() - 1);
+  std::vector<std::int32_t> base(static_cast<std::size_t>(ne2 * 3));
+  for (std::int64_t e = 0; e < ne2; ++e)
+    for (int k = 0; k < 3; ++k) base[static_cast<std::size_t>(e * 3 + k)] = ikle[static_cast<std::size_t>(e * 6 + k)];
+  return base;
+}
+
+std::vector<std::int32_t> read_weights(const std::string& path, std::int64_t nelem) {
+  std::ifstream in(path);
+  if (!in) throw IoError::from_errno("cannot open", path);
+  std::vector<std::int32_t> w;
+  long long v;
+  while (in >> v) {
+    if (v < 0 || v > 1000000000) throw FormatError(path + ": weight " + std::to_string(w.size() + 1) + " = " + std::to_string(v) + " is out of range 0..1e9");
+    w.push_back(static_cast<std::int32_t>(v));
+  }
+  if (!in.eof()) throw FormatError(path + ": entry " + std::to_string(w.size() + 1) + " is not an integer");
+  if (static_cast<std::int64_t>(w.size()) != nelem)
+    throw UsageError(path + ": " + std::to_string(w.size()) + " weights for " + std::to_string(nelem) + " (2D) elements");
+  return w;
+}
+
+// partel's standard-input answers (TELEMAC 2018: 10 lines; v8: 11, the last YES/NO for
+// concatenation).
+void read_partel_answers(std::istream& in, PartitionOptions& o) {
+  std::vector<std::string> a;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    a.push_back(trimmed(line));
+  }
+  if (a.size() < 10)
+    throw UsageError("partel answers: expected 10 (TELEMAC 2018) or 11 (v8) lines on standard input, got " + std::to_string(a.size()));
+  auto unquote = [](std::string s) {
+    if (s.size() >= 2 && (s.front() == '\'' || s.front() == '"') && s.back() == s.front()) s = s.substr(1, s.size() - 2);
+    return s;
+  };
+  const std::string input = unquote(a[0]), cli = unquote(a[2]), geometry = unquote(a[8]);
+  try {
+    o.parts = std::stoi(a[3]);
+  } catch (...) {
+    throw UsageError("partel answers: line 4, the number of parts, is '" + a[3] + "'");
+  }
+  if (a[4] != "1" && a[4] != "2") throw UsageError("partel answers: line 5, the method, is '" + a[4] + "' (1 METIS, 2 SCOTCH)");
+  o.method = a[4] == "1" ? "metis" : "sfc";
+  if (a[4] == "2") std::fprintf(stderr, "anabranch partition: SCOTCH is not available; using the space-filling curve\n");
+  for (int i : {5, 6, 7})
+    if (!a[static_cast<std::size_t>(i)].empty())
+      std::fprintf(stderr, "anabranch partition: warning: partel answer %d ('%s') is not used (sections, zones and weirs are not partitioned)\n",
+                   i + 1, a[static_cast<std::size_t>(i)].c_str());
+  if (input != geometry)
+    throw UsageError("partel answers: splitting " + input + " on the existing parts of " + geometry +
+                     " is done by `anabranch split`");
+  o.layout = "telemac";
+  if (a.size() >= 11 && (a[10] == "YES" || a[10] == "yes" || a[10] == "TRUE")) o.layout = "concat";
+  o.mesh = input;
+  o.cli = cli;
+  o.output = ".";
+  o.names = basename_of(input) + "," + basename_of(cli);
+}
+
+}  // namespace
+
+Runner add_partition(CLI::App& app, Common& common) {
+  auto o = std::make_shared<PartitionOptions>();
+  auto* sub = app.add_subcommand("partition", "Split a mesh into P parts for P MPI processes (TELEMAC partel replacement)");
+  sub->add_option("mesh", o->mesh, "SERAFIN mesh (geometry) file; its frames are carried into the parts")->check(CLI::ExistingFile);
+  sub->add_option("--cli", o->cli, "boundary-conditions file (needed for TELEMAC's .cli and PAR part files)")->check(CLI::ExistingFile);
+  sub->add_option("-n,--parts", o->parts, "number of parts P (1..100000)");
+  sub->add_option("--method", o->method, "metis (partel's partition) or sfc (Hilbert curve; fast, little memory)")
+      ->check(CLI::IsMember({"metis", "sfc"}));
+  sub->add_option("--layout", o->layout, "telemac (3 files per part) or concat (6 files)")->capture_default_str()
+      ->check(CLI::IsMember({"telemac", "concat"}));
+  sub->add_option("--also", o->also, "other SERAFIN files on the same mesh, split the same way")->check(CLI::ExistingFile);
+  sub->add_option("--names", o->names, "base names of the outputs: GEO,CLI (default: the input file names)");
+  sub->add_option("--weights", o->weights, "text file with one integer weight per (2D) element")->check(CLI::ExistingFile);
+  sub->add_option("-o,--output", o->output, "output folder")->capture_default_str();
+  sub->add_option("--threads", o->threads, "threads writing parts (default: all cores)");
+  sub->add_flag("--partel", o->partel, "read partel's answers from standard input (as TELEMAC's scripts call partel)");
+  sub->add_flag("--json", common.json, "print the report as JSON on stdout");
+  return [o, &common]() {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (o->partel) read_partel_answers(std::cin, *o);
+    if (o->mesh.empty()) throw UsageError("no mesh file given");
+    if (o->parts < 1 || o->parts > partel::kMaxParts)
+      throw UsageError("the number of parts must be in 1.." + std::to_string(partel::kMaxParts) + " (-n)");
+    if (o->method.empty()) o->method = metis_available() ? "metis" : "sfc";
+    const PartitionMethod method = parse_partition_method(o->method);
+    const partel::Layout layout = partel::parse_layout(o->layout);
+    const int threads = o->threads > 0 ? o->threads : std::max(1u, std::thread::hardware_concurrency());
+    if (::access(o->output.c_str(), W_OK) != 0) throw IoError::from_errno("cannot write into output folder", o->output);
+
+    nlohmann::json phases = nlohmann::json::object();
+    auto phase = [&](const char* name, std::chrono::steady_clock::time_point since) { phases[name] = seconds_since(since); };
+
+    auto t = std::chrono::steady_clock::now();
+    serafin::Reader reader(o->mesh);
+    if (!reader.integrity().message.empty()) std::fprintf(stderr, "anabranch partition: warning: %s\n", reader.integrity().message.c_str());
+    const auto& h = reader.header();
+    const int nplan = h.nplan();
+    const std::int64_t npoin2 = h.npoin / nplan;
+    const std::int64_t nelem2 = nplan > 1 ? h.nelem / (nplan - 1) : h.nelem;
+    if (o->parts > nelem2)
+      throw UsageError("cannot make " + std::to_string(o->parts) + " parts of " + std::to_string(nelem2) + " elements");
+    std::vector<const serafin::Reader*> also_ptrs;
+    std::vector<std::unique_ptr<serafin::Reader>> also;
+    for (const auto& f : o->also) {
+      also.push_back(std::make_unique<serafin::Reader>(f));
+      const auto& ah = also.back()->header();
+      if (ah.npoin != h.npoin || ah.nelem != h.nelem || ah.ndp != h.ndp)
+        throw UsageError(f + " is not on the mesh of " + o->mesh + " (NELEM, NPOIN or NDP differ)");
+      also_ptrs.push_back(also.back().get());
+    }
+    boundary::File cli;
+    if (!o->cli.empty()) {
+      cli = boundary::read(o->cli);
+      boundary::validate(cli, npoin2, o->mesh);
+      auto ipobo = reader.read_ipobo();
+      std::int64_t nptfr = 0;
+      for (std::int64_t i = 0; i < npoin2; ++i) nptfr += ipobo[static_cast<std::size_t>(i)] != 0;
+      if (nptfr != 0 && nptfr != static_cast<std::int64_t>(cli.lines.size()))
+        throw UsageError(o->mesh + " has " + std::to_string(nptfr) + " boundary nodes (IPOBO) but " + o->cli + " has " +
+                         std::to_string(cli.lines.size()) + " lines: the mesh and the boundary file disagree");
+    }
+    std::vector<std::int32_t> weights;
+    if (!o->weights.empty()) weights = read_weights(o->weights, nelem2);
+    phase("read", t);
+
+    // Partition the 2D base mesh.
+    t = std::chrono::steady_clock::now();
+    PartitionStats stats;
+    std::vector<std::int32_t> epart;
+    int ndp2 = 0;
+    std::vector<double> x, y;
+    if (method == PartitionMethod::Metis) {
+      auto eind = base_ikle(reader, ndp2);
+      for (auto& v : eind) --v;
+      epart = partition_metis(std::move(eind), nelem2, ndp2, npoin2, o->parts, weights, &stats);
+    } else {
+      auto ikle2 = base_ikle(reader, ndp2);
+      x = reader.read_x();
+      y = reader.read_y();
+      epart = partition_sfc(ikle2.data(), nelem2, ndp2, ndp2, x, y, o->parts, weights, &stats);
+    }
+    weights = {};
+    phase("partition", t);
+
+    t = std::chrono::steady_clock::now();
+    auto ikle2 = base_ikle(reader, ndp2);
+    if (x.empty()) {
+      x = reader.read_x();
+      y = reader.read_y();
+    }
+    Plan plan = build_plan(ikle2.data(), nelem2, ndp2, ndp2, npoin2, std::move(epart), o->parts);
+    const PlanQuality q = plan_quality(plan, ikle2.data(), ndp2);
+    phase("plan", t);
+
+    t = std::chrono::steady_clock::now();
+    Contour contour;
+    std::vector<std::int32_t> numliq;
+    partel::GlobalMesh gm;
+    gm.ikle2 = ikle2.data();
+    gm.stride = ndp2;
+    gm.x = &x;
+    gm.y = &y;
+    if (!cli.lines.empty()) {
+      std::vector<std::int32_t> nodes;
+      std::vector<int> lih, liu;
+      for (const auto& l : cli.lines) {
+        nodes.push_back(static_cast<std::int32_t>(l.n));
+        lih.push_back(l.lihbor);
+        liu.push_back(l.liubor);
+      }
+      contour = build_contour(nodes, ikle2.data(), nelem2, ndp2, ndp2, x, y);
+      numliq = number_liquid_boundaries(contour, nodes, lih, liu, x, y);
+      gm.cli = &cli;
+      gm.contour = &contour;
+      gm.numliq = &numliq;
+    }
+    partel::Names names;
+    names.dir = o->output;
+    names.geo = basename_of(o->mesh);
+    names.cli = o->cli.empty() ? "" : basename_of(o->cli);
+    if (!o->names.empty()) {
+      auto comma = o->names.find(',');
+      names.geo = o->names.substr(0, comma);
+      if (comma != std::string::npos) names.cli = o->names.substr(comma + 1);
+    }
+    if (!cli.lines.empty() && names.cli.empty()) throw UsageError("--names: give GEO,CLI");
+    names.par = partel::par_name(names.geo);
+    for (const auto& f : o->also) names.also.push_back(basename_of(f));
+    auto report = partel::write_parts(plan, reader, also_ptrs, gm, names, layout, threads);
+    phase("write", t);
+    const double total = seconds_since(t0);
+    const std::int64_t peak = peak_rss_bytes();
+
+    nlohmann::json j = {{"mesh", o->mesh},
+                        {"parts", o->parts},
+                        {"method", o->method},
+                        {"layout", o->layout},
+                        {"nelem", h.nelem},
+                        {"npoin", h.npoin},
+                        {"nplan", nplan},
+                        {"elements_per_part", {{"min", q.min_elems}, {"mean", q.mean_elems}, {"max", q.max_elems}}},
+                        {"imbalance", q.imbalance},
+                        {"edge_cut", q.edge_cut},
+                        {"interface_nodes", q.interface_nodes},
+                        {"max_part_interface_nodes", q.max_part_interface},
+                        {"empty_parts", q.empty_parts},
+                        {"seconds", total},
+                        {"phases", phases},
+                        {"partitioner_seconds", stats.seconds},
+                        {"partitioner_peak_rss_bytes", stats.peak_rss},
+                        {"peak_rss_bytes", peak},
+                        {"files", report.files},
+                        {"bytes", report.bytes}};
+    if (common.json) {
+      print_json(j);
+    } else {
+      std::printf("partitioned %s into %d parts (%s, %s layout): %lld files, %s in %.2f s\n", o->mesh.c_str(), o->parts,
+                  o->method.c_str(), o->layout.c_str(), static_cast<long long>(report.files),
+                  human_bytes(static_cast<double>(report.bytes)).c_str(), total);
+      std::printf("  elements per part  min %lld, mean %.1f, max %lld (imbalance %.3f)\n", static_cast<long long>(q.min_elems),
+                  q.mean_elems, static_cast<long long>(q.max_elems), q.imbalance);
+      std::printf("  edge cut           %s\n", thousands(q.edge_cut).c_str());
+      std::printf("  interface nodes    %s in all, at most %s in one part\n", thousands(q.interface_nodes).c_str(),
+                  thousands(q.max_part_interface).c_str());
+      if (q.empty_parts) std::printf("  warning: %lld parts are empty\n", static_cast<long long>(q.empty_parts));
+      std::printf("  time               read %.2f s, %s %.2f s (%.0f%%), plan %.2f s, write %.2f s\n", phases["read"].get<double>(),
+                  o->method.c_str(), phases["partition"].get<double>(), 100.0 * phases["partition"].get<double>() / total,
+                  phases["plan"].get<double>(), phases["write"].get<double>());
+      std::printf("  peak memory        %s (%s while %s ran)\n", human_bytes(static_cast<double>(peak)).c_str(),
+                  human_bytes(static_cast<double>(stats.peak_rss)).c_str(), o->method.c_str());
+    }
+    return 0;
+  };
+}
+
+}  // namespace anabranch::cli

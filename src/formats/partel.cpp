@@ -1,0 +1,566 @@
+// TELEMAC's partitioned layout (partel v8). Specification: docs/formats/telemac-partitions.md.
+#include "formats/partel.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdarg>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "core/error.hpp"
+#include "core/io.hpp"
+#include "core/outputs.hpp"
+#include "core/progress.hpp"
+
+namespace anabranch::partel {
+namespace {
+
+constexpr int kSolid = 2;  // LIHBOR code of a wall
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Runs fn(part, thread) for every part on `threads` threads; rethrows the first error.
+template <class Fn>
+void for_each_part(int nparts, int threads, Fn&& fn) {
+  std::atomic<int> next{0};
+  std::exception_ptr error;
+  std::mutex mu;
+  auto work = [&](int t) {
+    for (int p; (p = next.fetch_add(1)) < nparts;) {
+      try {
+        fn(p, t);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!error) error = std::current_exception();
+        next = nparts;
+      }
+    }
+  };
+  threads = std::max(1, std::min(threads, nparts));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
+  work(0);
+  for (auto& th : pool) th.join();
+  if (error) std::rethrow_exception(error);
+}
+
+// CSR lists: for every part, a list of items in increasing order.
+struct PerPart {
+  std::vector<std::int64_t> offset;
+  std::vector<std::int32_t> items;
+  const std::int32_t* begin(int p) const { return items.data() + offset[static_cast<std::size_t>(p)]; }
+  const std::int32_t* end(int p) const { return items.data() + offset[static_cast<std::size_t>(p) + 1]; }
+  std::int64_t count(int p) const { return offset[static_cast<std::size_t>(p) + 1] - offset[static_cast<std::size_t>(p)]; }
+};
+
+// Builds PerPart from (part, item) pairs given in increasing item order.
+PerPart bucket(int nparts, const std::vector<std::pair<std::int32_t, std::int32_t>>& pairs) {
+  PerPart r;
+  r.offset.assign(static_cast<std::size_t>(nparts) + 1, 0);
+  for (auto& pr : pairs) ++r.offset[static_cast<std::size_t>(pr.first) + 1];
+  for (int p = 0; p < nparts; ++p) r.offset[static_cast<std::size_t>(p) + 1] += r.offset[static_cast<std::size_t>(p)];
+  r.items.resize(pairs.size());
+  std::vector<std::int64_t> fill(r.offset.begin(), r.offset.end() - 1);
+  for (auto& pr : pairs) r.items[static_cast<std::size_t>(fill[static_cast<std::size_t>(pr.first)]++)] = pr.second;
+  return r;
+}
+
+// Parts containing node n (0-based): its interface list or its owner.
+template <class Fn>
+void parts_of(const Plan& plan, std::int32_t n, Fn&& fn) {
+  const std::int64_t k = plan.iface_index(n);
+  if (k < 0) {
+    fn(plan.owner[static_cast<std::size_t>(n)]);
+    return;
+  }
+  for (std::int64_t i = plan.iface_offset[static_cast<std::size_t>(k)]; i < plan.iface_offset[static_cast<std::size_t>(k) + 1]; ++i)
+    fn(plan.iface_parts[static_cast<std::size_t>(i)]);
+}
+
+std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
+std::string fmt(const char* f, ...) {
+  char buf[256];
+  va_list ap;
+  va_start(ap, f);
+  int n = std::vsnprintf(buf, sizeof buf, f, ap);
+  va_end(ap);
+  return std::string(buf, static_cast<std::size_t>(std::min(n, 255)));
+}
+
+// Everything about the partition that the per-part files need, computed once.
+struct Context {
+  const Plan& plan;
+  const GlobalMesh& mesh;
+  std::int64_t npoin2 = 0;
+  std::vector<std::int32_t> bnodes;  // boundary points' nodes (0-based), in .cli order
+  PerPart boundary;                   // per part: boundary point indices
+  PerPart iface;                      // per part: indices into plan.iface_nodes
+  PerPart halo;                       // per part: halo elements (global, increasing)
+  std::vector<std::pair<std::uint64_t, std::int32_t>> edges;  // (edge key, element), sorted
+  std::vector<char> liquid_node;      // node is a boundary node with LIHBOR != 2
+
+  Context(const Plan& p, const GlobalMesh& m) : plan(p), mesh(m) {}
+
+  std::uint64_t key(std::int32_t a, std::int32_t b) const {
+    if (a > b) std::swap(a, b);
+    return (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b);
+  }
+  // The element on the other side of edge (a, b) of element e, or -1.
+  std::int32_t neighbour(std::int32_t e, std::int32_t a, std::int32_t b) const {
+    const auto k = key(a, b);
+    auto it = std::lower_bound(edges.begin(), edges.end(), std::make_pair(k, std::int32_t{-1}));
+    for (; it != edges.end() && it->first == k; ++it)
+      if (it->second != e) return it->second;
+    return -1;
+  }
+};
+
+void prepare(Context& c) {
+  const Plan& plan = c.plan;
+  const int nparts = plan.nparts;
+  c.npoin2 = plan.npoin;
+  // Boundary points per part (a point belongs to every part holding its node).
+  if (c.mesh.cli) {
+    for (const auto& l : c.mesh.cli->lines) c.bnodes.push_back(static_cast<std::int32_t>(l.n - 1));
+    c.liquid_node.assign(static_cast<std::size_t>(c.npoin2), 0);
+    for (const auto& l : c.mesh.cli->lines) c.liquid_node[static_cast<std::size_t>(l.n - 1)] = l.lihbor != kSolid;
+  }
+  std::vector<std::pair<std::int32_t, std::int32_t>> pairs;
+  for (std::size_t k = 0; k < c.bnodes.size(); ++k)
+    parts_of(plan, c.bnodes[k], [&](int p) { pairs.emplace_back(p, static_cast<std::int32_t>(k)); });
+  std::stable_sort(pairs.begin(), pairs.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  c.boundary = bucket(nparts, pairs);
+  pairs.clear();
+  for (std::size_t k = 0; k < plan.iface_nodes.size(); ++k)
+    for (std::int64_t i = plan.iface_offset[k]; i < plan.iface_offset[k + 1]; ++i)
+      pairs.emplace_back(plan.iface_parts[static_cast<std::size_t>(i)], static_cast<std::int32_t>(k));
+  std::stable_sort(pairs.begin(), pairs.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  c.iface = bucket(nparts, pairs);
+  pairs.clear();
+  // Edges of the elements that touch an interface (for triangles every neighbour of a
+  // halo element is such an element; quadrilaterals take all elements).
+  const int ndp = plan.ndp;
+  std::vector<char> is_iface(static_cast<std::size_t>(c.npoin2), 0);
+  for (auto n : plan.iface_nodes) is_iface[static_cast<std::size_t>(n)] = 1;
+  for (std::int64_t e = 0; e < plan.nelem; ++e) {
+    const std::int32_t* v = c.mesh.ikle2 + e * c.mesh.stride;
+    bool touches = ndp != 3;
+    for (int k = 0; k < ndp && !touches; ++k) touches = is_iface[static_cast<std::size_t>(v[k] - 1)];
+    if (!touches) continue;
+    for (int k = 0; k < ndp; ++k) c.edges.emplace_back(c.key(v[k] - 1, v[(k + 1) % ndp] - 1), static_cast<std::int32_t>(e));
+  }
+  std::sort(c.edges.begin(), c.edges.end());
+  for (std::size_t i = 0; i + 1 < c.edges.size(); ++i) {
+    const auto& a = c.edges[i];
+    const auto& b = c.edges[i + 1];
+    if (a.first != b.first) continue;
+    const int pa = plan.epart[static_cast<std::size_t>(a.second)], pb = plan.epart[static_cast<std::size_t>(b.second)];
+    if (pa == pb) continue;
+    pairs.emplace_back(pa, a.second);
+    pairs.emplace_back(pb, b.second);
+  }
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  c.halo = bucket(nparts, pairs);
+}
+
+// Part p's SERAFIN header and mesh arrays. loc: global node -> local (0-based), filled.
+void part_mesh(const Context& c, const serafin::Header& g, int p, const std::vector<std::int32_t>& loc, serafin::Header& h,
+               Mesh& m) {
+  const Plan& plan = c.plan;
+  const int nplan = g.nplan();
+  const std::int64_t ne = plan.part_nelem(p), np = plan.part_npoin(p);
+  h = g;
+  h.nelem = nplan > 1 ? ne * (nplan - 1) : ne;
+  h.npoin = np * nplan;
+  h.iparam = {1, 0, g.iparam[2], g.iparam[3], 0, 0, g.iparam[6], static_cast<std::int32_t>(c.boundary.count(p)),
+              static_cast<std::int32_t>(c.iface.count(p)), g.date ? 1 : 0};
+  m.nelem = h.nelem;
+  m.npoin = h.npoin;
+  m.ndp = g.ndp;
+  m.nplan = nplan;
+  const int ndp2 = plan.ndp;
+  std::vector<std::int32_t> tri(static_cast<std::size_t>(ne * ndp2));
+  const std::int32_t* elems = plan.part_elems(p);
+  for (std::int64_t j = 0; j < ne; ++j) {
+    const std::int32_t* v = c.mesh.ikle2 + static_cast<std::int64_t>(elems[j]) * c.mesh.stride;
+    for (int k = 0; k < ndp2; ++k) tri[static_cast<std::size_t>(j * ndp2 + k)] = loc[static_cast<std::size_t>(v[k] - 1)] + 1;
+  }
+  if (nplan <= 1) {
+    m.ikle = std::move(tri);
+  } else {
+    m.ikle.resize(static_cast<std::size_t>(m.nelem * m.ndp));
+    std::size_t k = 0;
+    for (int l = 0; l + 1 < nplan; ++l)
+      for (std::int64_t j = 0; j < ne; ++j) {
+        for (int v = 0; v < 3; ++v) m.ikle[k++] = tri[static_cast<std::size_t>(3 * j + v)] + static_cast<std::int32_t>(l * np);
+        for (int v = 0; v < 3; ++v) m.ikle[k++] = tri[static_cast<std::size_t>(3 * j + v)] + static_cast<std::int32_t>((l + 1) * np);
+      }
+  }
+  const std::int32_t* knolg = plan.part_knolg(p);
+  m.ipobo.resize(static_cast<std::size_t>(m.npoin));
+  m.x.resize(static_cast<std::size_t>(m.npoin));
+  m.y.resize(static_cast<std::size_t>(m.npoin));
+  for (int j = 0; j < nplan; ++j)
+    for (std::int64_t i = 0; i < np; ++i) {
+      const std::int64_t gidx = knolg[i] + j * c.npoin2;
+      const auto li = static_cast<std::size_t>(i + j * np);
+      m.ipobo[li] = static_cast<std::int32_t>(gidx + 1);  // KNOLG
+      m.x[li] = (*c.mesh.x)[static_cast<std::size_t>(gidx)];
+      m.y[li] = (*c.mesh.y)[static_cast<std::size_t>(gidx)];
+    }
+}
+
+std::string cli_text(const Context& c, int p, const std::vector<std::int32_t>& loc) {
+  std::string out;
+  for (const std::int32_t* k = c.boundary.begin(p); k != c.boundary.end(p); ++k) {
+    const auto& line = c.mesh.cli->lines[static_cast<std::size_t>(*k)];
+    out += boundary::format_telemac(line, loc[static_cast<std::size_t>(line.n - 1)] + 1, line.k);
+    out += '\n';
+  }
+  return out;
+}
+
+std::string par_text(const Context& c, int p, const std::vector<std::int32_t>& loc) {
+  const Plan& plan = c.plan;
+  const auto& x = *c.mesh.x;
+  const auto& y = *c.mesh.y;
+  const auto& contour = *c.mesh.contour;
+  std::string out = fmt("%12lld\n", static_cast<long long>(c.boundary.count(p)));
+  for (const std::int32_t* kp = c.boundary.begin(p); kp != c.boundary.end(p); ++kp) {
+    const std::int32_t k = *kp;
+    const std::int32_t node = c.bnodes[static_cast<std::size_t>(k)];
+    const std::int32_t next = contour.next[static_cast<std::size_t>(k)], prev = contour.prev[static_cast<std::size_t>(k)];
+    std::int64_t iseg = 0;
+    double xs = 0, ys = 0;
+    int away = 0;
+    if (plan.epart[static_cast<std::size_t>(contour.nelbor[static_cast<std::size_t>(k)])] != p) {
+      const std::int32_t n = c.bnodes[static_cast<std::size_t>(next)];
+      iseg = n + 1;
+      xs = x[static_cast<std::size_t>(n)], ys = y[static_cast<std::size_t>(n)];
+      ++away;
+    }
+    if (plan.epart[static_cast<std::size_t>(contour.nelbor[static_cast<std::size_t>(prev)])] != p) {
+      const std::int32_t n = c.bnodes[static_cast<std::size_t>(prev)];
+      iseg = -(n + 1);
+      xs = x[static_cast<std::size_t>(n)], ys = y[static_cast<std::size_t>(n)];
+      ++away;
+    }
+    if (away == 2) iseg = -9999;
+    out += fmt("%9d %9d %10lld %27.15f %27.15f %8d\n", k + 1, loc[static_cast<std::size_t>(node)] + 1,
+               static_cast<long long>(iseg), xs, ys, (*c.mesh.numliq)[static_cast<std::size_t>(k)]);
+  }
+  out += fmt("%12lld\n", static_cast<long long>(c.iface.count(p)));
+  for (const std::int32_t* ip = c.iface.begin(p); ip != c.iface.end(p); ++ip) {
+    const std::int32_t n = plan.iface_nodes[static_cast<std::size_t>(*ip)];
+    out += fmt("%7d ", loc[static_cast<std::size_t>(n)] + 1);
+    int written = 0;
+    for (std::int64_t i = plan.iface_offset[static_cast<std::size_t>(*ip)]; i < plan.iface_offset[static_cast<std::size_t>(*ip) + 1]; ++i) {
+      const int q = plan.iface_parts[static_cast<std::size_t>(i)];
+      if (q == p) continue;
+      if (++written > 9)
+        throw UsageError("node " + std::to_string(n + 1) + " is shared by more than 10 parts, more than TELEMAC accepts "
+                         "(NBMAXNSHARE = 10): use fewer parts");
+      out += fmt("%7d ", q);
+    }
+    for (; written < 9; ++written) out += fmt("%7d ", -1);
+    out += '\n';
+  }
+  out += fmt("%9lld\n", static_cast<long long>(c.halo.count(p)));
+  const int ndp = plan.ndp;
+  for (const std::int32_t* ep = c.halo.begin(p); ep != c.halo.end(p); ++ep) {
+    const std::int32_t e = *ep;
+    const std::int32_t* v = c.mesh.ikle2 + static_cast<std::int64_t>(e) * c.mesh.stride;
+    std::int64_t ranks[4], elems[4];
+    for (int k = 0; k < ndp; ++k) {
+      const std::int32_t a = v[k] - 1, b = v[(k + 1) % ndp] - 1;
+      const std::int32_t f = c.neighbour(e, a, b);
+      if (f >= 0) {
+        ranks[k] = plan.epart[static_cast<std::size_t>(f)];
+        elems[k] = plan.local_element(f) + 1;
+      } else {
+        const bool liquid = !c.liquid_node.empty() && c.liquid_node[static_cast<std::size_t>(a)] &&
+                            c.liquid_node[static_cast<std::size_t>(b)];
+        ranks[k] = elems[k] = liquid ? 0 : -1;
+      }
+    }
+    out += fmt("%9lld ", static_cast<long long>(plan.local_element(e) + 1));
+    for (int k = 0; k < ndp; ++k) out += fmt("%9lld ", static_cast<long long>(ranks[k]));
+    for (int k = 0; k < ndp; ++k) out += fmt("%9lld ", static_cast<long long>(elems[k]));
+    out += '\n';
+  }
+  return out;
+}
+
+std::string base_name(const std::string& path) {
+  const auto s = path.find_last_of('/');
+  return s == std::string::npos ? path : path.substr(s + 1);
+}
+
+// One SERAFIN file split into parts: where each part's bytes go.
+struct SerafinParts {
+  const serafin::Reader* reader;
+  std::vector<serafin::Layout> layouts;  // per part
+  std::vector<std::size_t> file;         // per part: id in the TempOutputs
+  std::vector<std::int64_t> base;        // per part: offset of the part in its file
+};
+
+}  // namespace
+
+std::string suffix(int nparts, int part) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%05d-%05d", nparts - 1, part);
+  return buf;
+}
+
+std::string par_name(const std::string& geo_name) { return base_name(geo_name).substr(0, 3) + "PAR"; }
+
+Layout parse_layout(const std::string& name) {
+  if (name == "telemac") return Layout::Telemac;
+  if (name == "concat") return Layout::Concat;
+  throw UsageError("unknown layout '" + name + "' (telemac or concat)");
+}
+
+const char* to_string(Layout l) { return l == Layout::Telemac ? "telemac" : "concat"; }
+
+WriteReport write_parts(const Plan& plan, const serafin::Reader& geo, const std::vector<const serafin::Reader*>& also,
+                        const GlobalMesh& mesh, const Names& names, Layout layout, int threads, std::int64_t memory_budget) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int nparts = plan.nparts;
+  const bool concat = layout == Layout::Concat && nparts > 1;
+  const bool with_cli = mesh.cli != nullptr;
+  Context c(plan, mesh);
+  prepare(c);
+
+  WriteReport report;
+  TempOutputs out;
+  auto path = [&](const std::string& name, const std::string& tail) { return names.dir + "/" + name + tail; };
+
+  // Every SERAFIN file to split, and where its parts go.
+  std::vector<const serafin::Reader*> sources{&geo};
+  std::vector<std::string> source_names{names.geo};
+  for (std::size_t i = 0; i < also.size(); ++i) {
+    sources.push_back(also[i]);
+    source_names.push_back(names.also[i]);
+  }
+  std::vector<SerafinParts> sparts;
+  for (std::size_t s = 0; s < sources.size(); ++s) {
+    SerafinParts sp;
+    sp.reader = sources[s];
+    const auto& g = sources[s]->header();
+    const int nplan = g.nplan();
+    std::int64_t at = 0;
+    std::size_t concat_id = concat ? out.add(path(source_names[s], "-CONCAT")) : 0;
+    for (int p = 0; p < nparts; ++p) {
+      serafin::Header h = g;
+      h.nelem = plan.part_nelem(p) * (nplan > 1 ? nplan - 1 : 1);
+      h.npoin = plan.part_npoin(p) * nplan;
+      serafin::check_record_limits(h);
+      sp.layouts.push_back(serafin::Layout::of(h));
+      if (concat) {
+        sp.file.push_back(concat_id);
+        sp.base.push_back(at);
+        at += sp.layouts.back().header_bytes + sp.reader->frame_count() * sp.layouts.back().frame_bytes;
+      } else {
+        sp.file.push_back(out.add(path(source_names[s], suffix(nparts, p))));
+        sp.base.push_back(0);
+      }
+    }
+    if (concat) {
+      // INDEX: (begin, end) per part, 1-based begin, big-endian int64.
+      std::vector<unsigned char> index(static_cast<std::size_t>(nparts) * 16);
+      for (int p = 0; p < nparts; ++p) {
+        const std::int64_t size = sp.layouts[static_cast<std::size_t>(p)].header_bytes +
+                                  sp.reader->frame_count() * sp.layouts[static_cast<std::size_t>(p)].frame_bytes;
+        store<std::int64_t>(index.data() + 16 * p, sp.base[static_cast<std::size_t>(p)] + 1, ByteOrder::Big);
+        store<std::int64_t>(index.data() + 16 * p + 8, sp.base[static_cast<std::size_t>(p)] + 1 + size, ByteOrder::Big);
+      }
+      out.write_at(out.add(path(source_names[s], "-INDEX")), index.data(), index.size(), 0);
+    }
+    sparts.push_back(std::move(sp));
+  }
+
+  // Headers (all SERAFIN files), .cli and PAR text, part after part.
+  std::vector<std::string> cli_texts(with_cli ? static_cast<std::size_t>(nparts) : 0), par_texts = cli_texts;
+  std::vector<std::size_t> cli_ids, par_ids;
+  if (with_cli && !concat)
+    for (int p = 0; p < nparts; ++p) {
+      cli_ids.push_back(out.add(path(names.cli, suffix(nparts, p))));
+      par_ids.push_back(out.add(path(names.par, suffix(nparts, p))));
+    }
+  std::vector<std::vector<std::int32_t>> locs(static_cast<std::size_t>(std::max(1, threads)),
+                                              std::vector<std::int32_t>());
+  Progress progress("partition: writing parts", nparts);
+  std::atomic<int> done{0};
+  for_each_part(nparts, threads, [&](int p, int t) {
+    auto& loc = locs[static_cast<std::size_t>(t)];
+    if (loc.empty()) loc.assign(static_cast<std::size_t>(c.npoin2), -1);
+    const std::int32_t* knolg = plan.part_knolg(p);
+    for (std::int64_t i = 0; i < plan.part_npoin(p); ++i) loc[static_cast<std::size_t>(knolg[i])] = static_cast<std::int32_t>(i);
+    for (auto& sp : sparts) {
+      serafin::Header h;
+      Mesh m;
+      part_mesh(c, sp.reader->header(), p, loc, h, m);
+      MemorySink sink;
+      serafin::write_header(sink, h, m);
+      out.write_at(sp.file[static_cast<std::size_t>(p)], sink.bytes.data(), sink.bytes.size(), sp.base[static_cast<std::size_t>(p)]);
+    }
+    if (with_cli) {
+      std::string cli = cli_text(c, p, loc), par = par_text(c, p, loc);
+      if (concat) {
+        cli_texts[static_cast<std::size_t>(p)] = std::move(cli);
+        par_texts[static_cast<std::size_t>(p)] = std::move(par);
+      } else {
+        out.write_at(cli_ids[static_cast<std::size_t>(p)], cli.data(), cli.size(), 0);
+        out.write_at(par_ids[static_cast<std::size_t>(p)], par.data(), par.size(), 0);
+      }
+    }
+    for (std::int64_t i = 0; i < plan.part_npoin(p); ++i) loc[static_cast<std::size_t>(knolg[i])] = -1;
+    progress.update(++done);
+  });
+  progress.finish();
+  if (with_cli && concat) {
+    // CLI-CONCAT + binary index of line ranges; PAR-CONCAT + text index of first lines.
+    const std::size_t cli_id = out.add(path(names.cli, "-CONCAT")), par_id = out.add(path(names.par, "-CONCAT"));
+    std::vector<unsigned char> cli_index(static_cast<std::size_t>(nparts) * 8);
+    std::string par_index;
+    std::int64_t cli_at = 0, par_at = 0, cli_line = 1, par_line = 1;
+    for (int p = 0; p < nparts; ++p) {
+      const auto& ct = cli_texts[static_cast<std::size_t>(p)];
+      const auto& pt = par_texts[static_cast<std::size_t>(p)];
+      const auto cl = static_cast<std::int64_t>(std::count(ct.begin(), ct.end(), '\n'));
+      store<std::int32_t>(cli_index.data() + 8 * p, static_cast<std::int32_t>(cli_line), ByteOrder::Big);
+      store<std::int32_t>(cli_index.data() + 8 * p + 4, static_cast<std::int32_t>(cli_line + cl), ByteOrder::Big);
+      par_index += fmt("%12lld\n", static_cast<long long>(par_line));
+      out.write_at(cli_id, ct.data(), ct.size(), cli_at);
+      out.write_at(par_id, pt.data(), pt.size(), par_at);
+      cli_at += static_cast<std::int64_t>(ct.size());
+      par_at += static_cast<std::int64_t>(pt.size());
+      cli_line += cl;
+      par_line += static_cast<std::int64_t>(std::count(pt.begin(), pt.end(), '\n'));
+    }
+    out.write_at(out.add(path(names.cli, "-INDEX")), cli_index.data(), cli_index.size(), 0);
+    out.write_at(out.add(path(names.par, "-INDEX")), par_index.data(), par_index.size(), 0);
+  }
+  report.seconds_parts = since(t0);
+
+  // Frames: batches of records (a time or one variable of one frame) read once from the
+  // global file, then scattered to every part.
+  const auto t1 = std::chrono::steady_clock::now();
+  for (auto& sp : sparts) {
+    const serafin::Reader& r = *sp.reader;
+    const auto& g = r.header();
+    const int nvar = g.nvar(), nplan = g.nplan();
+    const std::int64_t nrec = r.frame_count() * (nvar + 1);
+    const int rs = real_size(g.precision);
+    const std::int64_t per_batch = std::max<std::int64_t>(1, memory_budget / std::max<std::int64_t>(1, g.npoin * 8));
+    Progress fprog("partition: frames of " + r.name(), nrec);
+    std::vector<std::vector<double>> values;
+    for (std::int64_t r0 = 0; r0 < nrec;) {
+      // Batch [r0, r1): at most per_batch variable records.
+      std::int64_t r1 = r0, nv = 0;
+      while (r1 < nrec && (r1 % (nvar + 1) == 0 || nv < per_batch)) {
+        if (r1 % (nvar + 1) != 0) ++nv;
+        ++r1;
+      }
+      values.resize(static_cast<std::size_t>(nv));
+      std::vector<double> times;
+      {
+        std::int64_t i = 0;
+        for (std::int64_t rec = r0; rec < r1; ++rec) {
+          const std::int64_t f = rec / (nvar + 1);
+          const int v = static_cast<int>(rec % (nvar + 1)) - 1;
+          if (v < 0) {
+            times.push_back(r.read_time(f));
+          } else {
+            values[static_cast<std::size_t>(i)].resize(static_cast<std::size_t>(g.npoin));
+            r.read_values(f, v, values[static_cast<std::size_t>(i++)].data());
+          }
+        }
+      }
+      for_each_part(nparts, threads, [&](int p, int) {
+        const auto& lay = sp.layouts[static_cast<std::size_t>(p)];
+        const std::int64_t np = plan.part_npoin(p), npl = np * nplan;
+        const std::int32_t* knolg = plan.part_knolg(p);
+        auto offset_of = [&](std::int64_t rec) {
+          const std::int64_t f = rec / (nvar + 1);
+          const int v = static_cast<int>(rec % (nvar + 1)) - 1;
+          return v < 0 ? lay.frame_offset(f) : lay.values_offset(f, v) - 4;
+        };
+        const std::int64_t begin = offset_of(r0);
+        const std::int64_t end = r1 < nrec ? offset_of(r1) : lay.frame_offset(r.frame_count());
+        std::vector<unsigned char> chunk(static_cast<std::size_t>(end - begin));
+        std::vector<double> local(static_cast<std::size_t>(npl));
+        unsigned char* w = chunk.data();
+        std::size_t ti = 0, vi = 0;
+        for (std::int64_t rec = r0; rec < r1; ++rec) {
+          const bool is_time = rec % (nvar + 1) == 0;
+          const std::int64_t bytes = is_time ? rs : npl * rs;
+          store<std::int32_t>(w, static_cast<std::int32_t>(bytes), g.byte_order);
+          if (is_time) {
+            serafin::encode_reals(&times[ti++], 1, g.precision, g.byte_order, w + 4);
+          } else {
+            const auto& src = values[vi++];
+            for (int j = 0; j < nplan; ++j)
+              for (std::int64_t i = 0; i < np; ++i)
+                local[static_cast<std::size_t>(i + j * np)] = src[static_cast<std::size_t>(knolg[i] + j * c.npoin2)];
+            serafin::encode_reals(local.data(), npl, g.precision, g.byte_order, w + 4);
+          }
+          store<std::int32_t>(w + 4 + bytes, static_cast<std::int32_t>(bytes), g.byte_order);
+          w += 8 + bytes;
+        }
+        out.write_at(sp.file[static_cast<std::size_t>(p)], chunk.data(), chunk.size(),
+                     sp.base[static_cast<std::size_t>(p)] + begin);
+      });
+      fprog.update(r1);
+      r0 = r1;
+    }
+  }
+  report.seconds_frames = since(t1);
+  out.commit();
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    report.paths.push_back(out.final_path(i));
+    report.bytes += file_size(out.final_path(i));
+  }
+  report.files = static_cast<std::int64_t>(out.size());
+  return report;
+}
+
+std::vector<std::pair<std::int64_t, std::int64_t>> read_geo_index(const std::string& path) {
+  FileSource src(path);
+  if (src.size() % 16 != 0)
+    throw FormatError(path, "index", src.size(), "size is not a multiple of 16 bytes (pairs of big-endian int64)");
+  std::vector<unsigned char> b(static_cast<std::size_t>(src.size()));
+  src.read_at(0, b.data(), b.size());
+  std::vector<std::pair<std::int64_t, std::int64_t>> r;
+  for (std::size_t i = 0; i < b.size(); i += 16) {
+    const std::int64_t begin = load<std::int64_t>(b.data() + i, ByteOrder::Big);
+    const std::int64_t end = load<std::int64_t>(b.data() + i + 8, ByteOrder::Big);
+    if (begin < 1 || end < begin)
+      throw FormatError(path, "entry " + std::to_string(i / 16 + 1), static_cast<std::int64_t>(i),
+                        "impossible range (" + std::to_string(begin) + ", " + std::to_string(end) + ")");
+    r.emplace_back(begin - 1, end - 1);
+  }
+  return r;
+}
+
+std::vector<std::pair<std::int32_t, std::int32_t>> read_cli_index(const std::string& path) {
+  FileSource src(path);
+  if (src.size() % 8 != 0) throw FormatError(path, "index", src.size(), "size is not a multiple of 8 bytes");
+  std::vector<unsigned char> b(static_cast<std::size_t>(src.size()));
+  src.read_at(0, b.data(), b.size());
+  std::vector<std::pair<std::int32_t, std::int32_t>> r;
+  for (std::size_t i = 0; i < b.size(); i += 8)
+    r.emplace_back(load<std::int32_t>(b.data() + i, ByteOrder::Big), load<std::int32_t>(b.data() + i + 4, ByteOrder::Big));
+  return r;
+}
+
+}  // namespace anabranch::partel

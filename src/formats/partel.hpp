@@ -1,0 +1,67 @@
+// TELEMAC's partitioned layout, as written by its partel (v8) and read by the solvers and
+// gretel: per part a SERAFIN subdomain file (KNOLG in the IPOBO slot), a .cli file and a
+// PAR file; or the concatenated variant (CONCAT + INDEX files).
+// Specification: docs/formats/telemac-partitions.md.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/contour.hpp"
+#include "core/plan.hpp"
+#include "formats/boundary.hpp"
+#include "formats/serafin.hpp"
+
+namespace anabranch::partel {
+
+constexpr int kMaxParts = 100000;
+
+// "NNNNN-IIIII": nparts - 1 and part, zero-padded to 5 digits.
+std::string suffix(int nparts, int part);
+// The PAR file base name: the first 3 letters of the mesh name, then "PAR".
+std::string par_name(const std::string& geo_name);
+
+enum class Layout { Telemac, Concat };
+Layout parse_layout(const std::string& name);
+const char* to_string(Layout l);
+
+// What is written, and where: dir/<geo><suffix>, dir/<cli><suffix>, dir/<par><suffix>,
+// dir/<also[i]><suffix>; or with Layout::Concat dir/<name>-CONCAT and dir/<name>-INDEX.
+struct Names {
+  std::string dir = ".";
+  std::string geo, cli, par;
+  std::vector<std::string> also;
+};
+
+// The global mesh and boundary as the writer needs them.
+struct GlobalMesh {
+  const std::int32_t* ikle2 = nullptr;  // 2D base elements, 1-based
+  int stride = 3;                        // ints per element in ikle2 (6 for prisms read in place)
+  const std::vector<double>* x = nullptr;  // all planes
+  const std::vector<double>* y = nullptr;
+  const boundary::File* cli = nullptr;     // null: no .cli and PAR files
+  const Contour* contour = nullptr;        // of the .cli points
+  const std::vector<std::int32_t>* numliq = nullptr;
+};
+
+struct WriteReport {
+  std::int64_t files = 0;
+  std::int64_t bytes = 0;
+  double seconds_parts = 0;   // headers, .cli and PAR files
+  double seconds_frames = 0;  // the frames of the SERAFIN files
+  std::vector<std::string> paths;
+};
+
+// Writes every part of the mesh file (and of each `also` file on the same mesh) with all
+// their frames, the .cli and PAR files, in the given layout, through temporary names
+// renamed when everything is complete. threads > 1 builds and writes parts concurrently.
+WriteReport write_parts(const Plan& plan, const serafin::Reader& geo, const std::vector<const serafin::Reader*>& also,
+                        const GlobalMesh& mesh, const Names& names, Layout layout, int threads,
+                        std::int64_t memory_budget = std::int64_t{256} << 20);
+
+// Reads a GEO index: (begin, end) byte ranges (0-based begin, exclusive end) of each part.
+std::vector<std::pair<std::int64_t, std::int64_t>> read_geo_index(const std::string& path);
+// Reads a CLI index: (first line, last line + 1), 1-based, of each part.
+std::vector<std::pair<std::int32_t, std::int32_t>> read_cli_index(const std::string& path);
+
+}  // namespace anabranch::partel

@@ -1,0 +1,156 @@
+#include "partition/partitioner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "core/progress.hpp"
+
+#ifdef ANABRANCH_HAVE_METIS
+#include <metis.h>
+#endif
+
+namespace anabranch {
+namespace {
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Index of (x, y) on a Hilbert curve filling a 2^order x 2^order grid.
+std::uint64_t hilbert(std::uint32_t x, std::uint32_t y, int order) {
+  std::uint64_t d = 0;
+  for (std::uint32_t s = 1u << (order - 1); s > 0; s >>= 1) {
+    const std::uint32_t rx = (x & s) ? 1 : 0, ry = (y & s) ? 1 : 0;
+    d += static_cast<std::uint64_t>(s) * s * ((3 * rx) ^ ry);
+    if (ry == 0) {  // rotate the quadrant
+      if (rx == 1) {
+        x = s - 1 - (x & (s - 1)) + (x & ~(s - 1));
+        y = s - 1 - (y & (s - 1)) + (y & ~(s - 1));
+      }
+      std::swap(x, y);
+    }
+  }
+  return d;
+}
+
+}  // namespace
+
+PartitionMethod parse_partition_method(const std::string& name) {
+  if (name == "metis") return PartitionMethod::Metis;
+  if (name == "sfc") return PartitionMethod::Sfc;
+  throw UsageError("unknown partitioning method '" + name + "' (metis or sfc)");
+}
+
+const char* to_string(PartitionMethod m) { return m == PartitionMethod::Metis ? "metis" : "sfc"; }
+
+bool metis_available() {
+#ifdef ANABRANCH_HAVE_METIS
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool reset_peak_rss() {
+  std::ofstream f("/proc/self/clear_refs");
+  if (!f) return false;
+  f << "5" << std::flush;
+  return static_cast<bool>(f);
+}
+
+std::vector<std::int32_t> partition_metis(std::vector<std::int32_t>&& eind, std::int64_t nelem, int ndp,
+                                          std::int64_t npoin, int nparts, const std::vector<std::int32_t>& weights,
+                                          PartitionStats* stats) {
+#ifndef ANABRANCH_HAVE_METIS
+  (void)eind, (void)nelem, (void)ndp, (void)npoin, (void)nparts, (void)weights, (void)stats;
+  throw UsageError("built without METIS: use --method sfc, or rebuild with METIS (libmetis-dev)");
+#else
+  static_assert(sizeof(idx_t) == sizeof(std::int32_t), "METIS must be built with 32-bit indices");
+  const auto t0 = std::chrono::steady_clock::now();
+  reset_peak_rss();
+  std::vector<std::int32_t> epart(static_cast<std::size_t>(nelem), 0);
+  if (nparts > 1) {
+    idx_t ne = static_cast<idx_t>(nelem), nn = static_cast<idx_t>(npoin), ncommon = 2, numflag = 0;
+    std::vector<idx_t> eptr(static_cast<std::size_t>(nelem) + 1);
+    for (std::int64_t e = 0; e <= nelem; ++e) eptr[static_cast<std::size_t>(e)] = static_cast<idx_t>(e * ndp);
+    idx_t *xadj = nullptr, *adjncy = nullptr;
+    int rc = METIS_MeshToDual(&ne, &nn, eptr.data(), eind.data(), &ncommon, &numflag, &xadj, &adjncy);
+    if (rc != METIS_OK) throw Error("METIS_MeshToDual failed (code " + std::to_string(rc) + ")");
+    std::vector<idx_t>().swap(eptr);
+    std::vector<std::int32_t>().swap(eind);
+    idx_t ncon = 1, np = nparts, objval = 0;
+    std::vector<idx_t> vwgt(weights.begin(), weights.end());
+    rc = METIS_PartGraphKway(&ne, &ncon, xadj, adjncy, vwgt.empty() ? nullptr : vwgt.data(), nullptr, nullptr, &np,
+                             nullptr, nullptr, nullptr, &objval, epart.data());
+    METIS_Free(xadj);
+    METIS_Free(adjncy);
+    if (rc != METIS_OK) throw Error("METIS_PartGraphKway failed (code " + std::to_string(rc) + ")");
+    if (stats) stats->objective = objval;
+  }
+  if (stats) {
+    stats->seconds = since(t0);
+    stats->peak_rss = peak_rss_bytes();
+  }
+  return epart;
+#endif
+}
+
+std::vector<std::int32_t> partition_sfc(const std::int32_t* ikle, std::int64_t nelem, int ndp, int stride,
+                                        const std::vector<double>& x, const std::vector<double>& y, int nparts,
+                                        const std::vector<std::int32_t>& weights, PartitionStats* stats) {
+  const auto t0 = std::chrono::steady_clock::now();
+  reset_peak_rss();
+  std::vector<std::int32_t> epart(static_cast<std::size_t>(nelem), 0);
+  if (nparts > 1 && nelem > 0) {
+    double x0 = x[0], x1 = x[0], y0 = y[0], y1 = y[0];
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      x0 = std::min(x0, x[i]), x1 = std::max(x1, x[i]);
+      y0 = std::min(y0, y[i]), y1 = std::max(y1, y[i]);
+    }
+    // One key per element: Hilbert index in the high bits, element number in the low ones.
+    int idx_bits = 1;
+    while ((std::int64_t{1} << idx_bits) < nelem) ++idx_bits;
+    const int order = std::min(31, (64 - idx_bits) / 2);
+    const double span = std::max(x1 - x0, y1 - y0);
+    const double scale = span > 0 ? (std::ldexp(1.0, order) - 1) / span : 0;
+    std::vector<std::uint64_t> keys(static_cast<std::size_t>(nelem));
+    for (std::int64_t e = 0; e < nelem; ++e) {
+      const std::int32_t* v = ikle + e * stride;
+      double cx = 0, cy = 0;
+      for (int k = 0; k < ndp; ++k) {
+        cx += x[static_cast<std::size_t>(v[k] - 1)];
+        cy += y[static_cast<std::size_t>(v[k] - 1)];
+      }
+      const auto hx = static_cast<std::uint32_t>((cx / ndp - x0) * scale);
+      const auto hy = static_cast<std::uint32_t>((cy / ndp - y0) * scale);
+      keys[static_cast<std::size_t>(e)] = (hilbert(hx, hy, order) << idx_bits) | static_cast<std::uint64_t>(e);
+    }
+    std::sort(keys.begin(), keys.end());
+    const std::uint64_t mask = (std::uint64_t{1} << idx_bits) - 1;
+    if (weights.empty()) {
+      for (std::int64_t i = 0; i < nelem; ++i)
+        epart[static_cast<std::size_t>(keys[static_cast<std::size_t>(i)] & mask)] =
+            static_cast<std::int32_t>((i * nparts) / nelem);
+    } else {
+      double total = 0;
+      for (auto w : weights) total += w;
+      double before = 0;
+      for (std::int64_t i = 0; i < nelem; ++i) {
+        const auto e = static_cast<std::size_t>(keys[static_cast<std::size_t>(i)] & mask);
+        const double mid = before + 0.5 * weights[e];
+        epart[e] = std::min(nparts - 1, static_cast<std::int32_t>(mid * nparts / total));
+        before += weights[e];
+      }
+    }
+  }
+  if (stats) {
+    stats->seconds = since(t0);
+    stats->peak_rss = peak_rss_bytes();
+  }
+  return epart;
+}
+
+}  // namespace anabranch

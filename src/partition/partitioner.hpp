@@ -1,0 +1,40 @@
+// Element partitioners: METIS (the way TELEMAC's partel calls it) and a Hilbert
+// space-filling curve. Both take the 2D (base) mesh and return element -> part.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace anabranch {
+
+enum class PartitionMethod { Metis, Sfc };
+
+PartitionMethod parse_partition_method(const std::string& name);
+const char* to_string(PartitionMethod m);
+bool metis_available();
+
+struct PartitionStats {
+  double seconds = 0;            // time spent in the partitioner itself
+  std::int64_t peak_rss = 0;     // highest resident memory while it ran (bytes)
+  std::int64_t objective = 0;    // METIS's edge cut (0 for sfc)
+};
+
+// METIS: the dual graph with ncommon = 2 (METIS_MeshToDual), then METIS_PartGraphKway with
+// default options: exactly what METIS_PartMeshDual does, so the partition equals partel's.
+// eind holds 0-based node numbers, ndp per element; it is freed as soon as the dual graph
+// exists, so METIS's partitioning runs without the mesh held twice.
+std::vector<std::int32_t> partition_metis(std::vector<std::int32_t>&& eind, std::int64_t nelem, int ndp,
+                                          std::int64_t npoin, int nparts, const std::vector<std::int32_t>& weights,
+                                          PartitionStats* stats = nullptr);
+
+// Hilbert curve through the element centroids, cut into nparts stretches of equal element
+// count (or equal weight). ikle is 1-based, `stride` ints per element, first ndp used.
+std::vector<std::int32_t> partition_sfc(const std::int32_t* ikle, std::int64_t nelem, int ndp, int stride,
+                                        const std::vector<double>& x, const std::vector<double>& y, int nparts,
+                                        const std::vector<std::int32_t>& weights, PartitionStats* stats = nullptr);
+
+// Resets the kernel's peak-RSS counter to the current RSS (Linux), so the peak of one phase
+// can be measured; returns false where unsupported.
+bool reset_peak_rss();
+
+}  // namespace anabranch

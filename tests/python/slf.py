@@ -1,0 +1,48 @@
+"""A small SERAFIN reader written independently of anabranch's C++ code, for the tests."""
+import struct
+
+import numpy as np
+
+
+class Slf:
+    def __init__(self, data, name="?"):
+        self.name = name
+        self.data = data
+        self.order = ">" if struct.unpack(">i", data[:4])[0] == 80 else "<"
+        self.pos = 0
+        self.title = self._rec()
+        nbv1, nbv2 = struct.unpack(self.order + "2i", self._rec())
+        self.vars = [self._rec().decode("latin-1") for _ in range(nbv1 + nbv2)]
+        self.iparam = list(struct.unpack(self.order + "10i", self._rec()))
+        self.date = list(struct.unpack(self.order + "6i", self._rec())) if self.iparam[9] == 1 else None
+        self.nelem, self.npoin, self.ndp, self.one = struct.unpack(self.order + "4i", self._rec())
+        self.ikle = np.frombuffer(self._rec(), dtype=self.order + "i4").reshape(self.nelem, self.ndp)
+        self.ipobo = np.frombuffer(self._rec(), dtype=self.order + "i4")
+        xrec = self._rec()
+        self.rs = len(xrec) // self.npoin
+        self.ftype = self.order + ("f4" if self.rs == 4 else "f8")
+        self.x = np.frombuffer(xrec, dtype=self.ftype)
+        self.y = np.frombuffer(self._rec(), dtype=self.ftype)
+        self.header_bytes = self.pos
+        self.frames = []
+        while self.pos + 8 + self.rs <= len(data):
+            t = np.frombuffer(self._rec(), dtype=self.ftype)[0]
+            vals = [np.frombuffer(self._rec(), dtype=self.ftype) for _ in self.vars]
+            self.frames.append((t, vals))
+
+    def _rec(self):
+        n = struct.unpack(self.order + "i", self.data[self.pos:self.pos + 4])[0]
+        payload = self.data[self.pos + 4:self.pos + 4 + n]
+        end = struct.unpack(self.order + "i", self.data[self.pos + 4 + n:self.pos + 8 + n])[0]
+        assert end == n, f"{self.name}: markers {n}/{end} at {self.pos}"
+        self.pos += 8 + n
+        return payload
+
+    @property
+    def nplan(self):
+        return max(1, self.iparam[6])
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return Slf(f.read(), str(path))

@@ -136,8 +136,15 @@ Runner add_partition(CLI::App& app, Common& common) {
     const int threads = o->threads > 0 ? o->threads : std::max(1u, std::thread::hardware_concurrency());
     if (::access(o->output.c_str(), W_OK) != 0) throw IoError::from_errno("cannot write into output folder", o->output);
 
-    nlohmann::json phases = nlohmann::json::object();
-    auto phase = [&](const char* name, std::chrono::steady_clock::time_point since) { phases[name] = seconds_since(since); };
+    nlohmann::json phases = nlohmann::json::object(), phase_rss = nlohmann::json::object();
+    std::int64_t peak = 0;
+    auto phase = [&](const char* name, std::chrono::steady_clock::time_point since) {
+      phases[name] = seconds_since(since);
+      const std::int64_t rss = peak_rss_bytes();
+      phase_rss[name] = rss;
+      peak = std::max(peak, rss);
+      reset_peak_rss();
+    };
 
     auto t = std::chrono::steady_clock::now();
     serafin::Reader reader(o->mesh);
@@ -177,35 +184,35 @@ Runner add_partition(CLI::App& app, Common& common) {
     PartitionStats stats;
     std::vector<std::int32_t> epart;
     int ndp2 = 0;
-    std::vector<double> x, y;
+    Coordinates x, y;
     if (method == PartitionMethod::Metis) {
       auto eind = base_ikle(reader, ndp2);
       for (auto& v : eind) --v;
       epart = partition_metis(std::move(eind), nelem2, ndp2, npoin2, o->parts, weights, &stats);
     } else {
       auto ikle2 = base_ikle(reader, ndp2);
-      x = reader.read_x();
-      y = reader.read_y();
+      x = reader.read_coordinates(false);
+      y = reader.read_coordinates(true);
       epart = partition_sfc(ikle2.data(), nelem2, ndp2, ndp2, x, y, o->parts, weights, &stats);
+      x.clear();  // read again after the plan: less memory at the peak
+      y.clear();
     }
     weights = {};
     phase("partition", t);
 
     t = std::chrono::steady_clock::now();
     auto ikle2 = base_ikle(reader, ndp2);
-    if (x.empty()) {
-      x = reader.read_x();
-      y = reader.read_y();
-    }
     Plan plan = build_plan(ikle2.data(), nelem2, ndp2, ndp2, npoin2, std::move(epart), o->parts);
     const PlanQuality q = plan_quality(plan, ikle2.data(), ndp2);
+    x = reader.read_coordinates(false);
+    y = reader.read_coordinates(true);
     phase("plan", t);
 
     t = std::chrono::steady_clock::now();
     Contour contour;
     std::vector<std::int32_t> numliq;
     partel::GlobalMesh gm;
-    gm.ikle2 = ikle2.data();
+    gm.ikle2 = &ikle2;
     gm.stride = ndp2;
     gm.x = &x;
     gm.y = &y;
@@ -238,7 +245,6 @@ Runner add_partition(CLI::App& app, Common& common) {
     auto report = partel::write_parts(plan, reader, also_ptrs, gm, names, layout, threads);
     phase("write", t);
     const double total = seconds_since(t0);
-    const std::int64_t peak = peak_rss_bytes();
 
     nlohmann::json j = {{"mesh", o->mesh},
                         {"parts", o->parts},
@@ -255,6 +261,7 @@ Runner add_partition(CLI::App& app, Common& common) {
                         {"empty_parts", q.empty_parts},
                         {"seconds", total},
                         {"phases", phases},
+                        {"phase_peak_rss_bytes", phase_rss},
                         {"partitioner_seconds", stats.seconds},
                         {"partitioner_peak_rss_bytes", stats.peak_rss},
                         {"peak_rss_bytes", peak},
@@ -275,8 +282,10 @@ Runner add_partition(CLI::App& app, Common& common) {
       std::printf("  time               read %.2f s, %s %.2f s (%.0f%%), plan %.2f s, write %.2f s\n", phases["read"].get<double>(),
                   o->method.c_str(), phases["partition"].get<double>(), 100.0 * phases["partition"].get<double>() / total,
                   phases["plan"].get<double>(), phases["write"].get<double>());
-      std::printf("  peak memory        %s (%s while %s ran)\n", human_bytes(static_cast<double>(peak)).c_str(),
-                  human_bytes(static_cast<double>(stats.peak_rss)).c_str(), o->method.c_str());
+      std::printf("  peak memory        %s (read %s, %s %s, plan %s, write %s)\n", human_bytes(static_cast<double>(peak)).c_str(),
+                  human_bytes(phase_rss["read"].get<double>()).c_str(), o->method.c_str(),
+                  human_bytes(phase_rss["partition"].get<double>()).c_str(), human_bytes(phase_rss["plan"].get<double>()).c_str(),
+                  human_bytes(phase_rss["write"].get<double>()).c_str());
     }
     return 0;
   };

@@ -10,7 +10,7 @@
 namespace anabranch {
 
 Contour build_contour(const std::vector<std::int32_t>& nodes, const std::int32_t* ikle, std::int64_t nelem, int ndp,
-                      int stride, const std::vector<double>& x, const std::vector<double>& y) {
+                      int stride, const Coordinates& x, const Coordinates& y) {
   const std::size_t nb = nodes.size();
   Contour c;
   c.next.assign(nb, -1);
@@ -29,6 +29,9 @@ Contour build_contour(const std::vector<std::int32_t>& nodes, const std::int32_t
   std::vector<E> edges;
   for (std::int64_t e = 0; e < nelem; ++e) {
     const std::int32_t* v = ikle + e * stride;
+    int on_boundary = 0;
+    for (int k = 0; k < ndp; ++k) on_boundary += pt(v[k]) >= 0;
+    if (on_boundary < 2) continue;
     double area = 0;
     for (int k = 0; k < ndp; ++k) {
       const auto i = static_cast<std::size_t>(v[k] - 1), j = static_cast<std::size_t>(v[(k + 1) % ndp] - 1);
@@ -72,7 +75,7 @@ Contour build_contour(const std::vector<std::int32_t>& nodes, const std::int32_t
 
 std::vector<std::int32_t> number_liquid_boundaries(const Contour& c, const std::vector<std::int32_t>& nodes,
                                                    const std::vector<int>& lihbor, const std::vector<int>& liubor,
-                                                   const std::vector<double>& x, const std::vector<double>& y) {
+                                                   const Coordinates& x, const Coordinates& y) {
   constexpr int kSolid = 2;
   const std::size_t nb = nodes.size();
   std::vector<std::int32_t> numliq(nb, 0);

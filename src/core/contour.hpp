@@ -20,7 +20,7 @@ struct Contour {
 // (1-based, `stride` ints per element, first ndp used). Throws FormatError-like UsageError
 // when a listed point has no boundary segment or a mesh boundary node is not listed.
 Contour build_contour(const std::vector<std::int32_t>& nodes, const std::int32_t* ikle, std::int64_t nelem, int ndp,
-                      int stride, const std::vector<double>& x, const std::vector<double>& y);
+                      int stride, const Coordinates& x, const Coordinates& y);
 
 // Liquid boundary number of every boundary point (0: solid), numbered as TELEMAC's FRONT2
 // does: each contour is walked from its south-westernmost point; a segment with a solid
@@ -28,6 +28,6 @@ Contour build_contour(const std::vector<std::int32_t>& nodes, const std::int32_t
 // their LIHBOR or LIUBOR codes change.
 std::vector<std::int32_t> number_liquid_boundaries(const Contour& c, const std::vector<std::int32_t>& nodes,
                                                    const std::vector<int>& lihbor, const std::vector<int>& liubor,
-                                                   const std::vector<double>& x, const std::vector<double>& y);
+                                                   const Coordinates& x, const Coordinates& y);
 
 }  // namespace anabranch

@@ -26,6 +26,25 @@ std::string printable(const std::string& s);
 // Element type from the number of nodes per element and the number of planes.
 std::string element_type_name(int ndp, int nplan);
 
+// Node coordinates kept in the precision of their file: single-precision files cost half
+// the memory of doubles, and the values written back are the same bits.
+class Coordinates {
+ public:
+  Coordinates() = default;
+  explicit Coordinates(std::vector<double> v) : d_(std::move(v)) {}
+  explicit Coordinates(std::vector<float> v) : f_(std::move(v)) {}
+  double operator[](std::size_t i) const { return d_.empty() ? static_cast<double>(f_[i]) : d_[i]; }
+  std::size_t size() const { return d_.empty() ? f_.size() : d_.size(); }
+  void clear() {
+    std::vector<double>().swap(d_);
+    std::vector<float>().swap(f_);
+  }
+
+ private:
+  std::vector<double> d_;
+  std::vector<float> f_;
+};
+
 struct Mesh {
   std::int64_t nelem = 0;  // NELEM: number of elements
   std::int64_t npoin = 0;  // NPOIN: number of nodes (all planes in 3D)

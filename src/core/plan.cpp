@@ -114,14 +114,14 @@ PlanQuality plan_quality(const Plan& plan, const std::int32_t* ikle, int stride)
   for (auto v : per_part) q.max_part_interface = std::max(q.max_part_interface, v);
   // Edge cut: faces whose two elements lie in different parts. Only edges joining two
   // interface nodes can be cut, so only those are examined.
-  std::vector<std::uint64_t> keys;
-  std::vector<std::int32_t> parts;
+  std::vector<char> is_iface(static_cast<std::size_t>(plan.npoin), 0);
+  for (auto n : plan.iface_nodes) is_iface[static_cast<std::size_t>(n)] = 1;
   std::vector<std::pair<std::uint64_t, std::int32_t>> cut;
   for (std::int64_t e = 0; e < plan.nelem; ++e) {
     const std::int32_t* v = ikle + e * stride;
     for (int k = 0; k < plan.ndp; ++k) {
       std::int32_t a = v[k] - 1, b = v[(k + 1) % plan.ndp] - 1;
-      if (plan.iface_index(a) < 0 || plan.iface_index(b) < 0) continue;
+      if (!is_iface[static_cast<std::size_t>(a)] || !is_iface[static_cast<std::size_t>(b)]) continue;
       if (a > b) std::swap(a, b);
       cut.emplace_back((static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b), plan.epart[static_cast<std::size_t>(e)]);
     }

@@ -95,6 +95,37 @@ std::string fmt(const char* f, ...) {
   return std::string(buf, static_cast<std::size_t>(std::min(n, 255)));
 }
 
+// Global -> local node numbers of one part: an open-addressing hash table sized to the
+// part, so memory does not grow with the mesh or the thread count.
+class LocalIndex {
+ public:
+  void build(const std::int32_t* knolg, std::int64_t n) {
+    std::size_t cap = 16;
+    while (cap < static_cast<std::size_t>(2 * n)) cap <<= 1;
+    keys_.assign(cap, -1);
+    vals_.resize(cap);
+    mask_ = cap - 1;
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::size_t h = slot(knolg[i]);
+      while (keys_[h] != -1) h = (h + 1) & mask_;
+      keys_[h] = knolg[i];
+      vals_[h] = static_cast<std::int32_t>(i);
+    }
+  }
+  // Local number (0-based) of global node g, or -1.
+  std::int32_t operator[](std::int32_t g) const {
+    for (std::size_t h = slot(g);; h = (h + 1) & mask_) {
+      if (keys_[h] == g) return vals_[h];
+      if (keys_[h] == -1) return -1;
+    }
+  }
+
+ private:
+  std::size_t slot(std::int32_t g) const { return (static_cast<std::uint32_t>(g) * 2654435761u) & mask_; }
+  std::vector<std::int32_t> keys_, vals_;
+  std::size_t mask_ = 0;
+};
+
 // Everything about the partition that the per-part files need, computed once.
 struct Context {
   const Plan& plan;
@@ -104,7 +135,12 @@ struct Context {
   PerPart boundary;                   // per part: boundary point indices
   PerPart iface;                      // per part: indices into plan.iface_nodes
   PerPart halo;                       // per part: halo elements (global, increasing)
-  std::vector<std::pair<std::uint64_t, std::int32_t>> edges;  // (edge key, element), sorted
+  struct EdgeRef {
+    std::uint64_t key;
+    std::int32_t elem;
+    bool operator<(const EdgeRef& o) const { return key < o.key || (key == o.key && elem < o.elem); }
+  } __attribute__((packed));
+  std::vector<EdgeRef> edges;  // (edge key, element) of the edges with an interface end, sorted
   std::vector<char> liquid_node;      // node is a boundary node with LIHBOR != 2
 
   Context(const Plan& p, const GlobalMesh& m) : plan(p), mesh(m) {}
@@ -116,9 +152,9 @@ struct Context {
   // The element on the other side of edge (a, b) of element e, or -1.
   std::int32_t neighbour(std::int32_t e, std::int32_t a, std::int32_t b) const {
     const auto k = key(a, b);
-    auto it = std::lower_bound(edges.begin(), edges.end(), std::make_pair(k, std::int32_t{-1}));
-    for (; it != edges.end() && it->first == k; ++it)
-      if (it->second != e) return it->second;
+    auto it = std::lower_bound(edges.begin(), edges.end(), EdgeRef{k, -1});
+    for (; it != edges.end() && it->key == k; ++it)
+      if (it->elem != e) return it->elem;
     return -1;
   }
 };
@@ -145,27 +181,35 @@ void prepare(Context& c) {
   std::stable_sort(pairs.begin(), pairs.end(), [](auto& a, auto& b) { return a.first < b.first; });
   c.iface = bucket(nparts, pairs);
   pairs.clear();
-  // Edges of the elements that touch an interface (for triangles every neighbour of a
-  // halo element is such an element; quadrilaterals take all elements).
+  // Edges with an interface end. Every edge of a halo triangle has one (the triangle's
+  // cut edge joins two interface nodes, and each other edge shares a node with it), so
+  // the neighbours of halo elements are all found here; quadrilaterals take every edge.
   const int ndp = plan.ndp;
   std::vector<char> is_iface(static_cast<std::size_t>(c.npoin2), 0);
   for (auto n : plan.iface_nodes) is_iface[static_cast<std::size_t>(n)] = 1;
-  for (std::int64_t e = 0; e < plan.nelem; ++e) {
-    const std::int32_t* v = c.mesh.ikle2 + e * c.mesh.stride;
-    bool touches = ndp != 3;
-    for (int k = 0; k < ndp && !touches; ++k) touches = is_iface[static_cast<std::size_t>(v[k] - 1)];
-    if (!touches) continue;
-    for (int k = 0; k < ndp; ++k) c.edges.emplace_back(c.key(v[k] - 1, v[(k + 1) % ndp] - 1), static_cast<std::int32_t>(e));
-  }
+  auto each_edge = [&](auto&& fn) {
+    for (std::int64_t e = 0; e < plan.nelem; ++e) {
+      const std::int32_t* v = c.mesh.ikle2->data() + e * c.mesh.stride;
+      for (int k = 0; k < ndp; ++k) {
+        const std::int32_t a = v[k] - 1, b = v[(k + 1) % ndp] - 1;
+        if (ndp == 3 && !is_iface[static_cast<std::size_t>(a)] && !is_iface[static_cast<std::size_t>(b)]) continue;
+        fn(a, b, static_cast<std::int32_t>(e));
+      }
+    }
+  };
+  std::size_t count = 0;
+  each_edge([&](std::int32_t, std::int32_t, std::int32_t) { ++count; });
+  c.edges.reserve(count);  // exact: no doubling at the memory peak
+  each_edge([&](std::int32_t a, std::int32_t b, std::int32_t e) { c.edges.push_back({c.key(a, b), e}); });
   std::sort(c.edges.begin(), c.edges.end());
   for (std::size_t i = 0; i + 1 < c.edges.size(); ++i) {
     const auto& a = c.edges[i];
     const auto& b = c.edges[i + 1];
-    if (a.first != b.first) continue;
-    const int pa = plan.epart[static_cast<std::size_t>(a.second)], pb = plan.epart[static_cast<std::size_t>(b.second)];
+    if (a.key != b.key) continue;
+    const int pa = plan.epart[static_cast<std::size_t>(a.elem)], pb = plan.epart[static_cast<std::size_t>(b.elem)];
     if (pa == pb) continue;
-    pairs.emplace_back(pa, a.second);
-    pairs.emplace_back(pb, b.second);
+    pairs.emplace_back(pa, a.elem);
+    pairs.emplace_back(pb, b.elem);
   }
   std::sort(pairs.begin(), pairs.end());
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
@@ -173,7 +217,7 @@ void prepare(Context& c) {
 }
 
 // Part p's SERAFIN header and mesh arrays. loc: global node -> local (0-based), filled.
-void part_mesh(const Context& c, const serafin::Header& g, int p, const std::vector<std::int32_t>& loc, serafin::Header& h,
+void part_mesh(const Context& c, const serafin::Header& g, int p, const LocalIndex& loc, serafin::Header& h,
                Mesh& m) {
   const Plan& plan = c.plan;
   const int nplan = g.nplan();
@@ -191,8 +235,8 @@ void part_mesh(const Context& c, const serafin::Header& g, int p, const std::vec
   std::vector<std::int32_t> tri(static_cast<std::size_t>(ne * ndp2));
   const std::int32_t* elems = plan.part_elems(p);
   for (std::int64_t j = 0; j < ne; ++j) {
-    const std::int32_t* v = c.mesh.ikle2 + static_cast<std::int64_t>(elems[j]) * c.mesh.stride;
-    for (int k = 0; k < ndp2; ++k) tri[static_cast<std::size_t>(j * ndp2 + k)] = loc[static_cast<std::size_t>(v[k] - 1)] + 1;
+    const std::int32_t* v = c.mesh.ikle2->data() + static_cast<std::int64_t>(elems[j]) * c.mesh.stride;
+    for (int k = 0; k < ndp2; ++k) tri[static_cast<std::size_t>(j * ndp2 + k)] = loc[v[k] - 1] + 1;
   }
   if (nplan <= 1) {
     m.ikle = std::move(tri);
@@ -219,17 +263,17 @@ void part_mesh(const Context& c, const serafin::Header& g, int p, const std::vec
     }
 }
 
-std::string cli_text(const Context& c, int p, const std::vector<std::int32_t>& loc) {
+std::string cli_text(const Context& c, int p, const LocalIndex& loc) {
   std::string out;
   for (const std::int32_t* k = c.boundary.begin(p); k != c.boundary.end(p); ++k) {
     const auto& line = c.mesh.cli->lines[static_cast<std::size_t>(*k)];
-    out += boundary::format_telemac(line, loc[static_cast<std::size_t>(line.n - 1)] + 1, line.k);
+    out += boundary::format_telemac(line, loc[static_cast<std::int32_t>(line.n - 1)] + 1, line.k);
     out += '\n';
   }
   return out;
 }
 
-std::string par_text(const Context& c, int p, const std::vector<std::int32_t>& loc) {
+std::string par_text(const Context& c, int p, const LocalIndex& loc) {
   const Plan& plan = c.plan;
   const auto& x = *c.mesh.x;
   const auto& y = *c.mesh.y;
@@ -255,13 +299,13 @@ std::string par_text(const Context& c, int p, const std::vector<std::int32_t>& l
       ++away;
     }
     if (away == 2) iseg = -9999;
-    out += fmt("%9d %9d %10lld %27.15f %27.15f %8d\n", k + 1, loc[static_cast<std::size_t>(node)] + 1,
+    out += fmt("%9d %9d %10lld %27.15f %27.15f %8d\n", k + 1, loc[node] + 1,
                static_cast<long long>(iseg), xs, ys, (*c.mesh.numliq)[static_cast<std::size_t>(k)]);
   }
   out += fmt("%12lld\n", static_cast<long long>(c.iface.count(p)));
   for (const std::int32_t* ip = c.iface.begin(p); ip != c.iface.end(p); ++ip) {
     const std::int32_t n = plan.iface_nodes[static_cast<std::size_t>(*ip)];
-    out += fmt("%7d ", loc[static_cast<std::size_t>(n)] + 1);
+    out += fmt("%7d ", loc[n] + 1);
     int written = 0;
     for (std::int64_t i = plan.iface_offset[static_cast<std::size_t>(*ip)]; i < plan.iface_offset[static_cast<std::size_t>(*ip) + 1]; ++i) {
       const int q = plan.iface_parts[static_cast<std::size_t>(i)];
@@ -278,7 +322,7 @@ std::string par_text(const Context& c, int p, const std::vector<std::int32_t>& l
   const int ndp = plan.ndp;
   for (const std::int32_t* ep = c.halo.begin(p); ep != c.halo.end(p); ++ep) {
     const std::int32_t e = *ep;
-    const std::int32_t* v = c.mesh.ikle2 + static_cast<std::int64_t>(e) * c.mesh.stride;
+    const std::int32_t* v = c.mesh.ikle2->data() + static_cast<std::int64_t>(e) * c.mesh.stride;
     std::int64_t ranks[4], elems[4];
     for (int k = 0; k < ndp; ++k) {
       const std::int32_t a = v[k] - 1, b = v[(k + 1) % ndp] - 1;
@@ -312,6 +356,80 @@ struct SerafinParts {
   std::vector<std::size_t> file;         // per part: id in the TempOutputs
   std::vector<std::int64_t> base;        // per part: offset of the part in its file
 };
+
+// Frames of one SERAFIN file: batches of records (a time, or one variable of one frame)
+// read once from the global file in its own precision, then scattered to every part.
+template <class T>
+void scatter_frames(const Plan& plan, const SerafinParts& sp, const TempOutputs& out, std::int64_t npoin2, int threads,
+                    std::int64_t memory_budget) {
+  const int nparts = plan.nparts;
+  const serafin::Reader& r = *sp.reader;
+  const auto& g = r.header();
+  const int nvar = g.nvar(), nplan = g.nplan();
+  const std::int64_t nrec = r.frame_count() * (nvar + 1);
+  const int rs = real_size(g.precision);
+  const std::int64_t per_batch =
+      std::max<std::int64_t>(1, memory_budget / std::max<std::int64_t>(1, g.npoin * static_cast<std::int64_t>(sizeof(T))));
+  Progress progress("partition: frames of " + r.name(), nrec);
+  std::vector<std::vector<T>> values;
+  for (std::int64_t r0 = 0; r0 < nrec;) {
+    // Batch [r0, r1): at most per_batch variable records.
+    std::int64_t r1 = r0, nv = 0;
+    while (r1 < nrec && (r1 % (nvar + 1) == 0 || nv < per_batch)) {
+      if (r1 % (nvar + 1) != 0) ++nv;
+      ++r1;
+    }
+    values.resize(static_cast<std::size_t>(nv));
+    std::vector<double> times;
+    std::int64_t vi = 0;
+    for (std::int64_t rec = r0; rec < r1; ++rec) {
+      const std::int64_t f = rec / (nvar + 1);
+      const int v = static_cast<int>(rec % (nvar + 1)) - 1;
+      if (v < 0) {
+        times.push_back(r.read_time(f));
+      } else {
+        auto& buf = values[static_cast<std::size_t>(vi++)];
+        buf.resize(static_cast<std::size_t>(g.npoin));
+        r.read_values(f, v, buf.data());
+      }
+    }
+    for_each_part(nparts, threads, [&](int p, int) {
+      const auto& lay = sp.layouts[static_cast<std::size_t>(p)];
+      const std::int64_t np = plan.part_npoin(p), npl = np * nplan;
+      const std::int32_t* knolg = plan.part_knolg(p);
+      auto offset_of = [&](std::int64_t rec) {
+        const std::int64_t f = rec / (nvar + 1);
+        const int v = static_cast<int>(rec % (nvar + 1)) - 1;
+        return v < 0 ? lay.frame_offset(f) : lay.values_offset(f, v) - 4;
+      };
+      const std::int64_t begin = offset_of(r0);
+      const std::int64_t end = r1 < nrec ? offset_of(r1) : lay.frame_offset(r.frame_count());
+      std::vector<unsigned char> chunk(static_cast<std::size_t>(end - begin));
+      std::vector<T> local(static_cast<std::size_t>(npl));
+      unsigned char* w = chunk.data();
+      std::size_t ti = 0, vk = 0;
+      for (std::int64_t rec = r0; rec < r1; ++rec) {
+        const bool is_time = rec % (nvar + 1) == 0;
+        const std::int64_t bytes = is_time ? rs : npl * rs;
+        store<std::int32_t>(w, static_cast<std::int32_t>(bytes), g.byte_order);
+        if (is_time) {
+          serafin::encode_reals(&times[ti++], 1, g.precision, g.byte_order, w + 4);
+        } else {
+          const auto& src = values[vk++];
+          for (int j = 0; j < nplan; ++j)
+            for (std::int64_t i = 0; i < np; ++i)
+              local[static_cast<std::size_t>(i + j * np)] = src[static_cast<std::size_t>(knolg[i] + j * npoin2)];
+          serafin::encode_reals(local.data(), npl, g.precision, g.byte_order, w + 4);
+        }
+        store<std::int32_t>(w + 4 + bytes, static_cast<std::int32_t>(bytes), g.byte_order);
+        w += 8 + bytes;
+      }
+      out.write_at(sp.file[static_cast<std::size_t>(p)], chunk.data(), chunk.size(), sp.base[static_cast<std::size_t>(p)] + begin);
+    });
+    progress.update(r1);
+    r0 = r1;
+  }
+}
 
 }  // namespace
 
@@ -396,15 +514,12 @@ WriteReport write_parts(const Plan& plan, const serafin::Reader& geo, const std:
       cli_ids.push_back(out.add(path(names.cli, suffix(nparts, p))));
       par_ids.push_back(out.add(path(names.par, suffix(nparts, p))));
     }
-  std::vector<std::vector<std::int32_t>> locs(static_cast<std::size_t>(std::max(1, threads)),
-                                              std::vector<std::int32_t>());
+  std::vector<LocalIndex> locs(static_cast<std::size_t>(std::max(1, threads)));
   Progress progress("partition: writing parts", nparts);
   std::atomic<int> done{0};
   for_each_part(nparts, threads, [&](int p, int t) {
     auto& loc = locs[static_cast<std::size_t>(t)];
-    if (loc.empty()) loc.assign(static_cast<std::size_t>(c.npoin2), -1);
-    const std::int32_t* knolg = plan.part_knolg(p);
-    for (std::int64_t i = 0; i < plan.part_npoin(p); ++i) loc[static_cast<std::size_t>(knolg[i])] = static_cast<std::int32_t>(i);
+    loc.build(plan.part_knolg(p), plan.part_npoin(p));
     for (auto& sp : sparts) {
       serafin::Header h;
       Mesh m;
@@ -423,7 +538,6 @@ WriteReport write_parts(const Plan& plan, const serafin::Reader& geo, const std:
         out.write_at(par_ids[static_cast<std::size_t>(p)], par.data(), par.size(), 0);
       }
     }
-    for (std::int64_t i = 0; i < plan.part_npoin(p); ++i) loc[static_cast<std::size_t>(knolg[i])] = -1;
     progress.update(++done);
   });
   progress.finish();
@@ -452,77 +566,17 @@ WriteReport write_parts(const Plan& plan, const serafin::Reader& geo, const std:
   }
   report.seconds_parts = since(t0);
 
-  // Frames: batches of records (a time or one variable of one frame) read once from the
-  // global file, then scattered to every part.
+  // The frames need only the plan: free the mesh arrays first.
+  std::vector<std::int32_t>().swap(*mesh.ikle2);
+  mesh.x->clear();
+  mesh.y->clear();
+  c.edges = {};
   const auto t1 = std::chrono::steady_clock::now();
   for (auto& sp : sparts) {
-    const serafin::Reader& r = *sp.reader;
-    const auto& g = r.header();
-    const int nvar = g.nvar(), nplan = g.nplan();
-    const std::int64_t nrec = r.frame_count() * (nvar + 1);
-    const int rs = real_size(g.precision);
-    const std::int64_t per_batch = std::max<std::int64_t>(1, memory_budget / std::max<std::int64_t>(1, g.npoin * 8));
-    Progress fprog("partition: frames of " + r.name(), nrec);
-    std::vector<std::vector<double>> values;
-    for (std::int64_t r0 = 0; r0 < nrec;) {
-      // Batch [r0, r1): at most per_batch variable records.
-      std::int64_t r1 = r0, nv = 0;
-      while (r1 < nrec && (r1 % (nvar + 1) == 0 || nv < per_batch)) {
-        if (r1 % (nvar + 1) != 0) ++nv;
-        ++r1;
-      }
-      values.resize(static_cast<std::size_t>(nv));
-      std::vector<double> times;
-      {
-        std::int64_t i = 0;
-        for (std::int64_t rec = r0; rec < r1; ++rec) {
-          const std::int64_t f = rec / (nvar + 1);
-          const int v = static_cast<int>(rec % (nvar + 1)) - 1;
-          if (v < 0) {
-            times.push_back(r.read_time(f));
-          } else {
-            values[static_cast<std::size_t>(i)].resize(static_cast<std::size_t>(g.npoin));
-            r.read_values(f, v, values[static_cast<std::size_t>(i++)].data());
-          }
-        }
-      }
-      for_each_part(nparts, threads, [&](int p, int) {
-        const auto& lay = sp.layouts[static_cast<std::size_t>(p)];
-        const std::int64_t np = plan.part_npoin(p), npl = np * nplan;
-        const std::int32_t* knolg = plan.part_knolg(p);
-        auto offset_of = [&](std::int64_t rec) {
-          const std::int64_t f = rec / (nvar + 1);
-          const int v = static_cast<int>(rec % (nvar + 1)) - 1;
-          return v < 0 ? lay.frame_offset(f) : lay.values_offset(f, v) - 4;
-        };
-        const std::int64_t begin = offset_of(r0);
-        const std::int64_t end = r1 < nrec ? offset_of(r1) : lay.frame_offset(r.frame_count());
-        std::vector<unsigned char> chunk(static_cast<std::size_t>(end - begin));
-        std::vector<double> local(static_cast<std::size_t>(npl));
-        unsigned char* w = chunk.data();
-        std::size_t ti = 0, vi = 0;
-        for (std::int64_t rec = r0; rec < r1; ++rec) {
-          const bool is_time = rec % (nvar + 1) == 0;
-          const std::int64_t bytes = is_time ? rs : npl * rs;
-          store<std::int32_t>(w, static_cast<std::int32_t>(bytes), g.byte_order);
-          if (is_time) {
-            serafin::encode_reals(&times[ti++], 1, g.precision, g.byte_order, w + 4);
-          } else {
-            const auto& src = values[vi++];
-            for (int j = 0; j < nplan; ++j)
-              for (std::int64_t i = 0; i < np; ++i)
-                local[static_cast<std::size_t>(i + j * np)] = src[static_cast<std::size_t>(knolg[i] + j * c.npoin2)];
-            serafin::encode_reals(local.data(), npl, g.precision, g.byte_order, w + 4);
-          }
-          store<std::int32_t>(w + 4 + bytes, static_cast<std::int32_t>(bytes), g.byte_order);
-          w += 8 + bytes;
-        }
-        out.write_at(sp.file[static_cast<std::size_t>(p)], chunk.data(), chunk.size(),
-                     sp.base[static_cast<std::size_t>(p)] + begin);
-      });
-      fprog.update(r1);
-      r0 = r1;
-    }
+    if (sp.reader->header().precision == Precision::Single)
+      scatter_frames<float>(plan, sp, out, c.npoin2, threads, memory_budget);
+    else
+      scatter_frames<double>(plan, sp, out, c.npoin2, threads, memory_budget);
   }
   report.seconds_frames = since(t1);
   out.commit();

@@ -33,12 +33,13 @@ struct Names {
   std::vector<std::string> also;
 };
 
-// The global mesh and boundary as the writer needs them.
+// The global mesh and boundary as the writer needs them. The writer frees ikle2, x and y
+// once every part's header is written, before it streams the frames.
 struct GlobalMesh {
-  const std::int32_t* ikle2 = nullptr;  // 2D base elements, 1-based
-  int stride = 3;                        // ints per element in ikle2 (6 for prisms read in place)
-  const std::vector<double>* x = nullptr;  // all planes
-  const std::vector<double>* y = nullptr;
+  std::vector<std::int32_t>* ikle2 = nullptr;  // 2D base elements, 1-based, `stride` ints each
+  int stride = 3;
+  Coordinates* x = nullptr;  // all planes
+  Coordinates* y = nullptr;
   const boundary::File* cli = nullptr;     // null: no .cli and PAR files
   const Contour* contour = nullptr;        // of the .cli points
   const std::vector<std::int32_t>* numliq = nullptr;
@@ -57,7 +58,7 @@ struct WriteReport {
 // renamed when everything is complete. threads > 1 builds and writes parts concurrently.
 WriteReport write_parts(const Plan& plan, const serafin::Reader& geo, const std::vector<const serafin::Reader*>& also,
                         const GlobalMesh& mesh, const Names& names, Layout layout, int threads,
-                        std::int64_t memory_budget = std::int64_t{256} << 20);
+                        std::int64_t memory_budget = std::int64_t{128} << 20);
 
 // Reads a GEO index: (begin, end) byte ranges (0-based begin, exclusive end) of each part.
 std::vector<std::pair<std::int64_t, std::int64_t>> read_geo_index(const std::string& path);

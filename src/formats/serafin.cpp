@@ -330,6 +330,24 @@ std::vector<double> Reader::read_real_record(std::int64_t offset, const std::str
 }
 
 std::vector<double> Reader::read_x() const { return read_real_record(x_at_, "X"); }
+
+Coordinates Reader::read_coordinates(bool y) const {
+  const std::int64_t at = (y ? y_at_ : x_at_) + 4;
+  if (header_.precision == Precision::Double) {
+    std::vector<double> v(static_cast<std::size_t>(header_.npoin));
+    read_values_at(at, v.data());
+    return Coordinates(std::move(v));
+  }
+  std::vector<float> v(static_cast<std::size_t>(header_.npoin));
+  read_values_at(at, v.data());
+  return Coordinates(std::move(v));
+}
+
+template <class T>
+void Reader::read_values_at(std::int64_t offset, T* out) const {
+  source_->read_at(offset, out, static_cast<std::size_t>(header_.npoin) * sizeof(T));
+  to_order<sizeof(T)>(out, static_cast<std::size_t>(header_.npoin), header_.byte_order);
+}
 std::vector<double> Reader::read_y() const { return read_real_record(y_at_, "Y"); }
 
 Mesh Reader::read_mesh() const {

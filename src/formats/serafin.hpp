@@ -94,6 +94,8 @@ class Reader {
   std::vector<std::int32_t> read_ipobo() const;
   std::vector<double> read_x() const;
   std::vector<double> read_y() const;
+  // X or Y in the file's own precision.
+  Coordinates read_coordinates(bool y) const;
   Mesh read_mesh() const;
 
   double read_time(std::int64_t frame) const;
@@ -114,6 +116,9 @@ class Reader {
                        std::int32_t* out) const;
   std::vector<double> read_real_record(std::int64_t offset, const std::string& record) const;
   void check_frame(std::int64_t frame, int var) const;
+  // NPOIN reals of the file's precision (T) at offset, to native order.
+  template <class T>
+  void read_values_at(std::int64_t offset, T* out) const;
 
   std::shared_ptr<const ByteSource> source_;
   Header header_;

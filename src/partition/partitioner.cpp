@@ -19,24 +19,23 @@ double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Index of (x, y) on a Hilbert curve filling a 2^order x 2^order grid.
-std::uint64_t hilbert(std::uint32_t x, std::uint32_t y, int order) {
+// Index of (x, y) on a Hilbert curve filling a 2^order x 2^order grid: one table step per
+// level. The state is the orientation of the current sub-square.
+}  // namespace
+
+std::uint64_t hilbert_index(std::uint32_t x, std::uint32_t y, int order) {
+  // For state s and quadrant q = 2*xbit + ybit: the curve position of q, and the next state.
+  static const std::uint8_t position[4][4] = {{0, 1, 3, 2}, {0, 3, 1, 2}, {2, 3, 1, 0}, {2, 1, 3, 0}};
+  static const std::uint8_t next_state[4][4] = {{1, 0, 3, 0}, {0, 2, 1, 1}, {2, 1, 2, 3}, {3, 3, 0, 2}};
   std::uint64_t d = 0;
-  for (std::uint32_t s = 1u << (order - 1); s > 0; s >>= 1) {
-    const std::uint32_t rx = (x & s) ? 1 : 0, ry = (y & s) ? 1 : 0;
-    d += static_cast<std::uint64_t>(s) * s * ((3 * rx) ^ ry);
-    if (ry == 0) {  // rotate the quadrant
-      if (rx == 1) {
-        x = s - 1 - (x & (s - 1)) + (x & ~(s - 1));
-        y = s - 1 - (y & (s - 1)) + (y & ~(s - 1));
-      }
-      std::swap(x, y);
-    }
+  unsigned s = 0;
+  for (int level = order - 1; level >= 0; --level) {
+    const unsigned q = (((x >> level) & 1u) << 1) | ((y >> level) & 1u);
+    d = (d << 2) | position[s][q];
+    s = next_state[s][q];
   }
   return d;
 }
-
-}  // namespace
 
 PartitionMethod parse_partition_method(const std::string& name) {
   if (name == "metis") return PartitionMethod::Metis;
@@ -99,13 +98,13 @@ std::vector<std::int32_t> partition_metis(std::vector<std::int32_t>&& eind, std:
 }
 
 std::vector<std::int32_t> partition_sfc(const std::int32_t* ikle, std::int64_t nelem, int ndp, int stride,
-                                        const std::vector<double>& x, const std::vector<double>& y, int nparts,
+                                        const Coordinates& x, const Coordinates& y, int nparts,
                                         const std::vector<std::int32_t>& weights, PartitionStats* stats) {
   const auto t0 = std::chrono::steady_clock::now();
   reset_peak_rss();
   std::vector<std::int32_t> epart(static_cast<std::size_t>(nelem), 0);
   if (nparts > 1 && nelem > 0) {
-    double x0 = x[0], x1 = x[0], y0 = y[0], y1 = y[0];
+    double x0 = x[0], x1 = x[0], y0 = y[0], y1 = y[0];  // bounding box
     for (std::size_t i = 0; i < x.size(); ++i) {
       x0 = std::min(x0, x[i]), x1 = std::max(x1, x[i]);
       y0 = std::min(y0, y[i]), y1 = std::max(y1, y[i]);
@@ -113,7 +112,7 @@ std::vector<std::int32_t> partition_sfc(const std::int32_t* ikle, std::int64_t n
     // One key per element: Hilbert index in the high bits, element number in the low ones.
     int idx_bits = 1;
     while ((std::int64_t{1} << idx_bits) < nelem) ++idx_bits;
-    const int order = std::min(31, (64 - idx_bits) / 2);
+    const int order = std::min(16, (64 - idx_bits) / 2);
     const double span = std::max(x1 - x0, y1 - y0);
     const double scale = span > 0 ? (std::ldexp(1.0, order) - 1) / span : 0;
     std::vector<std::uint64_t> keys(static_cast<std::size_t>(nelem));
@@ -126,7 +125,7 @@ std::vector<std::int32_t> partition_sfc(const std::int32_t* ikle, std::int64_t n
       }
       const auto hx = static_cast<std::uint32_t>((cx / ndp - x0) * scale);
       const auto hy = static_cast<std::uint32_t>((cy / ndp - y0) * scale);
-      keys[static_cast<std::size_t>(e)] = (hilbert(hx, hy, order) << idx_bits) | static_cast<std::uint64_t>(e);
+      keys[static_cast<std::size_t>(e)] = (hilbert_index(hx, hy, order) << idx_bits) | static_cast<std::uint64_t>(e);
     }
     std::sort(keys.begin(), keys.end());
     const std::uint64_t mask = (std::uint64_t{1} << idx_bits) - 1;

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/mesh.hpp"
+
 namespace anabranch {
 
 enum class PartitionMethod { Metis, Sfc };
@@ -30,8 +32,11 @@ std::vector<std::int32_t> partition_metis(std::vector<std::int32_t>&& eind, std:
 // Hilbert curve through the element centroids, cut into nparts stretches of equal element
 // count (or equal weight). ikle is 1-based, `stride` ints per element, first ndp used.
 std::vector<std::int32_t> partition_sfc(const std::int32_t* ikle, std::int64_t nelem, int ndp, int stride,
-                                        const std::vector<double>& x, const std::vector<double>& y, int nparts,
+                                        const Coordinates& x, const Coordinates& y, int nparts,
                                         const std::vector<std::int32_t>& weights, PartitionStats* stats = nullptr);
+
+// Position of cell (x, y) along the Hilbert curve through a 2^order x 2^order grid.
+std::uint64_t hilbert_index(std::uint32_t x, std::uint32_t y, int order);
 
 // Resets the kernel's peak-RSS counter to the current RSS (Linux), so the peak of one phase
 // can be measured; returns false where unsupported.

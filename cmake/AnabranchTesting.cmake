@@ -7,7 +7,7 @@
 #   never need it. A hang fails at TIMEOUT instead of eating the CI budget.
 set(AB_TEST_ENV
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-  OMPI_MCA_btl_vader_single_copy_mechanism=none PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
+  OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_mpi_yield_when_idle=1 PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
   ANABRANCH_PROGRESS=0)
 
 find_program(AB_TIMEOUT timeout)

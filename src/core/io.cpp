@@ -107,17 +107,25 @@ void MemorySink::write(const void* data, std::size_t n) {
   bytes.insert(bytes.end(), p, p + n);
 }
 
-AtomicFileSink::AtomicFileSink(std::string path, std::size_t buffer_bytes)
-    : path_(std::move(path)), buffer_(buffer_bytes) {
-  temp_ = path_ + ".tmp." + std::to_string(::getpid());
+AtomicFileSink::AtomicFileSink(std::string path, std::size_t buffer_bytes, bool direct)
+    : path_(std::move(path)), direct_(direct), buffer_(buffer_bytes) {
+  temp_ = direct ? path_ : path_ + ".tmp." + std::to_string(::getpid());
   fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) throw IoError::from_errno("cannot create", temp_);
 }
 
 AtomicFileSink::~AtomicFileSink() {
   if (fd_ >= 0) {
-    ::close(fd_);
-    ::unlink(temp_.c_str());
+    if (direct_) {
+      try {
+        flush();  // keep what was written: complete frames stay readable
+      } catch (...) {
+      }
+      ::close(fd_);
+    } else {
+      ::close(fd_);
+      ::unlink(temp_.c_str());
+    }
   }
 }
 
@@ -156,6 +164,7 @@ void AtomicFileSink::commit() {
     throw IoError::from_errno("cannot close", temp_);
   }
   fd_ = -1;
+  if (direct_) return;
   if (::rename(temp_.c_str(), path_.c_str()) != 0) {
     int e = errno;
     ::unlink(temp_.c_str());

@@ -77,7 +77,9 @@ class MemorySink final : public ByteSink {
 // is removed, so a half-written output never appears under the final name.
 class AtomicFileSink final : public ByteSink {
  public:
-  explicit AtomicFileSink(std::string path, std::size_t buffer_bytes = 8u << 20);
+  // direct = true: write under the final name at once (a solver's output, readable up to
+  // its last complete frame if the run dies); commit() then only flushes and closes.
+  explicit AtomicFileSink(std::string path, std::size_t buffer_bytes = 8u << 20, bool direct = false);
   ~AtomicFileSink() override;
   AtomicFileSink(const AtomicFileSink&) = delete;
   AtomicFileSink& operator=(const AtomicFileSink&) = delete;
@@ -94,6 +96,7 @@ class AtomicFileSink final : public ByteSink {
 
  private:
   std::string path_, temp_;
+  bool direct_ = false;
   int fd_ = -1;
   std::vector<unsigned char> buffer_;
   std::size_t used_ = 0;

@@ -208,7 +208,9 @@ void Reader::parse() {
   const std::int32_t ndp = read_i32(*source_, at + 12, bo);
   header_.sizes4 = read_i32(*source_, at + 16, bo);
   if (nelem < 0) throw FormatError(file, record_name(sizes_rec), at + 4, "negative NELEM = " + std::to_string(nelem));
-  if (npoin < 1) throw FormatError(file, record_name(sizes_rec), at + 8, "impossible NPOIN = " + std::to_string(npoin));
+  // NPOIN = 0 only for an empty subdomain (no element either).
+  if (npoin < 0 || (npoin == 0 && nelem > 0))
+    throw FormatError(file, record_name(sizes_rec), at + 8, "impossible NPOIN = " + std::to_string(npoin));
   if (ndp < 1 || ndp > 8) throw FormatError(file, record_name(sizes_rec), at + 12, "impossible NDP = " + std::to_string(ndp));
   header_.nelem = nelem;
   header_.npoin = npoin;
@@ -505,8 +507,10 @@ void write_header(ByteSink& sink, const Header& h, const Mesh& mesh, const Write
 }
 
 Writer::Writer(const std::string& path, const Header& header, const Mesh& mesh, const WriteOptions& options)
-    : header_(header), layout_(Layout::of(header)), sink_(path) {
+    : header_(header), layout_(Layout::of(header)), sink_(path, 8u << 20, !options.atomic), flush_frames_(!options.atomic) {
+  check_record_limits(header_, options);
   write_header(sink_, header_, mesh, options);
+  if (flush_frames_) sink_.flush();
 }
 
 Writer::~Writer() = default;
@@ -523,6 +527,7 @@ void Writer::begin_frame(double time) {
   if (header_.nvar() == 0) {
     next_var_ = -1;
     ++frames_;
+    if (flush_frames_) sink_.flush();
   }
 }
 
@@ -530,9 +535,23 @@ template <class T>
 void Writer::write_variable(const T* values) {
   if (next_var_ < 0) throw UsageError("write_variable called outside a frame (call begin_frame first)");
   put_real_record(sink_, values, header_.npoin, header_.precision, header_.byte_order, scratch_);
+  end_variable();
+}
+
+void Writer::write_variable_encoded(const void* bytes) {
+  if (next_var_ < 0) throw UsageError("write_variable called outside a frame (call begin_frame first)");
+  const auto n = static_cast<std::int32_t>(header_.npoin * layout_.real_bytes);
+  put_i32(sink_, n, header_.byte_order);
+  sink_.write(bytes, static_cast<std::size_t>(n));
+  put_i32(sink_, n, header_.byte_order);
+  end_variable();
+}
+
+void Writer::end_variable() {
   if (++next_var_ == header_.nvar()) {
     next_var_ = -1;
     ++frames_;
+    if (flush_frames_) sink_.flush();
   }
 }
 

@@ -131,6 +131,10 @@ class Reader {
 struct WriteOptions {
   // Largest record payload accepted (SERAFIN's limit; lowered in tests).
   std::int64_t max_record_bytes = kMaxRecordBytes;
+  // false: write under the final name at once and flush after every frame (a solver's
+  // output stays readable up to its last complete frame); true: temporary name, renamed
+  // by close().
+  bool atomic = true;
 };
 
 // Header records (title through Y) to a sink, in header.precision and header.byte_order.
@@ -161,6 +165,8 @@ class Writer {
   void begin_frame(double time);
   template <class T>
   void write_variable(const T* values);
+  // A variable already encoded in the file's precision and byte order (NPOIN reals).
+  void write_variable_encoded(const void* bytes);
   void close();
 
   const Header& header() const { return header_; }
@@ -174,6 +180,8 @@ class Writer {
   std::vector<unsigned char> scratch_;
   std::int64_t frames_ = 0;
   int next_var_ = -1;  // -1: between frames
+  bool flush_frames_ = false;
+  void end_variable();
 };
 
 }  // namespace anabranch::serafin

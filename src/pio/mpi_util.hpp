@@ -1,0 +1,39 @@
+// MPI helpers: error checks that throw, and agreement on failure across ranks so that one
+// failing rank never leaves the others waiting in the next collective call.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <string>
+
+namespace anabranch::pio {
+
+// Throws MpiError naming `what` when rc is not MPI_SUCCESS.
+void check_mpi(int rc, const char* what);
+
+// Collective: runs fn on every rank; if it threw on any rank, every rank throws the error of
+// the lowest failing rank (same type class: usage, format, I/O or MPI error).
+void collective(MPI_Comm comm, const std::function<void()>& fn);
+
+// Collective: agrees on a failure captured earlier (nullptr: this rank is fine).
+void agree(MPI_Comm comm, std::exception_ptr error);
+
+// MPI datatype for std::int64_t.
+inline MPI_Datatype mpi_int64() { return MPI_INT64_T; }
+
+// Initialises MPI for the lifetime of the object if nobody did (commands that may run
+// under mpiexec or alone).
+class MpiSession {
+ public:
+  MpiSession(int* argc, char*** argv);
+  ~MpiSession();
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+
+ private:
+  bool owned_ = false;
+};
+
+}  // namespace anabranch::pio

@@ -1,0 +1,74 @@
+#include "pio/ownership.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "core/error.hpp"
+#include "pio/mpi_util.hpp"
+
+namespace anabranch::pio {
+
+Owned resolve_ownership(MPI_Comm comm, const std::int64_t* gids, std::int64_t n, std::int64_t npoin) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+  collective(comm, [&] {
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) { return gids[a] < gids[b]; });
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::int64_t g = gids[order[static_cast<std::size_t>(i)]];
+      if (g < 0 || g >= npoin)
+        throw UsageError("global node id " + std::to_string(g + 1) + " (local " + std::to_string(order[static_cast<std::size_t>(i)] + 1) +
+                         ") is outside 1.." + std::to_string(npoin));
+      if (i > 0 && g == gids[order[static_cast<std::size_t>(i - 1)]])
+        throw UsageError("global node id " + std::to_string(g + 1) + " is listed twice by one rank");
+    }
+  });
+  const std::int64_t block = (npoin + size - 1) / size;
+  auto home = [&](std::int64_t g) { return static_cast<int>(g / block); };
+
+  // Send the sorted ids to their directory ranks.
+  std::vector<int> scount(static_cast<std::size_t>(size), 0), rcount(static_cast<std::size_t>(size), 0);
+  for (std::int64_t i = 0; i < n; ++i) ++scount[static_cast<std::size_t>(home(gids[order[static_cast<std::size_t>(i)]]))];
+  MPI_Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, comm);
+  std::vector<int> sdisp(static_cast<std::size_t>(size), 0), rdisp(static_cast<std::size_t>(size), 0);
+  for (int r = 1; r < size; ++r) {
+    sdisp[static_cast<std::size_t>(r)] = sdisp[static_cast<std::size_t>(r - 1)] + scount[static_cast<std::size_t>(r - 1)];
+    rdisp[static_cast<std::size_t>(r)] = rdisp[static_cast<std::size_t>(r - 1)] + rcount[static_cast<std::size_t>(r - 1)];
+  }
+  std::vector<std::int64_t> sorted(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) sorted[static_cast<std::size_t>(i)] = gids[order[static_cast<std::size_t>(i)]];
+  const int nrecv = rdisp.back() + rcount.back();
+  std::vector<std::int64_t> recv(static_cast<std::size_t>(nrecv));
+  MPI_Alltoallv(sorted.data(), scount.data(), sdisp.data(), MPI_INT64_T, recv.data(), rcount.data(), rdisp.data(), MPI_INT64_T, comm);
+
+  // Directory: the lowest rank holding each node of the block.
+  const std::int64_t lo = static_cast<std::int64_t>(rank) * block, hi = std::min(npoin, lo + block);
+  std::vector<int> owner(static_cast<std::size_t>(std::max<std::int64_t>(0, hi - lo)), size);
+  for (int r = 0; r < size; ++r)
+    for (int i = rdisp[static_cast<std::size_t>(r)]; i < rdisp[static_cast<std::size_t>(r)] + rcount[static_cast<std::size_t>(r)]; ++i) {
+      auto& o = owner[static_cast<std::size_t>(recv[static_cast<std::size_t>(i)] - lo)];
+      o = std::min(o, r);
+    }
+  collective(comm, [&] {
+    for (std::size_t k = 0; k < owner.size(); ++k)
+      if (owner[k] == size)
+        throw UsageError("global node " + std::to_string(lo + static_cast<std::int64_t>(k) + 1) + " is held by no rank: every node of the mesh must be given");
+  });
+  std::vector<char> flags(static_cast<std::size_t>(nrecv)), mine(static_cast<std::size_t>(n));
+  for (int r = 0; r < size; ++r)
+    for (int i = rdisp[static_cast<std::size_t>(r)]; i < rdisp[static_cast<std::size_t>(r)] + rcount[static_cast<std::size_t>(r)]; ++i)
+      flags[static_cast<std::size_t>(i)] = owner[static_cast<std::size_t>(recv[static_cast<std::size_t>(i)] - lo)] == r;
+  MPI_Alltoallv(flags.data(), rcount.data(), rdisp.data(), MPI_CHAR, mine.data(), scount.data(), sdisp.data(), MPI_CHAR, comm);
+  Owned out;
+  for (std::int64_t i = 0; i < n; ++i)
+    if (mine[static_cast<std::size_t>(i)]) {
+      out.gid.push_back(sorted[static_cast<std::size_t>(i)]);
+      out.local.push_back(order[static_cast<std::size_t>(i)]);
+    }
+  return out;
+}
+
+}  // namespace anabranch::pio

@@ -1,0 +1,103 @@
+#include "pio/strategy.hpp"
+
+#include <cstring>
+#include <limits>
+
+#include "core/error.hpp"
+#include "pio/mpi_util.hpp"
+
+namespace anabranch::pio {
+
+// Factories, one per strategy file.
+std::unique_ptr<Strategy> make_null_strategy();
+std::unique_ptr<Strategy> make_file_per_process_strategy();
+std::unique_ptr<Strategy> make_independent_strategy();
+std::unique_ptr<Strategy> make_collective_strategy();
+std::unique_ptr<Strategy> make_aggregated_strategy(bool async);
+
+const std::vector<StrategyInfo>& strategies() {
+  static const std::vector<StrategyInfo> list = {
+      {"file-per-process", "each rank writes its own SERAFIN file (TELEMAC naming): the baseline, input to merge", true, ""},
+      {"independent", "each rank writes its runs of nodes with MPI_File_write_at", true, ""},
+      {"collective", "indexed file view + MPI_File_write_all: MPI-IO merges the requests", true, ""},
+      {"aggregated", "values sent to a few writers per node that write large contiguous pieces collectively", true, ""},
+      {"aggregated-async", "aggregated, with nonblocking collective writes overlapped with the caller's next step", true, ""},
+      {"hdf5", "parallel HDF5 hyperslab writes (VTKHDF layout)", false, "the hdf5 strategy is not part of this build yet"},
+      {"null", "encodes and exchanges nothing, writes nothing (tests, overhead measurements)", true, ""},
+  };
+  return list;
+}
+
+std::unique_ptr<Strategy> make_strategy(const std::string& name) {
+  if (name == "file-per-process") return make_file_per_process_strategy();
+  if (name == "independent") return make_independent_strategy();
+  if (name == "collective") return make_collective_strategy();
+  if (name == "aggregated") return make_aggregated_strategy(false);
+  if (name == "aggregated-async") return make_aggregated_strategy(true);
+  if (name == "null") return make_null_strategy();
+  for (const auto& s : strategies())
+    if (s.name == name) throw UsageError("strategy '" + name + "' is not available: " + s.unavailable_reason);
+  std::string known;
+  for (const auto& s : strategies()) known += (known.empty() ? "" : ", ") + s.name;
+  throw UsageError("unknown strategy '" + name + "' (known: " + known + ")");
+}
+
+std::vector<std::pair<std::int64_t, std::vector<unsigned char>>> frame_fixed_pieces(const serafin::Header& h,
+                                                                                      const serafin::Layout& l,
+                                                                                      std::int64_t frame, double time) {
+  std::vector<std::pair<std::int64_t, std::vector<unsigned char>>> out;
+  const int rs = l.real_bytes;
+  std::vector<unsigned char> t(static_cast<std::size_t>(8 + rs));
+  store<std::int32_t>(t.data(), rs, h.byte_order);
+  serafin::encode_reals(&time, 1, h.precision, h.byte_order, t.data() + 4);
+  store<std::int32_t>(t.data() + 4 + rs, rs, h.byte_order);
+  out.emplace_back(l.frame_offset(frame), std::move(t));
+  const auto payload = static_cast<std::int32_t>(l.npoin * rs);
+  std::vector<unsigned char> m(4);
+  store<std::int32_t>(m.data(), payload, h.byte_order);
+  for (int v = 0; v < l.nvar; ++v) {
+    out.emplace_back(l.values_offset(frame, v) - 4, m);
+    out.emplace_back(l.values_offset(frame, v) + l.npoin * rs, m);
+  }
+  return out;
+}
+
+void write_at(MPI_File fh, std::int64_t offset, const void* data, std::int64_t n) {
+  const auto* p = static_cast<const char*>(data);
+  constexpr std::int64_t kMax = std::numeric_limits<int>::max() / 2;
+  while (n > 0) {
+    const int chunk = static_cast<int>(std::min(n, kMax));
+    MPI_Status st;
+    check_mpi(MPI_File_write_at(fh, offset, p, chunk, MPI_BYTE, &st), "MPI_File_write_at");
+    p += chunk;
+    offset += chunk;
+    n -= chunk;
+  }
+}
+
+MpiFileSink::MpiFileSink(MPI_File fh, std::int64_t offset, std::size_t buffer_bytes)
+    : fh_(fh), offset_(offset), buffer_(buffer_bytes) {}
+
+MpiFileSink::~MpiFileSink() = default;
+
+void MpiFileSink::write(const void* data, std::size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  while (n > 0) {
+    const std::size_t room = buffer_.size() - used_;
+    const std::size_t k = std::min(room, n);
+    std::memcpy(buffer_.data() + used_, p, k);
+    used_ += k;
+    p += k;
+    n -= k;
+    if (used_ == buffer_.size()) flush();
+  }
+}
+
+void MpiFileSink::flush() {
+  if (used_ == 0) return;
+  write_at(fh_, offset_, buffer_.data(), static_cast<std::int64_t>(used_));
+  offset_ += static_cast<std::int64_t>(used_);
+  used_ = 0;
+}
+
+}  // namespace anabranch::pio

@@ -1,0 +1,97 @@
+// Parallel write strategies: one interface, one file pair per strategy, one registry.
+// Every strategy puts the same bytes at the same offsets: the files are byte-identical.
+// Formats say what bytes mean; strategies say how P ranks get them to disk.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "formats/serafin.hpp"
+#include "pio/hints.hpp"
+
+namespace anabranch::pio {
+
+// What a strategy is given at open.
+struct StrategySetup {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  std::string path;                 // the shared file (file-per-process: the base name)
+  serafin::Header header;           // global header
+  serafin::Layout layout;           // byte layout of the shared file
+  const std::vector<std::int64_t>* owned = nullptr;  // nodes this rank writes, increasing, 0-based
+  MPI_Info info = MPI_INFO_NULL;    // MPI-IO hints
+  int writers_per_node = 1;         // aggregated strategies
+  std::int64_t buffer_bytes = std::int64_t{16} << 20;  // aggregation buffer per writer
+  // Writes the global header (rank 0 only; other ranks get an empty function).
+  std::function<void(ByteSink&)> write_header;
+  // file-per-process: this rank's own SERAFIN file (header + local mesh); the frames
+  // are its local values, in local order.
+  const serafin::Header* local_header = nullptr;
+  const Mesh* local_mesh = nullptr;
+};
+
+// One frame, encoded in the file's precision and byte order.
+struct EncodedFrame {
+  std::int64_t index = 0;  // frame number (0-based)
+  double time = 0;
+  // Owned values, variable after variable: nvar blocks of owned->size() reals.
+  const std::vector<unsigned char>* owned_values = nullptr;
+  // file-per-process: all local values, variable after variable.
+  const std::vector<unsigned char>* local_values = nullptr;
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual const char* name() const = 0;
+  // Collective: creates the file and writes the header once.
+  virtual void open(const StrategySetup& setup) = 0;
+  // Collective: puts one frame into the file. May return before the bytes are on disk
+  // (aggregated-async); the frame's buffers must then stay untouched until wait().
+  virtual void write(const EncodedFrame& frame) = 0;
+  // Collective: completes pending writes.
+  virtual void wait() {}
+  // Collective: completes, flushes and closes.
+  virtual void close() = 0;
+  // Files this strategy creates (1 for a shared file, P for file-per-process).
+  virtual int files_created(int nranks) const { return nranks > 0 ? 1 : 0; }
+};
+
+// The registry: every strategy anabranch knows, compiled in or not.
+struct StrategyInfo {
+  std::string name;
+  std::string description;
+  bool available;             // false: compiled out (make() throws, saying why)
+  std::string unavailable_reason;
+};
+const std::vector<StrategyInfo>& strategies();
+std::unique_ptr<Strategy> make_strategy(const std::string& name);
+
+// Fixed bytes of a frame (the time record and every length marker): (offset, bytes).
+std::vector<std::pair<std::int64_t, std::vector<unsigned char>>> frame_fixed_pieces(const serafin::Header& header,
+                                                                                      const serafin::Layout& layout,
+                                                                                      std::int64_t frame, double time);
+
+// A ByteSink over an MPI file (used by rank 0 to write the header).
+class MpiFileSink final : public ByteSink {
+ public:
+  explicit MpiFileSink(MPI_File fh, std::int64_t offset = 0, std::size_t buffer_bytes = 8u << 20);
+  ~MpiFileSink() override;
+  void write(const void* data, std::size_t n) override;
+  std::int64_t position() const override { return offset_ + static_cast<std::int64_t>(used_); }
+  void flush();
+
+ private:
+  MPI_File fh_;
+  std::int64_t offset_;
+  std::vector<unsigned char> buffer_;
+  std::size_t used_ = 0;
+};
+
+// Writes all n bytes at offset with MPI_File_write_at (independent); throws MpiError.
+void write_at(MPI_File fh, std::int64_t offset, const void* data, std::int64_t n);
+
+}  // namespace anabranch::pio

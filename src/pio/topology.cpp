@@ -1,0 +1,44 @@
+#include "pio/topology.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "pio/mpi_util.hpp"
+
+namespace anabranch::pio {
+
+Topology::Topology(MPI_Comm comm) {
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node_comm), "MPI_Comm_split_type");
+  MPI_Comm_rank(node_comm, &node_rank);
+  MPI_Comm_size(node_comm, &node_size);
+  // Node numbers: leaders (node_rank 0) numbered by rank order.
+  int leader = node_rank == 0 ? 1 : 0, before = 0;
+  MPI_Exscan(&leader, &before, 1, MPI_INT, MPI_SUM, comm);
+  if (rank == 0) before = 0;
+  node_index = before;
+  MPI_Bcast(&node_index, 1, MPI_INT, 0, node_comm);
+  MPI_Allreduce(&leader, &nodes, 1, MPI_INT, MPI_SUM, comm);
+}
+
+Topology::~Topology() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && node_comm != MPI_COMM_NULL) MPI_Comm_free(&node_comm);
+}
+
+std::vector<std::string> gather_host_names(MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  char name[MPI_MAX_PROCESSOR_NAME] = {0};
+  int len = 0;
+  MPI_Get_processor_name(name, &len);
+  std::vector<char> all(static_cast<std::size_t>(size) * MPI_MAX_PROCESSOR_NAME);
+  MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm);
+  std::vector<std::string> out;
+  for (int r = 0; r < size; ++r) out.emplace_back(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME);
+  return out;
+}
+
+}  // namespace anabranch::pio

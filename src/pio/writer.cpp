@@ -1,0 +1,198 @@
+#include "pio/writer.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/error.hpp"
+#include "formats/partel.hpp"
+#include "pio/mpi_util.hpp"
+
+namespace anabranch::pio {
+
+WriterOptions WriterOptions::parse(const std::string& text) {
+  WriterOptions o;
+  Hints all = Hints::parse(text);
+  for (const auto& [k, v] : all.entries()) {
+    try {
+      if (k == "strategy")
+        o.strategy = v;
+      else if (k == "writers_per_node")
+        o.writers_per_node = std::stoi(v);
+      else if (k == "buffer_bytes")
+        o.buffer_bytes = std::stoll(v);
+      else if (k == "atomic")
+        o.atomic = v == "1" || v == "true" || v == "yes";
+      else
+        o.hints.set(k, v);
+    } catch (const std::logic_error&) {
+      throw UsageError("writer option " + k + "=" + v + " is not a number");
+    }
+  }
+  if (o.writers_per_node < 1) throw UsageError("writers_per_node must be at least 1");
+  if (o.buffer_bytes < 1024) throw UsageError("buffer_bytes must be at least 1024");
+  return o;
+}
+
+Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& out, const std::int32_t* global_ids,
+               std::int64_t nlocal, const WriterOptions& options)
+    : comm_(comm), path_(path), header_(out.header), nlocal_(nlocal), options_(options) {
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  // Every rank must describe the same file.
+  collective(comm_, [&] {
+    strategy_ = make_strategy(options_.strategy);
+    serafin::check_record_limits(header_);
+    if (nlocal_ < 0) throw UsageError("negative number of local nodes");
+  });
+  {
+    std::int64_t mine[6] = {header_.npoin, header_.nelem, header_.ndp, header_.nvar(), header_.nplan(),
+                            header_.precision == Precision::Double ? 8 : 4};
+    std::int64_t root[6];
+    std::copy(mine, mine + 6, root);
+    MPI_Bcast(root, 6, MPI_INT64_T, 0, comm_);
+    collective(comm_, [&] {
+      if (!std::equal(mine, mine + 6, root))
+        throw UsageError("the ranks describe different files (NPOIN, NELEM, NDP, variables, planes or precision differ from rank 0's)");
+    });
+  }
+  layout_ = serafin::Layout::of(header_);
+  std::vector<std::int64_t> gids(static_cast<std::size_t>(nlocal_));
+  for (std::int64_t i = 0; i < nlocal_; ++i) gids[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(global_ids[i]) - 1;
+  owned_ = resolve_ownership(comm_, gids.data(), nlocal_, header_.npoin);
+
+  Hints hints = Hints::from_environment();
+  hints.merge(options_.hints);
+  info_ = hints.to_info();
+
+  // The temporary name (atomic) is chosen on rank 0 and shared.
+  open_path_ = path_;
+  if (options_.atomic && options_.strategy != "file-per-process") {
+    long long pid = rank_ == 0 ? static_cast<long long>(::getpid()) : 0;
+    MPI_Bcast(&pid, 1, MPI_LONG_LONG, 0, comm_);
+    open_path_ = path_ + ".tmp." + std::to_string(pid);
+  }
+
+  StrategySetup setup;
+  setup.comm = comm_;
+  setup.path = open_path_;
+  setup.header = header_;
+  setup.layout = layout_;
+  setup.owned = &owned_.gid;
+  setup.info = info_;
+  setup.writers_per_node = options_.writers_per_node;
+  setup.buffer_bytes = options_.buffer_bytes;
+  if (rank_ == 0) {
+    const Mesh* mesh = out.mesh;
+    const std::string geometry = out.geometry;
+    const serafin::Header h = header_;
+    setup.write_header = [mesh, geometry, h](ByteSink& sink) {
+      if (mesh) {
+        serafin::write_header(sink, h, *mesh);
+        return;
+      }
+      if (geometry.empty()) throw UsageError("rank 0 must give the global mesh or a geometry file");
+      serafin::Reader geo(geometry);
+      const Mesh m = geo.read_mesh();
+      if (m.npoin != h.npoin || m.nelem != h.nelem || m.ndp != h.ndp)
+        throw UsageError(geometry + " does not have the sizes of the output (NELEM, NPOIN, NDP)");
+      serafin::write_header(sink, h, m);
+    };
+  }
+  if (options_.strategy == "file-per-process") {
+    collective(comm_, [&] {
+      if (!out.local_mesh) throw UsageError("the file-per-process strategy needs each rank's local mesh (ab_writer_set_local_mesh)");
+      local_mesh_ = *out.local_mesh;
+      local_mesh_.npoin = nlocal_;
+      local_mesh_.ipobo.assign(global_ids, global_ids + nlocal_);
+      if (local_mesh_.x.size() != static_cast<std::size_t>(nlocal_) || local_mesh_.y.size() != static_cast<std::size_t>(nlocal_))
+        throw UsageError("the local mesh must have one coordinate per local node");
+      local_header_ = header_;
+      local_header_.set_mesh_sizes(local_mesh_);
+      local_header_.iparam[7] = 0;
+      local_header_.iparam[8] = 0;
+    });
+    setup.local_header = &local_header_;
+    setup.local_mesh = &local_mesh_;
+  }
+  strategy_->open(setup);
+}
+
+Writer::~Writer() {
+  // Abandoned before close(): a tool's temporary file is removed (a solver's output stays,
+  // readable up to its last complete frame).
+  if (!closed_ && open_path_ != path_ && rank_ == 0) ::unlink(open_path_.c_str());
+  if (info_ != MPI_INFO_NULL) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Info_free(&info_);
+  }
+}
+
+int Writer::files_created() const { return strategy_->files_created(size_); }
+
+template <class T>
+void Writer::encode(const T* const* values) {
+  const int nvar = header_.nvar(), rs = layout_.real_bytes;
+  const auto n = static_cast<std::int64_t>(owned_.gid.size());
+  owned_values_.resize(static_cast<std::size_t>(nvar * n * rs));
+  std::vector<T> tmp(static_cast<std::size_t>(n));
+  for (int v = 0; v < nvar; ++v) {
+    for (std::int64_t i = 0; i < n; ++i) tmp[static_cast<std::size_t>(i)] = values[v][owned_.local[static_cast<std::size_t>(i)]];
+    serafin::encode_reals(tmp.data(), n, header_.precision, header_.byte_order, owned_values_.data() + v * n * rs);
+  }
+  if (options_.strategy == "file-per-process") {
+    local_values_.resize(static_cast<std::size_t>(nvar * nlocal_ * rs));
+    for (int v = 0; v < nvar; ++v)
+      serafin::encode_reals(values[v], nlocal_, header_.precision, header_.byte_order, local_values_.data() + v * nlocal_ * rs);
+  }
+}
+
+template <class T>
+void Writer::begin_frame(double time, const T* const* values) {
+  if (closed_) throw UsageError("begin_frame on a closed writer");
+  if (pending_) end_frame();
+  collective(comm_, [&] { encode(values); });
+  EncodedFrame f;
+  f.index = frames_;
+  f.time = time;
+  f.owned_values = &owned_values_;
+  f.local_values = &local_values_;
+  strategy_->write(f);
+  ++frames_;
+  pending_ = true;
+}
+
+void Writer::end_frame() {
+  if (!pending_) return;
+  pending_ = false;
+  strategy_->wait();
+}
+
+template <class T>
+void Writer::write_frame(double time, const T* const* values) {
+  begin_frame(time, values);
+  end_frame();
+}
+
+template void Writer::write_frame<float>(double, const float* const*);
+template void Writer::write_frame<double>(double, const double* const*);
+template void Writer::begin_frame<float>(double, const float* const*);
+template void Writer::begin_frame<double>(double, const double* const*);
+
+void Writer::close() {
+  if (closed_) return;
+  closed_ = true;
+  end_frame();
+  strategy_->close();
+  if (open_path_ != path_) {
+    MPI_Barrier(comm_);
+    collective(comm_, [&] {
+      if (rank_ == 0 && std::rename(open_path_.c_str(), path_.c_str()) != 0)
+        throw IoError::from_errno("cannot rename " + open_path_ + " to", path_);
+    });
+  }
+}
+
+}  // namespace anabranch::pio

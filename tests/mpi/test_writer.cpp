@@ -1,0 +1,254 @@
+// The parallel shared-file writer: for every strategy, random and partition-shaped
+// decompositions, ranks that own nothing, single/double precision, both byte orders, 2D and
+// 3D, the shared file must be byte-identical to the serial writer's file from the global
+// arrays.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <numeric>
+#include <random>
+
+#include "core/error.hpp"
+#include "core/generate.hpp"
+#include "core/plan.hpp"
+#include "formats/partel.hpp"
+#include "formats/serafin.hpp"
+#include "partition/partitioner.hpp"
+#include "pio/writer.hpp"
+
+using namespace anabranch;
+
+namespace {
+
+int rank_of() {
+  int r;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+int size_of() {
+  int s;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+// A temporary folder named on rank 0 and shared.
+std::string shared_temp_dir() {
+  std::string dir;
+  if (rank_of() == 0) {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "abmpi-XXXXXX").string();
+    dir = ::mkdtemp(tmpl.data());
+  }
+  int n = static_cast<int>(dir.size());
+  MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  dir.resize(static_cast<std::size_t>(n));
+  MPI_Bcast(dir.data(), n, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return dir;
+}
+
+std::vector<unsigned char> bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+double value(std::int64_t gid, int var, int frame) { return std::sin(0.001 * gid + var) * 100.0 + frame * 0.25 + var; }
+
+enum class Decomposition { Random, Partition, EmptyLast };
+
+// The local node lists of every rank (1-based global ids), the same on every rank.
+std::vector<std::vector<std::int32_t>> decompose(const Mesh& m, Decomposition d, int nranks, unsigned seed) {
+  std::vector<std::vector<std::int32_t>> parts(static_cast<std::size_t>(nranks));
+  if (d == Decomposition::Partition) {
+    const std::int64_t n2 = m.npoin2(), e2 = m.nelem2();
+    const int stride = m.ndp;
+    auto epart = partition_sfc(m.ikle.data(), e2, 3, stride, Coordinates(m.x), Coordinates(m.y), nranks, {});
+    auto plan = build_plan(m.ikle.data(), e2, 3, stride, n2, epart, nranks);
+    for (int p = 0; p < nranks; ++p)
+      for (int j = 0; j < m.nplan; ++j)
+        for (std::int64_t i = 0; i < plan.part_npoin(p); ++i)
+          parts[static_cast<std::size_t>(p)].push_back(static_cast<std::int32_t>(plan.part_knolg(p)[i] + j * n2 + 1));
+    return parts;
+  }
+  std::mt19937 rng(seed);
+  const int usable = d == Decomposition::EmptyLast && nranks > 1 ? nranks - 1 : nranks;
+  for (std::int64_t g = 0; g < m.npoin; ++g) {
+    const int r = static_cast<int>(rng() % static_cast<unsigned>(usable));
+    parts[static_cast<std::size_t>(r)].push_back(static_cast<std::int32_t>(g + 1));
+    if (rng() % 5 == 0) {  // an interface node: held by a second rank too
+      const int q = static_cast<int>(rng() % static_cast<unsigned>(usable));
+      if (q != r) parts[static_cast<std::size_t>(q)].push_back(static_cast<std::int32_t>(g + 1));
+    }
+  }
+  for (auto& p : parts) std::shuffle(p.begin(), p.end(), rng);
+  return parts;
+}
+
+struct Case {
+  std::string strategy;
+  Decomposition decomposition;
+  Precision precision;
+  ByteOrder order;
+  int planes;
+  std::int64_t buffer_bytes;
+};
+
+void run_case(const Case& c, const std::string& dir, int id) {
+  const int rank = rank_of(), nranks = size_of();
+  ChannelOptions o;
+  o.elements = 1500;
+  o.planes = c.planes;
+  const Mesh m = make_channel(o).mesh;
+  serafin::Header h;
+  h.precision = c.precision;
+  h.byte_order = c.order;
+  h.set_title("parallel writer test");
+  h.variables = synthetic_variables(3, c.planes > 1);
+  h.iparam[0] = 1;
+  h.set_mesh_sizes(m);
+  h.date = std::array<std::int32_t, 6>{2025, 1, 2, 3, 4, 5};
+  const int nframes = 3;
+
+  const auto parts = decompose(m, c.decomposition, nranks, 7u + static_cast<unsigned>(id));
+  const auto& mine = parts[static_cast<std::size_t>(rank)];
+  const auto nloc = static_cast<std::int64_t>(mine.size());
+  std::vector<std::vector<double>> vals(3, std::vector<double>(static_cast<std::size_t>(nloc)));
+  std::vector<const double*> ptrs = {vals[0].data(), vals[1].data(), vals[2].data()};
+
+  const std::string path = dir + "/case" + std::to_string(id) + ".slf";
+  pio::OutputDescription out;
+  out.header = h;
+  if (rank == 0) out.mesh = &m;
+  Mesh local;  // for file-per-process: the local nodes' coordinates, no elements
+  local.ndp = m.ndp;
+  for (auto g : mine) {
+    local.x.push_back(m.x[static_cast<std::size_t>(g - 1)]);
+    local.y.push_back(m.y[static_cast<std::size_t>(g - 1)]);
+  }
+  out.local_mesh = &local;
+  pio::WriterOptions opt;
+  opt.strategy = c.strategy;
+  opt.buffer_bytes = c.buffer_bytes;
+  pio::Writer w(MPI_COMM_WORLD, path, out, mine.data(), nloc, opt);
+  for (int f = 0; f < nframes; ++f) {
+    for (int v = 0; v < 3; ++v)
+      for (std::int64_t i = 0; i < nloc; ++i) vals[static_cast<std::size_t>(v)][static_cast<std::size_t>(i)] = value(mine[static_cast<std::size_t>(i)] - 1, v, f);
+    if (c.strategy == "aggregated-async" && f == 1) {
+      w.begin_frame(f * 10.0, ptrs.data());
+      for (auto& v : vals) std::fill(v.begin(), v.end(), -1.0);  // the caller reuses its arrays at once
+      w.end_frame();
+    } else {
+      w.write_frame(f * 10.0, ptrs.data());
+    }
+  }
+  w.close();
+  MPI_Barrier(MPI_COMM_WORLD);
+
+  // Rank 0 checks; every rank learns the verdict (no rank may leave the others behind).
+  std::string failure;
+  if (rank == 0) try {
+    // The serial writer's file from the global arrays.
+    const std::string ref = dir + "/ref" + std::to_string(id) + ".slf";
+    serafin::Writer sw(ref, h, m);
+    std::vector<double> g(static_cast<std::size_t>(m.npoin));
+    for (int f = 0; f < nframes; ++f) {
+      sw.begin_frame(f * 10.0);
+      for (int v = 0; v < 3; ++v) {
+        for (std::int64_t k = 0; k < m.npoin; ++k) g[static_cast<std::size_t>(k)] = value(k, v, f);
+        sw.write_variable(g.data());
+      }
+    }
+    sw.close();
+    if (c.strategy == "file-per-process") {
+      for (int r = 0; r < nranks; ++r) {
+        serafin::Reader pr(path + partel::suffix(nranks, r));
+        if (pr.frame_count() != nframes) failure += "rank " + std::to_string(r) + ": wrong frame count; ";
+        auto knolg = pr.read_ipobo();
+        if (knolg != parts[static_cast<std::size_t>(r)]) failure += "rank " + std::to_string(r) + ": wrong KNOLG; ";
+        std::vector<double> lv(knolg.size());
+        if (!knolg.empty()) pr.read_values(2, 1, lv.data());
+        for (std::size_t i = 0; i < knolg.size(); ++i)
+          if (std::abs(lv[i] - value(knolg[i] - 1, 1, 2)) > (c.precision == Precision::Single ? 1e-3 : 1e-12)) {
+            failure += "rank " + std::to_string(r) + ": wrong value; ";
+            break;
+          }
+      }
+    } else if (bytes_of(path) != bytes_of(ref)) {
+      failure = "the shared file differs from the serial writer's";
+    }
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  int n = static_cast<int>(failure.size());
+  MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  failure.resize(static_cast<std::size_t>(n));
+  MPI_Bcast(failure.data(), n, MPI_CHAR, 0, MPI_COMM_WORLD);
+  EXPECT_EQ(failure, "") << c.strategy << " case " << id;
+}
+
+}  // namespace
+
+TEST(ParallelWriter, EveryStrategyWritesTheSerialBytes) {
+  const std::string dir = shared_temp_dir();
+  int id = 0;
+  for (const std::string s : {"independent", "collective", "aggregated", "aggregated-async", "file-per-process"}) {
+    const std::vector<Case> cases = {
+        {s, Decomposition::Random, Precision::Single, ByteOrder::Big, 1, 16 << 20},
+        {s, Decomposition::Partition, Precision::Double, ByteOrder::Little, 1, 16 << 20},
+        {s, Decomposition::EmptyLast, Precision::Single, ByteOrder::Big, 3, 16 << 20},
+        {s, Decomposition::Partition, Precision::Single, ByteOrder::Big, 4, 2048},  // many aggregation rounds
+    };
+    for (const auto& c : cases) {
+      SCOPED_TRACE(s + " case " + std::to_string(id));
+      run_case(c, dir, id++);
+    }
+  }
+  if (rank_of() == 0) std::filesystem::remove_all(dir);
+}
+
+TEST(ParallelWriter, FailuresAreAgreedAcrossRanks) {
+  const int rank = rank_of();
+  ChannelOptions o;
+  o.elements = 200;
+  const Mesh m = make_channel(o).mesh;
+  serafin::Header h;
+  h.set_title("x");
+  h.variables = synthetic_variables(1, false);
+  h.set_mesh_sizes(m);
+  std::vector<std::int32_t> ids;
+  if (rank == 0)
+    for (std::int64_t g = 1; g <= m.npoin; ++g) ids.push_back(static_cast<std::int32_t>(g));
+  if (rank == size_of() - 1) ids.push_back(static_cast<std::int32_t>(m.npoin + 5));  // out of range on one rank
+  pio::OutputDescription out;
+  out.header = h;
+  out.mesh = &m;
+  // Every rank throws (none hangs), naming the failing rank's reason.
+  try {
+    pio::Writer w(MPI_COMM_WORLD, "/nonexistent-dir/x.slf", out, ids.data(), static_cast<std::int64_t>(ids.size()));
+    FAIL() << "expected an error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("outside 1.."), std::string::npos) << e.what();
+  }
+  // An unwritable path fails on every rank too.
+  std::vector<std::int32_t> all;
+  if (rank == 0)
+    for (std::int64_t g = 1; g <= m.npoin; ++g) all.push_back(static_cast<std::int32_t>(g));
+  for (const char* s : {"aggregated", "collective"}) {
+    pio::WriterOptions opt;
+    opt.strategy = s;
+    EXPECT_THROW(pio::Writer(MPI_COMM_WORLD, "/nonexistent-dir/x.slf", out, all.data(), static_cast<std::int64_t>(all.size()), opt),
+                 Error);
+  }
+  // A node nobody holds.
+  std::vector<std::int32_t> partial;
+  if (rank == 0)
+    for (std::int64_t g = 2; g <= m.npoin; ++g) partial.push_back(static_cast<std::int32_t>(g));
+  EXPECT_THROW(pio::Writer(MPI_COMM_WORLD, "/tmp/never.slf", out, partial.data(), static_cast<std::int64_t>(partial.size())),
+               UsageError);
+  pio::WriterOptions bad;
+  bad.strategy = "hdf5";
+  EXPECT_THROW(pio::Writer(MPI_COMM_WORLD, "/tmp/never.slf", out, all.data(), static_cast<std::int64_t>(all.size()), bad), UsageError);
+}

@@ -1,0 +1,131 @@
+/*
+ * anabranch C API: write one shared SERAFIN result file from all ranks of an MPI code, and
+ * read this rank's part of a partitioned mesh.
+ *
+ * Conventions
+ *  - Every function returns a status code (AB_OK = 0); ab_last_error() gives the message of
+ *    the last failure on the calling thread.
+ *  - Functions marked COLLECTIVE must be called by every rank of the communicator; they agree
+ *    on failure: if one rank fails, every rank returns the same error code and message (no
+ *    rank is left waiting in a later collective call).
+ *  - Node numbers are 1-based, as in TELEMAC (IKLE, KNOLG).
+ *  - The library never calls exit() or MPI_Abort().
+ */
+#ifndef ANABRANCH_H
+#define ANABRANCH_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes. */
+enum {
+  AB_OK = 0,
+  AB_ERR_USAGE = 1,    /* bad arguments or inconsistent calls */
+  AB_ERR_FORMAT = 2,   /* a file's bytes are not what its format says */
+  AB_ERR_IO = 3,       /* the system refused a read, write, open or rename */
+  AB_ERR_MPI = 4,      /* an MPI call failed */
+  AB_ERR_MEMORY = 5,   /* out of memory */
+  AB_ERR_INTERNAL = 6  /* anything else */
+};
+
+/* Message of the last error on this thread ("" if none). Not collective. */
+const char* ab_last_error(void);
+/* Library version, e.g. "0.1.0". Not collective. */
+const char* ab_version(void);
+
+/* ---------------------------------------------------------------------------------------
+ * Header: what a SERAFIN file holds. Build it on every rank with the same title,
+ * variables and sizes; the global mesh arrays are needed on rank 0 only.
+ */
+typedef struct ab_header ab_header;
+
+/* New empty header: single precision, big-endian, no variable. Not collective. */
+int ab_header_create(ab_header** header);
+/* Frees a header (NULL is fine). Not collective. */
+int ab_header_free(ab_header* header);
+/* Title (at most 72 characters; the precision suffix is added). Not collective. */
+int ab_header_set_title(ab_header* header, const char* title);
+/* Appends a variable: name and unit, at most 16 characters each. Not collective. */
+int ab_header_add_variable(ab_header* header, const char* name, const char* unit);
+/* Precision of the reals: 4 (single, the default) or 8 (double). Not collective. */
+int ab_header_set_precision(ab_header* header, int real_bytes);
+/* Byte order: 1 big-endian (TELEMAC's convention, the default), 0 little-endian. */
+int ab_header_set_big_endian(ab_header* header, int big_endian);
+/* Date record: year, month, day, hour, minute, second. Not collective. */
+int ab_header_set_date(ab_header* header, const int32_t date[6]);
+/* Global sizes: elements, nodes (all planes), nodes per element, planes (1 in 2D). */
+int ab_header_set_sizes(ab_header* header, int64_t nelem, int64_t npoin, int ndp, int nplan);
+/* The sizes set so far (any pointer may be NULL). Not collective. */
+int ab_header_sizes(const ab_header* header, int64_t* nelem, int64_t* npoin, int* ndp, int* nplan);
+/* Global mesh arrays (rank 0; other ranks may pass NULL): IKLE (nelem*ndp, 1-based),
+ * IPOBO (npoin, may be NULL: zeros), X and Y (npoin). Copied. Not collective. */
+int ab_header_set_mesh(ab_header* header, const int32_t* ikle, const int32_t* ipobo, const double* x, const double* y);
+/* Sizes, IPARAM and (on rank 0, when the file is written) the mesh arrays from a SERAFIN
+ * geometry file. Not collective (every rank reads the file's header). */
+int ab_header_set_geometry(ab_header* header, const char* path);
+/* For the file-per-process strategy: this rank's own elements (IKLE in local numbering)
+ * and coordinates of its nlocal nodes. Copied. Not collective. */
+int ab_header_set_local_mesh(ab_header* header, int64_t nelem, const int32_t* ikle, int64_t nlocal, const double* x,
+                             const double* y);
+
+/* ---------------------------------------------------------------------------------------
+ * Writer: one shared file written by all ranks.
+ */
+typedef struct ab_writer ab_writer;
+
+/* COLLECTIVE. Opens `path` for writing. global_ids: the 1-based global number of each of
+ * this rank's nlocal nodes (KNOLG); a node held by several ranks is written by the lowest
+ * of them. options: NULL or "key=value" pairs separated by spaces or commas:
+ *   strategy=aggregated|aggregated-async|collective|independent|file-per-process|null
+ *   writers_per_node=N (aggregated, default 1), buffer_bytes=N (default 16 MiB),
+ *   atomic=0|1 (1: written under a temporary name, renamed by close),
+ *   any other key is passed to MPI-IO as a hint (cb_nodes, striping_factor, ...).
+ * ANABRANCH_MPIIO_HINTS in the environment adds hints the same way. */
+int ab_writer_open(MPI_Comm comm, const char* path, const ab_header* header, int64_t nlocal, const int32_t* global_ids,
+                   const char* options, ab_writer** writer);
+/* The same for Fortran callers: the communicator as a Fortran handle. */
+int ab_writer_open_f(MPI_Fint comm, const char* path, const ab_header* header, int64_t nlocal, const int32_t* global_ids,
+                     const char* options, ab_writer** writer);
+/* COLLECTIVE. One frame: values holds nvar blocks of nlocal values (variable after
+ * variable, each in local node order). Returns when the frame is written. */
+int ab_writer_write_frame(ab_writer* writer, double time, const double* values);
+/* COLLECTIVE. Single-precision values, same layout. */
+int ab_writer_write_frame_float(ab_writer* writer, double time, const float* values);
+/* COLLECTIVE. Starts a frame and returns once the values are copied (the caller may reuse
+ * its array at once); with strategy=aggregated-async the file writes proceed while the
+ * caller computes. ab_writer_write_frame_end completes the frame (so do the next begin and
+ * close). */
+int ab_writer_write_frame_begin(ab_writer* writer, double time, const double* values);
+int ab_writer_write_frame_end(ab_writer* writer);
+/* COLLECTIVE. Completes, closes and frees the writer (also after an error). */
+int ab_writer_close(ab_writer* writer);
+
+/* ---------------------------------------------------------------------------------------
+ * Reading this rank's part of a mesh partitioned by `anabranch partition`.
+ */
+typedef struct ab_part ab_part;
+
+/* COLLECTIVE. Opens part `rank` of `base` for the calling rank: the per-rank file
+ * <base>NNNNN-IIIII, or part `rank` of <base>-CONCAT through <base>-INDEX; the number of
+ * parts must equal the communicator size. */
+int ab_part_open(MPI_Comm comm, const char* base, ab_part** part);
+int ab_part_open_f(MPI_Fint comm, const char* base, ab_part** part);
+/* Local sizes. Not collective. */
+int ab_part_sizes(const ab_part* part, int64_t* nelem, int64_t* npoin, int* ndp, int* nplan);
+/* Local IKLE (nelem*ndp, local 1-based), KNOLG (npoin, global 1-based), X and Y (npoin). */
+int ab_part_mesh(const ab_part* part, int32_t* ikle, int32_t* knolg, double* x, double* y);
+/* Frames in the part, and the values of variable var (0-based) of frame (0-based). */
+int ab_part_frames(const ab_part* part, int64_t* frames, int* nvar);
+int ab_part_read_values(const ab_part* part, int64_t frame, int var, double* values);
+/* Frees the part (NULL is fine). Not collective. */
+int ab_part_close(ab_part* part);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ANABRANCH_H */

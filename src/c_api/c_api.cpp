@@ -1,0 +1,388 @@
+// The C ABI (include/anabranch/anabranch.h): every body inside one try/catch that maps
+// exceptions to status codes, with the message kept for ab_last_error().
+#include "anabranch/anabranch.h"
+
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "core/error.hpp"
+#include "core/io.hpp"
+#include "formats/partel.hpp"
+#include "formats/serafin.hpp"
+#include "pio/mpi_util.hpp"
+#include "pio/writer.hpp"
+
+using namespace anabranch;
+
+struct ab_header {
+  serafin::Header header;
+  bool have_sizes = false;
+  Mesh mesh;              // global arrays (rank 0)
+  bool have_mesh = false;
+  std::string geometry;
+  Mesh local_mesh;
+  bool have_local = false;
+};
+
+struct ab_writer {
+  std::unique_ptr<pio::Writer> writer;
+  std::vector<double> scratch;
+  std::vector<const double*> ptrs;
+  std::vector<const float*> fptrs;
+  std::int64_t nlocal = 0;
+};
+
+struct ab_part {
+  std::unique_ptr<serafin::Reader> reader;
+};
+
+namespace {
+
+thread_local std::string g_last_error;
+
+int fail(int code, const char* what) {
+  g_last_error = what;
+  return code;
+}
+
+template <class Fn>
+int guarded(Fn&& fn) {
+  try {
+    fn();
+    g_last_error.clear();
+    return AB_OK;
+  } catch (const UsageError& e) {
+    return fail(AB_ERR_USAGE, e.what());
+  } catch (const FormatError& e) {
+    return fail(AB_ERR_FORMAT, e.what());
+  } catch (const IoError& e) {
+    return fail(AB_ERR_IO, e.what());
+  } catch (const MpiError& e) {
+    return fail(AB_ERR_MPI, e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(AB_ERR_MEMORY, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(AB_ERR_INTERNAL, e.what());
+  } catch (...) {
+    return fail(AB_ERR_INTERNAL, "unknown error");
+  }
+}
+
+void require(const void* p, const char* what) {
+  if (!p) throw UsageError(std::string(what) + " is NULL");
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* ab_last_error(void) { return g_last_error.c_str(); }
+const char* ab_version(void) { return ANABRANCH_VERSION; }
+
+int ab_header_create(ab_header** header) {
+  return guarded([&] {
+    require(header, "header");
+    auto* h = new ab_header;
+    h->header.set_title("");
+    h->header.iparam[0] = 1;
+    *header = h;
+  });
+}
+
+int ab_header_free(ab_header* header) {
+  delete header;
+  return AB_OK;
+}
+
+int ab_header_set_title(ab_header* h, const char* title) {
+  return guarded([&] {
+    require(h, "header");
+    require(title, "title");
+    h->header.set_title(title);
+  });
+}
+
+int ab_header_add_variable(ab_header* h, const char* name, const char* unit) {
+  return guarded([&] {
+    require(h, "header");
+    require(name, "name");
+    if (std::strlen(name) > 16 || (unit && std::strlen(unit) > 16))
+      throw UsageError("variable names and units have at most 16 characters");
+    h->header.variables.push_back({name, unit ? unit : ""});
+  });
+}
+
+int ab_header_set_precision(ab_header* h, int real_bytes) {
+  return guarded([&] {
+    require(h, "header");
+    if (real_bytes != 4 && real_bytes != 8) throw UsageError("precision is 4 (single) or 8 (double) bytes");
+    const std::string text = h->header.title.substr(0, 72);
+    h->header.precision = real_bytes == 8 ? Precision::Double : Precision::Single;
+    h->header.set_title(text);
+  });
+}
+
+int ab_header_set_big_endian(ab_header* h, int big_endian) {
+  return guarded([&] {
+    require(h, "header");
+    h->header.byte_order = big_endian ? ByteOrder::Big : ByteOrder::Little;
+  });
+}
+
+int ab_header_set_date(ab_header* h, const int32_t date[6]) {
+  return guarded([&] {
+    require(h, "header");
+    require(date, "date");
+    std::array<std::int32_t, 6> d{};
+    std::copy(date, date + 6, d.begin());
+    h->header.date = d;
+  });
+}
+
+int ab_header_set_sizes(ab_header* h, int64_t nelem, int64_t npoin, int ndp, int nplan) {
+  return guarded([&] {
+    require(h, "header");
+    if (nelem < 0 || npoin < 1 || ndp < 1 || ndp > 8 || nplan < 1)
+      throw UsageError("impossible sizes (NELEM >= 0, NPOIN >= 1, NDP in 1..8, NPLAN >= 1)");
+    h->header.nelem = nelem;
+    h->header.npoin = npoin;
+    h->header.ndp = ndp;
+    h->header.iparam[6] = nplan > 1 ? nplan : 0;
+    h->have_sizes = true;
+  });
+}
+
+int ab_header_sizes(const ab_header* h, int64_t* nelem, int64_t* npoin, int* ndp, int* nplan) {
+  return guarded([&] {
+    require(h, "header");
+    if (nelem) *nelem = h->header.nelem;
+    if (npoin) *npoin = h->header.npoin;
+    if (ndp) *ndp = h->header.ndp;
+    if (nplan) *nplan = h->header.nplan();
+  });
+}
+
+int ab_header_set_mesh(ab_header* h, const int32_t* ikle, const int32_t* ipobo, const double* x, const double* y) {
+  return guarded([&] {
+    require(h, "header");
+    if (!h->have_sizes) throw UsageError("set the sizes (ab_header_set_sizes) before the mesh");
+    require(ikle, "ikle");
+    require(x, "x");
+    require(y, "y");
+    Mesh& m = h->mesh;
+    m.nelem = h->header.nelem;
+    m.npoin = h->header.npoin;
+    m.ndp = h->header.ndp;
+    m.nplan = h->header.nplan();
+    m.ikle.assign(ikle, ikle + m.nelem * m.ndp);
+    if (ipobo)
+      m.ipobo.assign(ipobo, ipobo + m.npoin);
+    else
+      m.ipobo.assign(static_cast<std::size_t>(m.npoin), 0);
+    m.x.assign(x, x + m.npoin);
+    m.y.assign(y, y + m.npoin);
+    h->have_mesh = true;
+  });
+}
+
+int ab_header_set_geometry(ab_header* h, const char* path) {
+  return guarded([&] {
+    require(h, "header");
+    require(path, "path");
+    serafin::Reader r(path);
+    const auto& g = r.header();
+    h->header.nelem = g.nelem;
+    h->header.npoin = g.npoin;
+    h->header.ndp = g.ndp;
+    h->header.sizes4 = g.sizes4;
+    for (int i = 0; i < 9; ++i) h->header.iparam[static_cast<std::size_t>(i)] = g.iparam[static_cast<std::size_t>(i)];
+    h->geometry = path;
+    h->have_sizes = true;
+  });
+}
+
+int ab_header_set_local_mesh(ab_header* h, int64_t nelem, const int32_t* ikle, int64_t nlocal, const double* x,
+                             const double* y) {
+  return guarded([&] {
+    require(h, "header");
+    if (nelem < 0 || nlocal < 0) throw UsageError("negative local sizes");
+    if (nelem > 0) require(ikle, "ikle");
+    if (nlocal > 0) {
+      require(x, "x");
+      require(y, "y");
+    }
+    Mesh& m = h->local_mesh;
+    m.ndp = h->header.ndp;
+    m.nplan = h->header.nplan();
+    m.nelem = nelem;
+    m.npoin = nlocal;
+    m.ikle.assign(ikle, ikle + nelem * m.ndp);
+    m.x.assign(x, x + nlocal);
+    m.y.assign(y, y + nlocal);
+    h->have_local = true;
+  });
+}
+
+int ab_writer_open(MPI_Comm comm, const char* path, const ab_header* h, int64_t nlocal, const int32_t* global_ids,
+                   const char* options, ab_writer** writer) {
+  std::unique_ptr<ab_writer> w;
+  int rc = guarded([&] {
+    // Argument checks are agreed too: a NULL on one rank must not hang the others.
+    pio::collective(comm, [&] {
+      require(path, "path");
+      require(h, "header");
+      require(writer, "writer");
+      if (nlocal > 0) require(global_ids, "global_ids");
+      if (!h->have_sizes) throw UsageError("the header has no sizes (ab_header_set_sizes or ab_header_set_geometry)");
+      w = std::make_unique<ab_writer>();
+      w->nlocal = nlocal;
+    });
+    pio::OutputDescription out;
+    out.header = h->header;
+    if (h->have_mesh) out.mesh = &h->mesh;
+    out.geometry = h->geometry;
+    if (h->have_local) out.local_mesh = &h->local_mesh;
+    const auto opts = pio::WriterOptions::parse(options ? options : "");
+    w->writer = std::make_unique<pio::Writer>(comm, path, out, global_ids, nlocal, opts);
+  });
+  if (rc == AB_OK) *writer = w.release();
+  return rc;
+}
+
+int ab_writer_open_f(MPI_Fint comm, const char* path, const ab_header* header, int64_t nlocal, const int32_t* global_ids,
+                     const char* options, ab_writer** writer) {
+  return ab_writer_open(MPI_Comm_f2c(comm), path, header, nlocal, global_ids, options, writer);
+}
+
+}  // extern "C"
+
+namespace {
+template <class T>
+int frame(ab_writer* w, double time, const T* values, bool begin_only) {
+  return guarded([&] {
+    require(w, "writer");
+    const int nvar = w->writer->layout().nvar;
+    std::vector<const T*> ptrs(static_cast<std::size_t>(nvar));
+    for (int v = 0; v < nvar; ++v) ptrs[static_cast<std::size_t>(v)] = values + static_cast<std::int64_t>(v) * w->nlocal;
+    if (begin_only)
+      w->writer->begin_frame(time, ptrs.data());
+    else
+      w->writer->write_frame(time, ptrs.data());
+  });
+}
+}  // namespace
+
+extern "C" {
+
+int ab_writer_write_frame(ab_writer* w, double time, const double* values) { return frame(w, time, values, false); }
+int ab_writer_write_frame_float(ab_writer* w, double time, const float* values) { return frame(w, time, values, false); }
+int ab_writer_write_frame_begin(ab_writer* w, double time, const double* values) { return frame(w, time, values, true); }
+
+int ab_writer_write_frame_end(ab_writer* w) {
+  return guarded([&] {
+    require(w, "writer");
+    w->writer->end_frame();
+  });
+}
+
+int ab_writer_close(ab_writer* w) {
+  int rc = guarded([&] {
+    require(w, "writer");
+    w->writer->close();
+  });
+  delete w;
+  return rc;
+}
+
+int ab_part_open(MPI_Comm comm, const char* base, ab_part** part) {
+  std::unique_ptr<ab_part> p;
+  int rc = guarded([&] {
+    pio::collective(comm, [&] {
+      require(base, "base");
+      require(part, "part");
+      int rank = 0, size = 1;
+      MPI_Comm_rank(comm, &rank);
+      MPI_Comm_size(comm, &size);
+      p = std::make_unique<ab_part>();
+      const std::string per_rank = std::string(base) + partel::suffix(size, rank);
+      const std::string concat = std::string(base) + "-CONCAT";
+      if (size == 1 && file_exists(base) && !file_exists(per_rank)) {
+        p->reader = std::make_unique<serafin::Reader>(base);
+      } else if (file_exists(per_rank)) {
+        p->reader = std::make_unique<serafin::Reader>(per_rank);
+      } else if (file_exists(concat)) {
+        auto index = partel::read_geo_index(std::string(base) + "-INDEX");
+        if (static_cast<int>(index.size()) != size)
+          throw UsageError(std::string(base) + "-INDEX has " + std::to_string(index.size()) + " parts, the communicator " +
+                           std::to_string(size) + " ranks");
+        const auto [b, e] = index[static_cast<std::size_t>(rank)];
+        p->reader = std::make_unique<serafin::Reader>(std::make_shared<FileSource>(concat, b, e - b));
+      } else {
+        throw IoError("no part for rank " + std::to_string(rank) + ": neither " + per_rank + " nor " + concat + " exists");
+      }
+    });
+  });
+  if (rc == AB_OK) *part = p.release();
+  return rc;
+}
+
+int ab_part_open_f(MPI_Fint comm, const char* base, ab_part** part) { return ab_part_open(MPI_Comm_f2c(comm), base, part); }
+
+int ab_part_sizes(const ab_part* p, int64_t* nelem, int64_t* npoin, int* ndp, int* nplan) {
+  return guarded([&] {
+    require(p, "part");
+    const auto& h = p->reader->header();
+    if (nelem) *nelem = h.nelem;
+    if (npoin) *npoin = h.npoin;
+    if (ndp) *ndp = h.ndp;
+    if (nplan) *nplan = h.nplan();
+  });
+}
+
+int ab_part_mesh(const ab_part* p, int32_t* ikle, int32_t* knolg, double* x, double* y) {
+  return guarded([&] {
+    require(p, "part");
+    const auto& r = *p->reader;
+    if (ikle) {
+      auto v = r.read_ikle();
+      std::copy(v.begin(), v.end(), ikle);
+    }
+    if (knolg) {
+      auto v = r.read_ipobo();
+      std::copy(v.begin(), v.end(), knolg);
+    }
+    if (x) {
+      auto v = r.read_x();
+      std::copy(v.begin(), v.end(), x);
+    }
+    if (y) {
+      auto v = r.read_y();
+      std::copy(v.begin(), v.end(), y);
+    }
+  });
+}
+
+int ab_part_frames(const ab_part* p, int64_t* frames, int* nvar) {
+  return guarded([&] {
+    require(p, "part");
+    if (frames) *frames = p->reader->frame_count();
+    if (nvar) *nvar = p->reader->header().nvar();
+  });
+}
+
+int ab_part_read_values(const ab_part* p, int64_t frame, int var, double* values) {
+  return guarded([&] {
+    require(p, "part");
+    require(values, "values");
+    p->reader->read_values(frame, var, values);
+  });
+}
+
+int ab_part_close(ab_part* p) {
+  delete p;
+  return AB_OK;
+}
+
+}  // extern "C"

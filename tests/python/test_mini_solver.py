@@ -1,0 +1,95 @@
+"""The C mini solver under mpiexec: the shared file is the same bits at 1, 2 and 3 ranks,
+for every strategy, from per-rank or concatenated parts; file-per-process leaves one
+TELEMAC-named file per rank; a run killed between frames leaves its complete frames."""
+import os
+import subprocess
+
+import pytest
+
+from slf import read
+
+MPIEXEC = os.environ.get("AB_MPIEXEC", "mpiexec")
+SOLVER = os.environ.get("AB_MINI_SOLVER")
+CRASH = os.environ.get("AB_WRITER_CRASH")
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1")
+
+
+def mpirun(n, *args, check=True):
+    proc = subprocess.run(["timeout", "120", MPIEXEC, "-n", str(n), *map(str, args)], capture_output=True, text=True, env=ENV)
+    if check:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+@pytest.fixture
+def mesh(ab, tmp_path):
+    if not SOLVER:
+        pytest.skip("mini_solver not built")
+    r = ab("generate", "-n", 6000, "-o", tmp_path / "mesh.slf")
+    assert r.returncode == 0, r.stderr
+    return tmp_path
+
+
+def test_same_bits_at_every_rank_count_and_strategy(ab, mesh):
+    outputs = {}
+    for n in (1, 2, 3):
+        for layout in ("telemac", "concat"):
+            parts = mesh / f"p{n}{layout}"
+            parts.mkdir()
+            assert ab("partition", mesh / "mesh.slf", "--cli", mesh / "mesh.cli", "-n", n, "--layout", layout, "-o", parts).returncode == 0
+            for strategy in ("aggregated", "aggregated-async", "collective", "independent"):
+                if layout == "concat" and strategy != "aggregated":
+                    continue
+                out = mesh / f"r{n}{layout}{strategy}.slf"
+                mpirun(n, SOLVER, parts / "mesh.slf", mesh / "mesh.slf", out, strategy, 3)
+                outputs[(n, layout, strategy)] = out.read_bytes()
+    reference = outputs[(1, "telemac", "aggregated")]
+    for key, data in outputs.items():
+        assert data == reference, key
+    s = read(mesh / "r3telemacaggregated.slf")
+    assert len(s.frames) == 3 and s.vars[0].startswith("TEMPERATURE")
+    g = read(mesh / "mesh.slf")
+    assert (s.ikle == g.ikle).all() and (s.x == g.x).all() and (s.ipobo == g.ipobo).all()
+
+
+def test_xarray_selafin_reads_the_shared_file(ab, mesh):
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("xarray_selafin")
+    parts = mesh / "p2"
+    parts.mkdir()
+    ab("partition", mesh / "mesh.slf", "--cli", mesh / "mesh.cli", "-n", 2, "-o", parts)
+    mpirun(2, SOLVER, parts / "mesh.slf", mesh / "mesh.slf", mesh / "out.slf", "aggregated", 2)
+    ds = xr.open_dataset(mesh / "out.slf", engine="selafin")
+    assert ds.sizes["time"] == 2 and "TEMPERATURE" in [v[0].strip() for v in ds.attrs["variables"].values()]
+
+
+def test_file_per_process_writes_telemac_named_parts(ab, mesh):
+    parts = mesh / "p3"
+    parts.mkdir()
+    ab("partition", mesh / "mesh.slf", "--cli", mesh / "mesh.cli", "-n", 3, "-o", parts)
+    mpirun(3, SOLVER, parts / "mesh.slf", mesh / "mesh.slf", mesh / "T2DRES", "file-per-process", 2)
+    mpirun(3, SOLVER, parts / "mesh.slf", mesh / "mesh.slf", mesh / "shared.slf", "aggregated", 2)
+    shared = read(mesh / "shared.slf")
+    for r in range(3):
+        p = read(mesh / f"T2DRES00002-0000{r}")
+        geo = read(parts / f"mesh.slf00002-0000{r}")
+        assert (p.ipobo == geo.ipobo).all() and (p.ikle == geo.ikle).all()
+        for (t, vals), (st, svals) in zip(p.frames, shared.frames):
+            assert t == st
+            for v, sv in zip(vals, svals):
+                assert (v == sv[p.ipobo - 1]).all()
+
+
+@pytest.mark.parametrize("strategy", ["aggregated", "aggregated-async", "collective", "independent"])
+def test_killed_between_frames_leaves_complete_frames(ab, tmp_path, strategy):
+    if not CRASH:
+        pytest.skip("writer_crash not built")
+    out = tmp_path / "crash.slf"
+    mpirun(3, CRASH, out, strategy, 4, check=False)
+    info = ab("info", "--json", out).json()[0]
+    assert info["frames"] == 4 and info["integrity"] == "OK"
+    data = out.read_bytes()
+    (tmp_path / "torn.slf").write_bytes(data[:-1000])
+    info = ab("info", "--json", tmp_path / "torn.slf").json()[0]
+    assert info["frames"] == 3 and info["integrity"] == "torn last frame"

@@ -2,8 +2,9 @@
 # Installs the Debian packages anabranch needs when they are missing (run as root on a
 # fresh Debian machine), then configures and builds into build/.
 #   scripts/setup.sh          build dependencies + build
-#   scripts/setup.sh --test   also the test tools (clang for the sanitizer/fuzz build,
-#                             a Python virtual environment with pytest and xarray-selafin)
+#   scripts/setup.sh --test   also the test tools (clang for the sanitizer/fuzz build, MPICH
+#                             for the build check, a Python virtual environment with pytest
+#                             and xarray-selafin)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,7 +14,7 @@ want_test=0
 pkgs=(build-essential cmake ninja-build pkg-config openmpi-bin libopenmpi-dev libmetis-dev
       libhdf5-openmpi-dev libcli11-dev nlohmann-json3-dev libgtest-dev gfortran)
 if (( want_test )); then
-  pkgs+=(clang libclang-rt-14-dev)
+  pkgs+=(clang libclang-rt-14-dev libmpich-dev)
   python3 -c 'import venv, ensurepip' 2>/dev/null || pkgs+=(python3-venv)
 fi
 missing=()

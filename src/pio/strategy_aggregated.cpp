@@ -40,10 +40,11 @@ class AggregatedStrategy final : public Strategy {
     nwriters_ = static_cast<int>(writer_ranks_.size());
     if (is_writer_) MPI_Comm_rank(wcomm_, &windex_);
     const int nvar = s_.layout.nvar, rs = s_.layout.real_bytes;
-    entry_bytes_ = 4 + static_cast<std::int64_t>(nvar) * rs;
-    chunk_ = std::max<std::int64_t>(1, s_.buffer_bytes / std::max<std::int64_t>(1, entry_bytes_));
+    entry_bytes_ = std::max<std::int64_t>(1, static_cast<std::int64_t>(nvar) * rs);
+    chunk_ = std::max<std::int64_t>(1, s_.buffer_bytes / entry_bytes_);
     const std::int64_t span = chunk_ * nwriters_;
     rounds_ = std::max<std::int64_t>(1, (s_.layout.npoin + span - 1) / span);
+    plan_rounds();
     std::exception_ptr error;
     if (is_writer_) {
       try {
@@ -57,50 +58,32 @@ class AggregatedStrategy final : public Strategy {
 
   void write(const EncodedFrame& frame) override {
     std::exception_ptr error;
-    const auto& owned = *s_.owned;
-    const auto n = static_cast<std::int64_t>(owned.size());
+    const auto n = static_cast<std::int64_t>(s_.owned->size());
     const int nvar = s_.layout.nvar, rs = s_.layout.real_bytes;
-    const std::int64_t npoin = s_.layout.npoin;
     const unsigned char* values = frame.owned_values->data();
-    std::vector<int> scount(static_cast<std::size_t>(size_)), rcount(static_cast<std::size_t>(size_)),
-        sdisp(static_cast<std::size_t>(size_)), rdisp(static_cast<std::size_t>(size_));
-    std::int64_t at = 0;  // next owned index
     for (std::int64_t r = 0; r < rounds_; ++r) {
-      const std::int64_t round_start = r * chunk_ * nwriters_;
-      // Pack (offset in the writer's chunk, values of every variable) per writer.
-      std::fill(scount.begin(), scount.end(), 0);
-      send_.clear();
-      for (int w = 0; w < nwriters_; ++w) {
-        const std::int64_t c0 = round_start + w * chunk_, c1 = std::min(npoin, c0 + chunk_);
-        const std::size_t before = send_.size();
-        while (at < n && owned[static_cast<std::size_t>(at)] < c1) {
-          const std::int64_t g = owned[static_cast<std::size_t>(at)];
-          unsigned char e[4];
-          std::int32_t off = static_cast<std::int32_t>(g - c0);
-          std::memcpy(e, &off, 4);
-          send_.insert(send_.end(), e, e + 4);
-          for (int v = 0; v < nvar; ++v) {
-            const unsigned char* p = values + (v * n + at) * rs;
-            send_.insert(send_.end(), p, p + rs);
-          }
-          ++at;
+      Round& R = rounds[static_cast<std::size_t>(r)];
+      // Each writer's segment of every variable is contiguous in the owned values.
+      send_.resize(static_cast<std::size_t>((R.last - R.first) * entry_bytes_));
+      unsigned char* out = send_.data();
+      for (const auto& seg : R.segments)
+        for (int v = 0; v < nvar; ++v) {
+          const std::size_t len = static_cast<std::size_t>((seg.i1 - seg.i0) * rs);
+          std::memcpy(out, values + (v * n + seg.i0) * rs, len);
+          out += len;
         }
-        scount[static_cast<std::size_t>(writer_ranks_[static_cast<std::size_t>(w)])] = static_cast<int>(send_.size() - before);
-      }
-      for (int q = 1; q < size_; ++q) sdisp[static_cast<std::size_t>(q)] = sdisp[static_cast<std::size_t>(q - 1)] + scount[static_cast<std::size_t>(q - 1)];
-      MPI_Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, s_.comm);
-      for (int q = 1; q < size_; ++q) rdisp[static_cast<std::size_t>(q)] = rdisp[static_cast<std::size_t>(q - 1)] + rcount[static_cast<std::size_t>(q - 1)];
-      recv_.resize(static_cast<std::size_t>(rdisp.back() + rcount.back()));
-      MPI_Alltoallv(send_.data(), scount.data(), sdisp.data(), MPI_BYTE, recv_.data(), rcount.data(), rdisp.data(), MPI_BYTE,
-                    s_.comm);
+      recv_.resize(static_cast<std::size_t>(R.recv_bytes));
+      MPI_Alltoallv(send_.data(), R.scount.data(), R.sdisp.data(), MPI_BYTE, recv_.data(), R.rcount.data(), R.rdisp.data(),
+                    MPI_BYTE, s_.comm);
       if (!is_writer_) continue;
       // Lay out this writer's stretch of every variable, fixed bytes included, and write.
+      const std::int64_t round_start = r * chunk_ * nwriters_;
       const std::int64_t c0 = round_start + windex_ * chunk_;
-      const std::int64_t c1 = std::max(c0, std::min(npoin, c0 + chunk_));
+      const std::int64_t c1 = std::max(c0, std::min(s_.layout.npoin, c0 + chunk_));
       auto& slot = slots_[static_cast<std::size_t>(r % 2)];
       complete(slot);  // its previous writes must be done before the buffers are reused
       try {
-        layout_pieces(frame, c0, c1, slot);
+        layout_pieces(frame, R, c0, c1, slot);
       } catch (...) {
         if (!error) error = std::current_exception();
         for (auto& p : slot.pieces) p.second.clear();
@@ -152,6 +135,27 @@ class AggregatedStrategy final : public Strategy {
   }
 
  private:
+  struct Segment {
+    int writer;
+    std::int64_t i0, i1;  // owned indices sent to it
+  };
+  struct Run {
+    std::int64_t off, len;  // place in the writer's stretch
+    std::int64_t at;        // first node of the run in the source's block
+  };
+  struct Source {
+    std::int64_t recv_offset = 0, count = 0;  // its block in the receive buffer, nodes in it
+    std::vector<Run> runs;
+  };
+  struct Round {
+    std::int64_t first = 0, last = 0;  // owned indices sent in this round
+    std::vector<Segment> segments;
+    std::vector<int> scount, sdisp, rcount, rdisp;
+    std::int64_t recv_bytes = 0;
+    std::vector<Source> sources;  // writers: who sends what
+  };
+  std::vector<Round> rounds;
+
   struct Slot {
     std::vector<std::pair<std::int64_t, std::vector<unsigned char>>> pieces;  // (offset, bytes) per variable
     std::vector<MPI_Request> requests;
@@ -168,7 +172,7 @@ class AggregatedStrategy final : public Strategy {
   // The bytes of nodes [c0, c1) of every variable of the frame, with the time record and
   // the markers that border them; one contiguous piece per variable (or the time record
   // alone when there is no variable).
-  void layout_pieces(const EncodedFrame& frame, std::int64_t c0, std::int64_t c1, Slot& slot) {
+  void layout_pieces(const EncodedFrame& frame, const Round& R, std::int64_t c0, std::int64_t c1, Slot& slot) {
     const auto& L = s_.layout;
     const int nvar = L.nvar, rs = L.real_bytes;
     const std::int64_t npoin = L.npoin;
@@ -178,6 +182,7 @@ class AggregatedStrategy final : public Strategy {
       slot.pieces[0] = windex_ == 0 ? fixed[0] : std::make_pair(L.frame_offset(frame.index), std::vector<unsigned char>{});
       return;
     }
+    std::vector<unsigned char*> dst(static_cast<std::size_t>(nvar), nullptr);
     for (int v = 0; v < nvar; ++v) {
       auto& [offset, bytes] = slot.pieces[static_cast<std::size_t>(v)];
       bytes.clear();
@@ -201,14 +206,96 @@ class AggregatedStrategy final : public Strategy {
         const auto& close = fixed[static_cast<std::size_t>(2 + 2 * v)].second;
         bytes.insert(bytes.end(), close.begin(), close.end());
       }
-      // Scatter the received entries of variable v into place.
-      unsigned char* dst = bytes.data() + start;
-      for (std::size_t k = 0; k < recv_.size(); k += static_cast<std::size_t>(entry_bytes_)) {
-        std::int32_t off;
-        std::memcpy(&off, recv_.data() + k, 4);
-        if (off < 0 || off >= c1 - c0) throw MpiError("aggregated strategy: received a node outside this writer's stretch");
-        std::memcpy(dst + static_cast<std::int64_t>(off) * rs, recv_.data() + k + 4 + static_cast<std::size_t>(v) * rs,
-                    static_cast<std::size_t>(rs));
+      dst[static_cast<std::size_t>(v)] = bytes.data() + start;
+    }
+    if (c1 <= c0) return;
+    // Each source sent its nodes variable after variable; its runs say where they go.
+    for (std::size_t q = 0; q < R.sources.size(); ++q) {
+      const auto& src = R.sources[q];
+      const unsigned char* base = recv_.data() + src.recv_offset;
+      for (int v = 0; v < nvar; ++v) {
+        const unsigned char* from = base + static_cast<std::int64_t>(v) * src.count * rs;
+        for (const auto& run : src.runs) {
+          if (run.off < 0 || run.off + run.len > c1 - c0) throw MpiError("aggregated strategy: a run falls outside this writer's stretch");
+          std::memcpy(dst[static_cast<std::size_t>(v)] + run.off * rs, from + run.at * rs, static_cast<std::size_t>(run.len * rs));
+        }
+      }
+    }
+  }
+
+  // Once, at open: for every round, which owned nodes go to which writer (senders), and
+  // where every source's nodes land in the writer's stretch, as runs (writers).
+  void plan_rounds() {
+    const auto& owned = *s_.owned;
+    const auto n = static_cast<std::int64_t>(owned.size());
+    const std::int64_t npoin = s_.layout.npoin;
+    rounds.resize(static_cast<std::size_t>(rounds_));
+    std::int64_t at = 0;
+    for (std::int64_t r = 0; r < rounds_; ++r) {
+      Round& R = rounds[static_cast<std::size_t>(r)];
+      const std::int64_t round_start = r * chunk_ * nwriters_;
+      const std::int64_t round_end = std::min(npoin, round_start + chunk_ * nwriters_);
+      R.first = at;
+      R.scount.assign(static_cast<std::size_t>(size_), 0);
+      R.sdisp.assign(static_cast<std::size_t>(size_), 0);
+      R.rcount.assign(static_cast<std::size_t>(size_), 0);
+      R.rdisp.assign(static_cast<std::size_t>(size_), 0);
+      // Runs (offset in the writer's chunk, length) sent to each writer: 2 ints each.
+      std::vector<std::vector<std::int64_t>> runs_to(static_cast<std::size_t>(size_));
+      while (at < n && owned[static_cast<std::size_t>(at)] < round_end) {
+        const std::int64_t w = (owned[static_cast<std::size_t>(at)] - round_start) / chunk_;
+        const std::int64_t c0 = round_start + w * chunk_, c1 = std::min(npoin, c0 + chunk_);
+        Segment seg{static_cast<int>(w), at, at};
+        auto& rl = runs_to[static_cast<std::size_t>(writer_ranks_[static_cast<std::size_t>(w)])];
+        while (at < n && owned[static_cast<std::size_t>(at)] < c1) {
+          const std::int64_t g = owned[static_cast<std::size_t>(at)];
+          if (!rl.empty() && rl[rl.size() - 2] + rl.back() == g - c0)
+            ++rl.back();
+          else {
+            rl.push_back(g - c0);
+            rl.push_back(1);
+          }
+          ++at;
+        }
+        seg.i1 = at;
+        R.scount[static_cast<std::size_t>(writer_ranks_[static_cast<std::size_t>(w)])] +=
+            static_cast<int>((seg.i1 - seg.i0) * entry_bytes_);
+        R.segments.push_back(seg);
+      }
+      R.last = at;
+      for (int q = 1; q < size_; ++q)
+        R.sdisp[static_cast<std::size_t>(q)] = R.sdisp[static_cast<std::size_t>(q - 1)] + R.scount[static_cast<std::size_t>(q - 1)];
+      MPI_Alltoall(R.scount.data(), 1, MPI_INT, R.rcount.data(), 1, MPI_INT, s_.comm);
+      for (int q = 1; q < size_; ++q)
+        R.rdisp[static_cast<std::size_t>(q)] = R.rdisp[static_cast<std::size_t>(q - 1)] + R.rcount[static_cast<std::size_t>(q - 1)];
+      R.recv_bytes = R.rdisp.back() + R.rcount.back();
+      // Exchange the run lists once.
+      std::vector<int> rs_count(static_cast<std::size_t>(size_)), rr_count(static_cast<std::size_t>(size_)),
+          rs_disp(static_cast<std::size_t>(size_), 0), rr_disp(static_cast<std::size_t>(size_), 0);
+      std::vector<std::int64_t> flat;
+      for (int q = 0; q < size_; ++q) {
+        rs_count[static_cast<std::size_t>(q)] = static_cast<int>(runs_to[static_cast<std::size_t>(q)].size());
+        flat.insert(flat.end(), runs_to[static_cast<std::size_t>(q)].begin(), runs_to[static_cast<std::size_t>(q)].end());
+      }
+      MPI_Alltoall(rs_count.data(), 1, MPI_INT, rr_count.data(), 1, MPI_INT, s_.comm);
+      for (int q = 1; q < size_; ++q) {
+        rs_disp[static_cast<std::size_t>(q)] = rs_disp[static_cast<std::size_t>(q - 1)] + rs_count[static_cast<std::size_t>(q - 1)];
+        rr_disp[static_cast<std::size_t>(q)] = rr_disp[static_cast<std::size_t>(q - 1)] + rr_count[static_cast<std::size_t>(q - 1)];
+      }
+      std::vector<std::int64_t> got(static_cast<std::size_t>(rr_disp.back() + rr_count.back()));
+      MPI_Alltoallv(flat.data(), rs_count.data(), rs_disp.data(), MPI_INT64_T, got.data(), rr_count.data(), rr_disp.data(),
+                    MPI_INT64_T, s_.comm);
+      for (int q = 0; q < size_; ++q) {
+        if (R.rcount[static_cast<std::size_t>(q)] == 0) continue;
+        Source src;
+        src.recv_offset = R.rdisp[static_cast<std::size_t>(q)];
+        src.count = R.rcount[static_cast<std::size_t>(q)] / entry_bytes_;
+        std::int64_t pos = 0;
+        for (int k = rr_disp[static_cast<std::size_t>(q)]; k < rr_disp[static_cast<std::size_t>(q)] + rr_count[static_cast<std::size_t>(q)]; k += 2) {
+          src.runs.push_back({got[static_cast<std::size_t>(k)], got[static_cast<std::size_t>(k) + 1], pos});
+          pos += got[static_cast<std::size_t>(k) + 1];
+        }
+        R.sources.push_back(std::move(src));
       }
     }
   }

@@ -135,17 +135,18 @@ int Writer::files_created() const { return strategy_->files_created(size_); }
 template <class T>
 void Writer::encode(const T* const* values) {
   const int nvar = header_.nvar(), rs = layout_.real_bytes;
+  if (options_.strategy == "file-per-process") {  // each rank writes all its local values
+    local_values_.resize(static_cast<std::size_t>(nvar * nlocal_ * rs));
+    for (int v = 0; v < nvar; ++v)
+      serafin::encode_reals(values[v], nlocal_, header_.precision, header_.byte_order, local_values_.data() + v * nlocal_ * rs);
+    return;
+  }
   const auto n = static_cast<std::int64_t>(owned_.gid.size());
   owned_values_.resize(static_cast<std::size_t>(nvar * n * rs));
   std::vector<T> tmp(static_cast<std::size_t>(n));
   for (int v = 0; v < nvar; ++v) {
     for (std::int64_t i = 0; i < n; ++i) tmp[static_cast<std::size_t>(i)] = values[v][owned_.local[static_cast<std::size_t>(i)]];
     serafin::encode_reals(tmp.data(), n, header_.precision, header_.byte_order, owned_values_.data() + v * n * rs);
-  }
-  if (options_.strategy == "file-per-process") {
-    local_values_.resize(static_cast<std::size_t>(nvar * nlocal_ * rs));
-    for (int v = 0; v < nvar; ++v)
-      serafin::encode_reals(values[v], nlocal_, header_.precision, header_.byte_order, local_values_.data() + v * nlocal_ * rs);
   }
 }
 

@@ -28,6 +28,7 @@ struct PartitionOptions {
   int parts = 0;
   int threads = 0;
   bool partel = false;
+  std::string split_on;  // partel mode: the geometry whose parts exist
 };
 
 std::string basename_of(const std::string& p) {
@@ -94,9 +95,7 @@ void read_partel_answers(std::istream& in, PartitionOptions& o) {
     if (!a[static_cast<std::size_t>(i)].empty())
       std::fprintf(stderr, "anabranch partition: warning: partel answer %d ('%s') is not used (sections, zones and weirs are not partitioned)\n",
                    i + 1, a[static_cast<std::size_t>(i)].c_str());
-  if (input != geometry)
-    throw UsageError("partel answers: splitting " + input + " on the existing parts of " + geometry +
-                     " is done by `anabranch split`");
+  if (input != geometry) o.split_on = geometry;  // partel's second mode: split on existing parts
   o.layout = "telemac";
   if (a.size() >= 11 && (a[10] == "YES" || a[10] == "yes" || a[10] == "TRUE")) o.layout = "concat";
   o.mesh = input;
@@ -127,6 +126,16 @@ Runner add_partition(CLI::App& app, Common& common) {
   return [o, &common]() {
     const auto t0 = std::chrono::steady_clock::now();
     if (o->partel) read_partel_answers(std::cin, *o);
+    if (!o->split_on.empty()) {
+      const int threads = o->threads > 0 ? o->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      auto r = split_file(o->mesh, o->split_on, o->parts, ".", basename_of(o->mesh), partel::parse_layout(o->layout), threads);
+      if (!common.json)
+        std::printf("split %s along the parts of %s: %lld files, %s\n", o->mesh.c_str(), o->split_on.c_str(),
+                    static_cast<long long>(r.files), human_bytes(static_cast<double>(r.bytes)).c_str());
+      else
+        print_json({{"input", o->mesh}, {"files", r.files}, {"bytes", r.bytes}});
+      return 0;
+    }
     if (o->mesh.empty()) throw UsageError("no mesh file given");
     if (o->parts < 1 || o->parts > partel::kMaxParts)
       throw UsageError("the number of parts must be in 1.." + std::to_string(partel::kMaxParts) + " (-n)");

@@ -21,6 +21,18 @@ Runner add_info(CLI::App& app, Common& common);
 Runner add_generate(CLI::App& app, Common& common);
 Runner add_refine(CLI::App& app, Common& common);
 Runner add_partition(CLI::App& app, Common& common);
+Runner add_merge(CLI::App& app, Common& common);
+Runner add_split(CLI::App& app, Common& common);
+
+}  // namespace anabranch::cli
+
+#include "formats/partel.hpp"
+
+namespace anabranch::cli {
+
+// Splits input along the parts of plan (base name or CONCAT) into dir/name<suffix>.
+partel::WriteReport split_file(const std::string& input, const std::string& plan, int parts, const std::string& dir,
+                               const std::string& name, partel::Layout layout, int threads);
 
 // Prints j (indented) on stdout.
 void print_json(const nlohmann::json& j);

@@ -49,6 +49,8 @@ int main(int argc, char** argv) {
   add(cli::add_generate);
   add(cli::add_refine);
   add(cli::add_partition);
+  add(cli::add_merge);
+  add(cli::add_split);
 
   try {
     app.parse(argc, argv);

@@ -588,6 +588,134 @@ WriteReport write_parts(const Plan& plan, const serafin::Reader& geo, const std:
   return report;
 }
 
+PartSet::PartSet(const std::string& base, int nparts) : base_(base), nparts_(nparts) {
+  if (file_exists(base + "-CONCAT") && file_exists(base + "-INDEX")) {
+    ranges_ = read_geo_index(base + "-INDEX");
+    if (nparts_ == 0) nparts_ = static_cast<int>(ranges_.size());
+    if (static_cast<int>(ranges_.size()) != nparts_)
+      throw UsageError(base + "-INDEX lists " + std::to_string(ranges_.size()) + " parts, not " + std::to_string(nparts_));
+    const std::int64_t size = file_size(base + "-CONCAT");
+    for (std::size_t p = 0; p < ranges_.size(); ++p)
+      if (ranges_[p].second > size)
+        throw FormatError(base + "-INDEX", "entry " + std::to_string(p + 1), static_cast<std::int64_t>(p) * 16,
+                          "part ends at byte " + std::to_string(ranges_[p].second) + ", past the end of " + base + "-CONCAT (" +
+                              std::to_string(size) + " bytes)");
+    return;
+  }
+  if (nparts_ == 0) {
+    // The first part's suffix gives the count: <base>NNNNN-00000 with NNNNN = parts - 1.
+    for (int last = 0; last < kMaxParts; ++last)
+      if (file_exists(base + suffix(last + 1, 0))) {
+        nparts_ = last + 1;
+        break;
+      }
+    if (nparts_ == 0) throw IoError("no parts found for " + base + " (neither " + base + "NNNNN-00000 nor " + base + "-CONCAT)");
+  }
+  if (nparts_ < 1 || nparts_ > kMaxParts) throw UsageError("the number of parts must be in 1.." + std::to_string(kMaxParts));
+}
+
+std::string PartSet::name(int p) const { return concatenated() ? base_ + "-CONCAT part " + std::to_string(p) : base_ + suffix(nparts_, p); }
+
+std::unique_ptr<serafin::Reader> PartSet::open(int p) const {
+  if (concatenated()) {
+    const auto [b, e] = ranges_[static_cast<std::size_t>(p)];
+    return std::make_unique<serafin::Reader>(std::make_shared<FileSource>(base_ + "-CONCAT", b, e - b));
+  }
+  const std::string path = base_ + suffix(nparts_, p);
+  if (!file_exists(path)) throw IoError("part " + std::to_string(p) + " of " + std::to_string(nparts_) + " is missing: " + path);
+  return std::make_unique<serafin::Reader>(path);
+}
+
+WriteReport split_on_parts(const serafin::Reader& source, const PartSet& geometry, const std::string& dir,
+                           const std::string& name, Layout layout, int threads, std::int64_t memory_budget) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int nparts = geometry.size();
+  const bool concat = layout == Layout::Concat && nparts > 1;
+  const auto& g = source.header();
+  const int nplan = g.nplan();
+  const std::int64_t npoin2 = g.npoin / nplan;
+  // KNOLG of every part (2D), as a plan the frame scatter understands.
+  Plan plan;
+  plan.nparts = nparts;
+  plan.npoin = npoin2;
+  plan.node_offset.assign(static_cast<std::size_t>(nparts) + 1, 0);
+  std::vector<serafin::Header> headers(static_cast<std::size_t>(nparts));
+  for (int p = 0; p < nparts; ++p) {
+    auto r = geometry.open(p);
+    const auto& h = r->header();
+    if (h.nplan() != nplan)
+      throw UsageError(geometry.name(p) + " has " + std::to_string(h.nplan()) + " planes, " + source.name() + " " + std::to_string(nplan));
+    const auto knolg = r->read_ipobo();
+    const std::int64_t np2 = h.npoin / h.nplan();
+    for (std::int64_t i = 0; i < np2; ++i) {
+      const std::int32_t k = knolg[static_cast<std::size_t>(i)];
+      if (k < 1 || k > npoin2)
+        throw FormatError(geometry.name(p), "record IPOBO/KNOLG", r->layout().header_bytes,
+                          "global node " + std::to_string(k) + " is outside 1.." + std::to_string(npoin2) + " of " + source.name());
+      plan.knolg.push_back(k - 1);
+    }
+    plan.node_offset[static_cast<std::size_t>(p) + 1] = static_cast<std::int64_t>(plan.knolg.size());
+    serafin::Header ph = g;
+    ph.nelem = h.nelem;
+    ph.npoin = h.npoin;
+    ph.ndp = h.ndp;
+    ph.sizes4 = h.sizes4;
+    ph.iparam = h.iparam;
+    ph.iparam[9] = g.date ? 1 : 0;
+    headers[static_cast<std::size_t>(p)] = ph;
+  }
+
+  TempOutputs out;
+  SerafinParts sp;
+  sp.reader = &source;
+  const std::size_t concat_id = concat ? out.add(dir + "/" + name + "-CONCAT") : 0;
+  std::int64_t at = 0;
+  for (int p = 0; p < nparts; ++p) {
+    sp.layouts.push_back(serafin::Layout::of(headers[static_cast<std::size_t>(p)]));
+    if (concat) {
+      sp.file.push_back(concat_id);
+      sp.base.push_back(at);
+      at += sp.layouts.back().header_bytes + source.frame_count() * sp.layouts.back().frame_bytes;
+    } else {
+      sp.file.push_back(out.add(dir + "/" + name + suffix(nparts, p)));
+      sp.base.push_back(0);
+    }
+  }
+  if (concat) {
+    std::vector<unsigned char> index(static_cast<std::size_t>(nparts) * 16);
+    for (int p = 0; p < nparts; ++p) {
+      const auto& l = sp.layouts[static_cast<std::size_t>(p)];
+      store<std::int64_t>(index.data() + 16 * p, sp.base[static_cast<std::size_t>(p)] + 1, ByteOrder::Big);
+      store<std::int64_t>(index.data() + 16 * p + 8, sp.base[static_cast<std::size_t>(p)] + 1 + l.header_bytes + source.frame_count() * l.frame_bytes,
+                          ByteOrder::Big);
+    }
+    out.write_at(out.add(dir + "/" + name + "-INDEX"), index.data(), index.size(), 0);
+  }
+  // Headers: the geometry part's mesh arrays under the source's header.
+  for_each_part(nparts, threads, [&](int p, int) {
+    auto r = geometry.open(p);
+    Mesh m = r->read_mesh();
+    MemorySink sink;
+    serafin::write_header(sink, headers[static_cast<std::size_t>(p)], m);
+    out.write_at(sp.file[static_cast<std::size_t>(p)], sink.bytes.data(), sink.bytes.size(), sp.base[static_cast<std::size_t>(p)]);
+  });
+  WriteReport report;
+  report.seconds_parts = since(t0);
+  const auto t1 = std::chrono::steady_clock::now();
+  if (g.precision == Precision::Single)
+    scatter_frames<float>(plan, sp, out, npoin2, threads, memory_budget);
+  else
+    scatter_frames<double>(plan, sp, out, npoin2, threads, memory_budget);
+  report.seconds_frames = since(t1);
+  out.commit();
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    report.paths.push_back(out.final_path(i));
+    report.bytes += file_size(out.final_path(i));
+  }
+  report.files = static_cast<std::int64_t>(out.size());
+  return report;
+}
+
 std::vector<std::pair<std::int64_t, std::int64_t>> read_geo_index(const std::string& path) {
   FileSource src(path);
   if (src.size() % 16 != 0)

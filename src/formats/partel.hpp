@@ -4,6 +4,7 @@
 // Specification: docs/formats/telemac-partitions.md.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -64,5 +65,31 @@ WriteReport write_parts(const Plan& plan, const serafin::Reader& geo, const std:
 std::vector<std::pair<std::int64_t, std::int64_t>> read_geo_index(const std::string& path);
 // Reads a CLI index: (first line, last line + 1), 1-based, of each part.
 std::vector<std::pair<std::int32_t, std::int32_t>> read_cli_index(const std::string& path);
+
+// The parts of a partitioned SERAFIN file: per-rank files <base>NNNNN-IIIII, or the parts
+// of <base>-CONCAT through <base>-INDEX.
+class PartSet {
+ public:
+  // nparts = 0: find out (from the index, or from the first per-rank file's suffix).
+  PartSet(const std::string& base, int nparts = 0);
+  int size() const { return nparts_; }
+  bool concatenated() const { return !ranges_.empty(); }
+  // Opens part p (throws IoError naming the missing file).
+  std::unique_ptr<serafin::Reader> open(int p) const;
+  std::string name(int p) const;
+
+ private:
+  std::string base_;
+  int nparts_ = 0;
+  std::vector<std::pair<std::int64_t, std::int64_t>> ranges_;
+};
+
+// Splits `source` (a result or restart file on the global mesh) along existing parts: part
+// p gets the mesh of part p of `geometry` (its IPARAM, local IKLE, KNOLG, coordinates) and
+// the source's title, variables, date and every frame at the part's nodes. This is how a
+// run restarts on another number of processes, and partel's second mode.
+WriteReport split_on_parts(const serafin::Reader& source, const PartSet& geometry, const std::string& dir,
+                           const std::string& name, Layout layout, int threads,
+                           std::int64_t memory_budget = std::int64_t{128} << 20);
 
 }  // namespace anabranch::partel

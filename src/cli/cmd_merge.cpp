@@ -1,0 +1,62 @@
+// anabranch merge RES --geo MESH.slf [-o OUT.slf]: per-rank result files (RES<suffix>, as
+// TELEMAC's solvers write them) or a concatenated container into one global file, as
+// gretel does, streaming. Under mpiexec the ranks share the parts.
+#include <cstdio>
+#include <cstdlib>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+#include "core/progress.hpp"
+#include "pio/merge.hpp"
+#include "pio/mpi_util.hpp"
+
+namespace anabranch::cli {
+namespace {
+
+struct MergeCli {
+  pio::MergeOptions o;
+};
+
+}  // namespace
+
+Runner add_merge(CLI::App& app, Common& common) {
+  auto m = std::make_shared<MergeCli>();
+  auto* sub = app.add_subcommand("merge", "Merge per-rank result files (or a CONCAT container) into one global file (gretel)");
+  sub->add_option("parts", m->o.base, "base name of the parts: RES for RES00003-00000..., or RES for RES-CONCAT")->required();
+  sub->add_option("--geo", m->o.geometry, "the global geometry (connectivity, IPOBO, coordinates)")->required()->check(CLI::ExistingFile);
+  sub->add_option("-n,--parts", m->o.nparts, "number of parts (default: found from the files)");
+  sub->add_option("-o,--output", m->o.output, "output file (default: the base name)");
+  sub->add_flag("--allow-partial", m->o.allow_partial, "merge the frames every part has when some parts have fewer");
+  sub->add_option("--strategy", m->o.strategy, "write strategy when run on several ranks")->capture_default_str();
+  sub->add_flag("--json", common.json, "print a JSON summary on stdout");
+  return [m, &common]() {
+    if (m->o.output.empty()) m->o.output = m->o.base;
+    pio::MpiSession mpi(nullptr, nullptr);  // alone, MPI runs as a singleton
+    int rank = 0;
+    const MPI_Comm comm = MPI_COMM_WORLD;
+    MPI_Comm_rank(comm, &rank);
+    if (rank != 0) Progress::set_enabled(false);
+    pio::MergeReport r;
+    try {
+      r = pio::merge_parts(comm, m->o);
+    } catch (const Error& e) {
+      // Every rank has the same message; rank 0 reports it.
+      if (rank != 0) return 1;
+      throw;
+    }
+    if (rank != 0) return 0;
+    if (!r.warning.empty()) std::fprintf(stderr, "anabranch merge: warning: %s\n", r.warning.c_str());
+    if (common.json) {
+      print_json({{"output", m->o.output}, {"parts", r.parts}, {"frames", r.frames}, {"npoin", r.npoin}, {"bytes", r.bytes},
+                  {"bytes_read", r.bytes_read}, {"seconds", r.seconds}, {"peak_rss_bytes", peak_rss_bytes()},
+                  {"warning", r.warning}});
+    } else {
+      std::printf("merged %d parts into %s: %lld frames, %s nodes, %s in %.2f s (%.0f MB/s read)\n", r.parts, m->o.output.c_str(),
+                  static_cast<long long>(r.frames), thousands(r.npoin).c_str(), human_bytes(static_cast<double>(r.bytes)).c_str(),
+                  r.seconds, r.seconds > 0 ? static_cast<double>(r.bytes_read) / r.seconds / 1e6 : 0.0);
+    }
+    return 0;
+  };
+}
+
+}  // namespace anabranch::cli

@@ -1,0 +1,68 @@
+// anabranch split GLOBAL.slf --plan GEO: a global result or restart file split along the
+// parts of an existing partition (per-rank GEO files or a GEO-CONCAT container), so that a
+// run restarts on any number of processes.
+#include <cstdio>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+#include "core/progress.hpp"
+#include "formats/partel.hpp"
+#include "formats/serafin.hpp"
+
+namespace anabranch::cli {
+namespace {
+
+struct SplitOptions {
+  std::string input, plan, output = ".", name, layout = "telemac";
+  int parts = 0, threads = 0;
+};
+
+std::string strip_concat(const std::string& p) {
+  const std::string tail = "-CONCAT";
+  return p.size() > tail.size() && p.compare(p.size() - tail.size(), tail.size(), tail) == 0 ? p.substr(0, p.size() - tail.size()) : p;
+}
+
+}  // namespace
+
+// Used by `partition --partel` when partel is asked to split a file on existing parts.
+partel::WriteReport split_file(const std::string& input, const std::string& plan, int parts, const std::string& dir,
+                               const std::string& name, partel::Layout layout, int threads) {
+  serafin::Reader reader(input);
+  if (!reader.integrity().message.empty()) std::fprintf(stderr, "anabranch split: warning: %s\n", reader.integrity().message.c_str());
+  const partel::PartSet set(strip_concat(plan), parts);
+  return partel::split_on_parts(reader, set, dir, name, layout, threads);
+}
+
+Runner add_split(CLI::App& app, Common& common) {
+  auto o = std::make_shared<SplitOptions>();
+  auto* sub = app.add_subcommand("split", "Split a global file along existing parts (restart on another process count)");
+  sub->add_option("input", o->input, "global SERAFIN file (results, restart)")->required()->check(CLI::ExistingFile);
+  sub->add_option("--plan", o->plan, "the partitioned geometry: base name of its parts (GEO for GEO00003-00000...) or GEO-CONCAT")
+      ->required();
+  sub->add_option("-n,--parts", o->parts, "number of parts (default: found from the files)");
+  sub->add_option("-o,--output", o->output, "output folder")->capture_default_str();
+  sub->add_option("--name", o->name, "base name of the outputs (default: the input file name)");
+  sub->add_option("--layout", o->layout, "telemac (a file per part) or concat")->capture_default_str()->check(CLI::IsMember({"telemac", "concat"}));
+  sub->add_option("--threads", o->threads, "threads writing parts (default: all cores)");
+  sub->add_flag("--json", common.json, "print a JSON summary on stdout");
+  return [o, &common]() {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string name = o->name;
+    if (name.empty()) {
+      const auto s = o->input.find_last_of('/');
+      name = s == std::string::npos ? o->input : o->input.substr(s + 1);
+    }
+    const int threads = o->threads > 0 ? o->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    auto r = split_file(o->input, o->plan, o->parts, o->output, name, partel::parse_layout(o->layout), threads);
+    const double secs = seconds_since(t0);
+    if (common.json)
+      print_json({{"input", o->input}, {"files", r.files}, {"bytes", r.bytes}, {"seconds", secs}, {"paths", r.paths}});
+    else
+      std::printf("split %s along %s: %lld files, %s in %.2f s\n", o->input.c_str(), o->plan.c_str(),
+                  static_cast<long long>(r.files), human_bytes(static_cast<double>(r.bytes)).c_str(), secs);
+    return 0;
+  };
+}
+
+}  // namespace anabranch::cli

@@ -1,0 +1,239 @@
+#include "pio/merge.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include "core/error.hpp"
+#include "core/progress.hpp"
+#include "formats/partel.hpp"
+#include "formats/serafin.hpp"
+#include "pio/mpi_util.hpp"
+#include "pio/writer.hpp"
+
+namespace anabranch::pio {
+namespace {
+
+// Each part stays open for the whole merge: allow as many files as the system lets us.
+void raise_open_file_limit() {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+  }
+}
+
+struct Part {
+  int index;
+  std::unique_ptr<serafin::Reader> reader;
+  std::vector<std::int32_t> gid;  // global node (0-based) of each local node, all planes
+};
+
+bool same_variables(const serafin::Header& a, const serafin::Header& b) {
+  if (a.nvar() != b.nvar()) return false;
+  for (int v = 0; v < a.nvar(); ++v)
+    if (trimmed(a.variables[static_cast<std::size_t>(v)].name) != trimmed(b.variables[static_cast<std::size_t>(v)].name)) return false;
+  return true;
+}
+
+}  // namespace
+
+MergeReport merge_parts(MPI_Comm comm, const MergeOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  raise_open_file_limit();
+  MergeReport report;
+
+  // The parts this rank reads, opened once each; the geometry's header.
+  std::unique_ptr<partel::PartSet> set;
+  std::vector<Part> parts;
+  serafin::Header geo;
+  std::int64_t npoin2 = 0;
+  collective(comm, [&] {
+    if (o.geometry.empty()) throw UsageError("merge needs the global geometry file (--geo)");
+    set = std::make_unique<partel::PartSet>(o.base, o.nparts);
+    geo = serafin::Reader(o.geometry).header();
+    npoin2 = geo.npoin / geo.nplan();
+    const int n = set->size();
+    for (int p = rank * n / size; p < (rank + 1) * n / size; ++p) {
+      Part part{p, set->open(p), {}};
+      const auto& h = part.reader->header();
+      if (h.nplan() != geo.nplan())
+        throw UsageError(set->name(p) + " has " + std::to_string(h.nplan()) + " planes, the geometry " + std::to_string(geo.nplan()));
+      // KNOLG: the first NPOIN2 of the part; planes above follow (TELEMAC writes dummies there).
+      const auto knolg = part.reader->read_ipobo();
+      const std::int64_t np2 = h.npoin / h.nplan();
+      for (int j = 0; j < h.nplan(); ++j)
+        for (std::int64_t i = 0; i < np2; ++i) {
+          const std::int64_t g = knolg[static_cast<std::size_t>(i)] - 1;
+          if (g < 0 || g >= npoin2)
+            throw FormatError(set->name(p), "record IPOBO/KNOLG", part.reader->layout().header_bytes,
+                              "global node " + std::to_string(g + 1) + " is outside the geometry's 1.." + std::to_string(npoin2));
+          part.gid.push_back(static_cast<std::int32_t>(g + j * npoin2));
+        }
+      parts.push_back(std::move(part));
+    }
+  });
+  report.parts = set->size();
+  // The parts must tile the geometry: their elements add up to NELEM (2D base) and their
+  // nodes cover every node.
+  {
+    std::int64_t elems = 0, total = 0;
+    for (const auto& p : parts) elems += p.reader->header().nelem;
+    MPI_Allreduce(&elems, &total, 1, MPI_INT64_T, MPI_SUM, comm);
+    std::vector<std::uint8_t> seen(static_cast<std::size_t>((npoin2 + 7) / 8), 0), all(seen.size(), 0);
+    for (const auto& p : parts)
+      for (std::size_t i = 0; i < p.gid.size(); ++i) {
+        const std::int64_t g = p.gid[i] % npoin2;
+        seen[static_cast<std::size_t>(g / 8)] |= static_cast<std::uint8_t>(1u << (g % 8));
+      }
+    MPI_Allreduce(seen.data(), all.data(), static_cast<int>(seen.size()), MPI_UINT8_T, MPI_BOR, comm);
+    collective(comm, [&] {
+      if (total != geo.nelem)
+        throw UsageError("the " + std::to_string(set->size()) + " parts of " + o.base + " hold " + std::to_string(total) +
+                         " elements, " + o.geometry + " has " + std::to_string(geo.nelem) + ": they are not parts of this geometry");
+      for (std::int64_t g = 0; g < npoin2; ++g)
+        if (!(all[static_cast<std::size_t>(g / 8)] & (1u << (g % 8))))
+          throw UsageError("node " + std::to_string(g + 1) + " of " + o.geometry + " is in no part of " + o.base +
+                           ": they are not parts of this geometry");
+    });
+  }
+
+  // Part 0 gives the header (every rank reads it); every part must agree with it.
+  serafin::Header h0;
+  std::vector<double> times0;
+  collective(comm, [&] {
+    auto first = set->open(0);
+    h0 = first->header();
+    times0 = first->read_times();
+  });
+  std::int64_t frames = 0;
+  {
+    std::int64_t mine = std::numeric_limits<std::int64_t>::max(), mine_max = 0;
+    int short_part = -1;
+    collective(comm, [&] {
+      for (const auto& p : parts) {
+        const auto& h = p.reader->header();
+        if (!same_variables(h, h0) || h.precision != h0.precision)
+          throw UsageError(set->name(p.index) + " does not have part 0's variables or precision");
+        if (!p.reader->integrity().message.empty() && !o.allow_partial)
+          throw FormatError(p.reader->integrity().message + " (--allow-partial merges the frames every part has)");
+        const auto t = p.reader->read_times();
+        for (std::size_t f = 0; f < std::min(t.size(), times0.size()); ++f)
+          if (t[f] != times0[f])
+            throw UsageError(set->name(p.index) + ": frame " + std::to_string(f + 1) + " is at t = " + std::to_string(t[f]) +
+                             ", part 0's at t = " + std::to_string(times0[f]));
+        if (p.reader->frame_count() < mine) {
+          mine = p.reader->frame_count();
+          short_part = p.index;
+        }
+        mine_max = std::max(mine_max, p.reader->frame_count());
+      }
+    });
+    std::int64_t fewest = mine, most = 0;
+    MPI_Allreduce(&mine, &fewest, 1, MPI_INT64_T, MPI_MIN, comm);
+    MPI_Allreduce(&mine_max, &most, 1, MPI_INT64_T, MPI_MAX, comm);
+    collective(comm, [&] {
+      if (fewest != most && !o.allow_partial && mine == fewest)
+        throw UsageError(set->name(short_part) + " has " + std::to_string(fewest) + " frames, other parts up to " +
+                         std::to_string(most) + " (--allow-partial merges the " + std::to_string(fewest) + " they all have)");
+    });
+    if (fewest != most)
+      report.warning = "merged the " + std::to_string(fewest) + " frames every part has (some parts have up to " +
+                       std::to_string(most) + ")";
+    frames = fewest;
+  }
+  report.frames = frames;
+
+  // The output header: part 0's title, variables, date, IPARAM; the geometry's sizes;
+  // IPARAM(8) = NPTFR of the geometry, IPARAM(9) = 0.
+  serafin::Header out = h0;
+  out.nelem = geo.nelem;
+  out.npoin = geo.npoin;
+  out.ndp = geo.ndp;
+  out.sizes4 = geo.sizes4;
+  out.iparam[7] = geo.iparam[7];
+  out.iparam[8] = 0;
+  report.npoin = geo.npoin;
+
+  if (size == 1) {
+    // One rank: stream variable by variable; memory = one variable of one frame.
+    // The geometry's arrays are needed for the header only: freed before the frames.
+    auto mesh = std::make_unique<Mesh>(serafin::Reader(o.geometry).read_mesh());
+    serafin::Writer w(o.output, out, *mesh);
+    mesh.reset();
+    std::vector<double> global(static_cast<std::size_t>(out.npoin)), local;
+    Progress progress("merge " + o.output, frames * out.nvar());
+    for (std::int64_t f = 0; f < frames; ++f) {
+      w.begin_frame(times0[static_cast<std::size_t>(f)]);
+      for (int v = 0; v < out.nvar(); ++v) {
+        for (const auto& p : parts) {
+          local.resize(p.gid.size());
+          p.reader->read_values(f, v, local.data());
+          report.bytes_read += static_cast<std::int64_t>(local.size()) * real_size(out.precision);
+          for (std::size_t i = 0; i < local.size(); ++i) global[static_cast<std::size_t>(p.gid[i])] = local[i];
+        }
+        w.write_variable(global.data());
+        progress.update(f * out.nvar() + v + 1);
+      }
+    }
+    report.bytes = w.bytes_written();
+    w.close();
+    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return report;
+  }
+
+  // Several ranks: each holds the union of its parts' nodes and writes through the
+  // shared-file writer (temporary name, renamed at close).
+  std::vector<std::int32_t> ids;
+  for (const auto& p : parts) ids.insert(ids.end(), p.gid.begin(), p.gid.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::vector<std::vector<std::int64_t>> pos(parts.size());
+  for (std::size_t k = 0; k < parts.size(); ++k)
+    for (auto g : parts[k].gid) pos[k].push_back(std::lower_bound(ids.begin(), ids.end(), g) - ids.begin());
+  std::vector<std::int32_t> ids1(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) ids1[i] = ids[i] + 1;
+  OutputDescription desc;
+  desc.header = out;
+  desc.geometry = o.geometry;  // rank 0 reads the mesh arrays from it
+  WriterOptions wo;
+  wo.strategy = o.strategy;
+  wo.atomic = true;
+  Writer w(comm, o.output, desc, ids1.data(), static_cast<std::int64_t>(ids1.size()), wo);
+  const int nv = desc.header.nvar();
+  std::vector<std::vector<double>> vals(static_cast<std::size_t>(nv), std::vector<double>(ids.size()));
+  std::vector<const double*> ptrs;
+  for (auto& v : vals) ptrs.push_back(v.data());
+  std::vector<double> local;
+  Progress progress("merge " + o.output, frames);
+  for (std::int64_t f = 0; f < frames; ++f) {
+    collective(comm, [&] {
+      for (int v = 0; v < nv; ++v)
+        for (std::size_t k = 0; k < parts.size(); ++k) {
+          local.resize(parts[k].gid.size());
+          parts[k].reader->read_values(f, v, local.data());
+          report.bytes_read += static_cast<std::int64_t>(local.size()) * real_size(out.precision);
+          for (std::size_t i = 0; i < local.size(); ++i)
+            vals[static_cast<std::size_t>(v)][static_cast<std::size_t>(pos[k][i])] = local[i];
+        }
+    });
+    w.write_frame(times0[static_cast<std::size_t>(f)], ptrs.data());
+    if (rank == 0) progress.update(f + 1);
+  }
+  w.close();
+  report.bytes = w.layout().header_bytes + frames * w.layout().frame_bytes;
+  std::int64_t read_all = 0;
+  MPI_Reduce(&report.bytes_read, &read_all, 1, MPI_INT64_T, MPI_SUM, 0, comm);
+  report.bytes_read = read_all;
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return report;
+}
+
+}  // namespace anabranch::pio

@@ -1,0 +1,32 @@
+// Merging per-rank (or concatenated) SERAFIN parts into one global file: the gretel
+// replacement. Streams frame by frame, each part opened once; under mpiexec the ranks
+// share the parts and write the output together through the shared-file writer.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+
+namespace anabranch::pio {
+
+struct MergeOptions {
+  std::string base;        // parts: <base>NNNNN-IIIII, or <base>-CONCAT + <base>-INDEX
+  int nparts = 0;          // 0: find out
+  std::string geometry;    // the global geometry: connectivity, IPOBO, coordinates
+  std::string output;
+  bool allow_partial = false;  // merge the frames every part has
+  std::string strategy = "aggregated";  // when run on several ranks
+};
+
+struct MergeReport {
+  int parts = 0;
+  std::int64_t frames = 0, npoin = 0, bytes = 0, bytes_read = 0;
+  double seconds = 0;
+  std::string warning;  // e.g. frames left out with allow_partial
+};
+
+// Collective over comm (a single rank merges alone, without MPI-IO). The output is written
+// under a temporary name and renamed when complete. Errors name the part at fault.
+MergeReport merge_parts(MPI_Comm comm, const MergeOptions& options);
+
+}  // namespace anabranch::pio

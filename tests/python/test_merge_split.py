@@ -1,0 +1,93 @@
+"""`anabranch merge` and `split`: partition -> merge and split -> merge give back the
+original bytes, in 2D and 3D, at several P, serially and under mpiexec; parts that disagree
+or are missing give one clear error."""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import EXE
+
+MPIEXEC = os.environ.get("AB_MPIEXEC", "mpiexec")
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1", ANABRANCH_PROGRESS="0")
+
+
+def meshes(data, tmp_path, ab):
+    out = [(data / "r2d_gouttedo.slf", data / "geo_gouttedo.cli"), (data / "r3d_gouttedo.slf", None)]
+    ab("generate", "-n", 3000, "--frames", 4, "--precision", "double", "--endian", "little", "-o", tmp_path / "ch.slf")
+    out.append((tmp_path / "ch.slf", tmp_path / "ch.cli"))
+    return out
+
+
+@pytest.mark.parametrize("nparts", [1, 2, 5])
+def test_partition_then_merge_gives_back_the_bytes(ab, data, tmp_path, nparts):
+    for mesh, cli in meshes(data, tmp_path, ab):
+        parts = tmp_path / f"parts-{mesh.stem}-{nparts}"
+        parts.mkdir()
+        args = ["partition", mesh, "-n", nparts, "-o", parts] + (["--cli", cli] if cli else [])
+        assert ab(*args).returncode == 0
+        out = tmp_path / f"merged-{mesh.stem}.slf"
+        r = ab("merge", parts / mesh.name, "--geo", mesh, "-o", out, "--json")
+        assert r.returncode == 0, r.stderr
+        assert r.json()["parts"] == nparts
+        assert out.read_bytes() == mesh.read_bytes(), mesh.name
+
+
+def test_merge_concat_and_split_to_another_count(ab, data, tmp_path):
+    mesh, cli = data / "r2d_gouttedo.slf", data / "geo_gouttedo.cli"
+    for layout, n in (("concat", 4), ("telemac", 3)):
+        d = tmp_path / layout
+        d.mkdir()
+        assert ab("partition", mesh, "--cli", cli, "-n", n, "-o", d, "--layout", layout).returncode == 0
+    # A run on 4 processes (concat) restarts on 3: split the merged result along the other partition.
+    assert ab("merge", tmp_path / "concat" / "r2d_gouttedo.slf", "--geo", mesh, "-o", tmp_path / "m.slf").returncode == 0
+    r = ab("split", tmp_path / "m.slf", "--plan", tmp_path / "telemac" / "r2d_gouttedo.slf", "-o", tmp_path / "telemac",
+           "--name", "RESTART", "--json")
+    assert r.returncode == 0, r.stderr and r.json()["files"] == 3
+    for p in range(3):
+        a = (tmp_path / "telemac" / f"RESTART00002-0000{p}").read_bytes()
+        assert a == (tmp_path / "telemac" / f"r2d_gouttedo.slf00002-0000{p}").read_bytes()
+    assert ab("merge", tmp_path / "telemac" / "RESTART", "--geo", mesh, "-o", tmp_path / "back.slf").returncode == 0
+    assert (tmp_path / "back.slf").read_bytes() == mesh.read_bytes()
+    r = ab("split", tmp_path / "m.slf", "--plan", tmp_path / "concat" / "r2d_gouttedo.slf-CONCAT", "-o", tmp_path / "concat",
+           "--name", "R", "--layout", "concat")
+    assert r.returncode == 0, r.stderr
+    assert ab("merge", tmp_path / "concat" / "R", "--geo", mesh, "-o", tmp_path / "back2.slf").returncode == 0
+    assert (tmp_path / "back2.slf").read_bytes() == mesh.read_bytes()
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_parallel_merge(ab, data, tmp_path, ranks):
+    mesh = data / "r2d_gouttedo.slf"
+    assert ab("partition", mesh, "-n", 5, "-o", tmp_path).returncode == 0
+    proc = subprocess.run(["timeout", "120", MPIEXEC, "-n", str(ranks), EXE, "merge", str(tmp_path / mesh.name), "--geo", str(mesh),
+                           "-o", str(tmp_path / "out.slf")], capture_output=True, text=True, env=ENV)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "out.slf").read_bytes() == mesh.read_bytes()
+    assert not [p for p in tmp_path.iterdir() if ".tmp." in p.name]
+
+
+def test_merge_errors_name_the_part(ab, data, tmp_path):
+    mesh = data / "r2d_gouttedo.slf"
+    assert ab("partition", mesh, "-n", 3, "-o", tmp_path).returncode == 0
+    base = tmp_path / mesh.name
+    part1 = tmp_path / (mesh.name + "00002-00001")
+    good = part1.read_bytes()
+    # Truncated part: one line naming it; --allow-partial merges the whole frames.
+    part1.write_bytes(good[:-500])
+    r = ab("merge", base, "--geo", mesh, "-o", tmp_path / "o.slf")
+    assert r.returncode == 1 and "00002-00001" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "o.slf").exists()
+    r = ab("merge", base, "--geo", mesh, "-o", tmp_path / "o.slf", "--allow-partial", "--json")
+    assert r.returncode == 0 and r.json()["frames"] == 20 and "20 frames" in r.stderr
+    # Missing part.
+    part1.unlink()
+    r = ab("merge", base, "--geo", mesh, "-o", tmp_path / "o2.slf")
+    assert r.returncode == 1 and "missing" in r.stderr and "00002-00001" in r.stderr
+    assert not (tmp_path / "o2.slf").exists()
+    # Parts of another mesh.
+    shutil.copy(tmp_path / (mesh.name + "00002-00000"), part1)
+    r = ab("merge", base, "--geo", data / "geo_malpasset-small.slf", "-o", tmp_path / "o3.slf")
+    assert r.returncode == 1

@@ -446,11 +446,21 @@ template void Reader::read_values<double>(std::int64_t, int, std::int64_t, std::
 
 template <class T>
 void encode_reals(const T* values, std::int64_t n, Precision precision, ByteOrder order, void* out) {
-  auto* o = static_cast<unsigned char*>(out);
+  // Convert, then swap the whole run at once (vectorised).
   if (precision == Precision::Single) {
-    for (std::int64_t i = 0; i < n; ++i) store<float>(o + 4 * i, static_cast<float>(values[i]), order);
+    auto* o = static_cast<unsigned char*>(out);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float f = static_cast<float>(values[i]);
+      std::memcpy(o + 4 * i, &f, 4);
+    }
+    to_order<4>(out, static_cast<std::size_t>(n), order);
   } else {
-    for (std::int64_t i = 0; i < n; ++i) store<double>(o + 8 * i, static_cast<double>(values[i]), order);
+    auto* o = static_cast<unsigned char*>(out);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double d = static_cast<double>(values[i]);
+      std::memcpy(o + 8 * i, &d, 8);
+    }
+    to_order<8>(out, static_cast<std::size_t>(n), order);
   }
 }
 template void encode_reals<float>(const float*, std::int64_t, Precision, ByteOrder, void*);
@@ -469,12 +479,10 @@ void check_record_limits(const Header& h, const WriteOptions& options) {
   check("X", h.npoin * rs, std::to_string(h.npoin) + " nodes in " + to_string(h.precision) + " precision");
 }
 
-void write_header(ByteSink& sink, const Header& h, const Mesh& mesh, const WriteOptions& options) {
-  if (mesh.nelem != h.nelem || mesh.npoin != h.npoin || mesh.ndp != h.ndp)
-    throw UsageError("header sizes (NELEM " + std::to_string(h.nelem) + ", NPOIN " + std::to_string(h.npoin) +
-                     ", NDP " + std::to_string(h.ndp) + ") disagree with the mesh (" + std::to_string(mesh.nelem) + ", " +
-                     std::to_string(mesh.npoin) + ", " + std::to_string(mesh.ndp) + ")");
-  mesh.check_sizes();
+namespace {
+
+// Title through the sizes record.
+void write_header_records(ByteSink& sink, const Header& h, const WriteOptions& options) {
   check_record_limits(h, options);
   if (h.nelem > 2147483647 || h.npoin > 2147483647) throw UsageError("NELEM and NPOIN must fit in 32 bits");
   const ByteOrder bo = h.byte_order;
@@ -499,6 +507,18 @@ void write_header(ByteSink& sink, const Header& h, const Mesh& mesh, const Write
   const std::int32_t sizes[4] = {static_cast<std::int32_t>(h.nelem), static_cast<std::int32_t>(h.npoin), h.ndp, h.sizes4};
   for (int i = 0; i < 4; ++i) store<std::int32_t>(&tmp[i], sizes[i], bo);
   put_record(sink, tmp, 16, bo);
+}
+
+}  // namespace
+
+void write_header(ByteSink& sink, const Header& h, const Mesh& mesh, const WriteOptions& options) {
+  if (mesh.nelem != h.nelem || mesh.npoin != h.npoin || mesh.ndp != h.ndp)
+    throw UsageError("header sizes (NELEM " + std::to_string(h.nelem) + ", NPOIN " + std::to_string(h.npoin) +
+                     ", NDP " + std::to_string(h.ndp) + ") disagree with the mesh (" + std::to_string(mesh.nelem) + ", " +
+                     std::to_string(mesh.npoin) + ", " + std::to_string(mesh.ndp) + ")");
+  mesh.check_sizes();
+  write_header_records(sink, h, options);
+  const ByteOrder bo = h.byte_order;
   put_int_record(sink, mesh.ikle.data(), h.nelem * h.ndp, bo);
   put_int_record(sink, mesh.ipobo.data(), h.npoin, bo);
   std::vector<unsigned char> scratch;
@@ -506,10 +526,60 @@ void write_header(ByteSink& sink, const Header& h, const Mesh& mesh, const Write
   put_real_record(sink, mesh.y.data(), h.npoin, h.precision, bo, scratch);
 }
 
+void write_header(ByteSink& sink, const Header& h, const Reader& mesh_file, const WriteOptions& options) {
+  const Header& g = mesh_file.header();
+  if (g.nelem != h.nelem || g.npoin != h.npoin || g.ndp != h.ndp)
+    throw UsageError(mesh_file.name() + " does not have the header's sizes (NELEM, NPOIN, NDP)");
+  write_header_records(sink, h, options);
+  const ByteOrder bo = h.byte_order;
+  const auto& src = mesh_file.source();
+  // Integer records: the same bytes, swapped when the byte orders differ.
+  auto copy_ints = [&](std::int64_t at, std::int64_t n) {
+    put_i32(sink, static_cast<std::int32_t>(n * 4), bo);
+    std::vector<std::int32_t> chunk;
+    for (std::int64_t i = 0; i < n; i += static_cast<std::int64_t>(kChunkValues)) {
+      const std::int64_t m = std::min<std::int64_t>(static_cast<std::int64_t>(kChunkValues), n - i);
+      chunk.resize(static_cast<std::size_t>(m));
+      src.read_at(at + 4 + i * 4, chunk.data(), static_cast<std::size_t>(m) * 4);
+      if (g.byte_order != bo) bswap_words<4>(chunk.data(), chunk.size());
+      sink.write(chunk.data(), chunk.size() * 4);
+    }
+    put_i32(sink, static_cast<std::int32_t>(n * 4), bo);
+  };
+  copy_ints(mesh_file.ikle_offset(), h.nelem * h.ndp);
+  copy_ints(mesh_file.ipobo_offset(), h.npoin);
+  // Coordinates: converted to the header's precision and byte order, piece by piece.
+  const int rs_in = real_size(g.precision), rs = real_size(h.precision);
+  std::vector<unsigned char> in, out;
+  std::vector<double> values;
+  for (std::int64_t at : {mesh_file.x_offset(), mesh_file.y_offset()}) {
+    put_i32(sink, static_cast<std::int32_t>(h.npoin * rs), bo);
+    for (std::int64_t i = 0; i < h.npoin; i += static_cast<std::int64_t>(kChunkValues)) {
+      const std::int64_t m = std::min<std::int64_t>(static_cast<std::int64_t>(kChunkValues), h.npoin - i);
+      in.resize(static_cast<std::size_t>(m * rs_in));
+      src.read_at(at + 4 + i * rs_in, in.data(), in.size());
+      values.resize(static_cast<std::size_t>(m));
+      for (std::int64_t k = 0; k < m; ++k)
+        values[static_cast<std::size_t>(k)] = rs_in == 4 ? static_cast<double>(load<float>(in.data() + 4 * k, g.byte_order))
+                                                         : load<double>(in.data() + 8 * k, g.byte_order);
+      out.resize(static_cast<std::size_t>(m * rs));
+      encode_reals(values.data(), m, h.precision, bo, out.data());
+      sink.write(out.data(), out.size());
+    }
+    put_i32(sink, static_cast<std::int32_t>(h.npoin * rs), bo);
+  }
+}
+
 Writer::Writer(const std::string& path, const Header& header, const Mesh& mesh, const WriteOptions& options)
     : header_(header), layout_(Layout::of(header)), sink_(path, 8u << 20, !options.atomic), flush_frames_(!options.atomic) {
   check_record_limits(header_, options);
   write_header(sink_, header_, mesh, options);
+  if (flush_frames_) sink_.flush();
+}
+
+Writer::Writer(const std::string& path, const Header& header, const Reader& mesh_file, const WriteOptions& options)
+    : header_(header), layout_(Layout::of(header)), sink_(path, 8u << 20, !options.atomic), flush_frames_(!options.atomic) {
+  write_header(sink_, header_, mesh_file, options);
   if (flush_frames_) sink_.flush();
 }
 

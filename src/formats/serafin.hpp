@@ -84,6 +84,11 @@ class Reader {
   const std::string& name() const { return source_->name(); }
   std::int64_t file_bytes() const { return source_->size(); }
   const ByteSource& source() const { return *source_; }
+  // Offsets of the length markers of the mesh records.
+  std::int64_t ikle_offset() const { return ikle_at_; }
+  std::int64_t ipobo_offset() const { return ipobo_at_; }
+  std::int64_t x_offset() const { return x_at_; }
+  std::int64_t y_offset() const { return y_at_; }
 
   // Whole frames in the file; a torn last frame or a stray trailing byte is not counted.
   std::int64_t frame_count() const { return frames_; }
@@ -141,6 +146,10 @@ struct WriteOptions {
 // Throws UsageError, naming the record and what to use instead, when a record would
 // exceed the record limit.
 void write_header(ByteSink& sink, const Header& header, const Mesh& mesh, const WriteOptions& options = {});
+// The same, with the mesh records (IKLE, IPOBO, X, Y) streamed from `mesh_file` in
+// pieces (converted to header's precision and byte order): the mesh is never held whole.
+// header's sizes must be mesh_file's.
+void write_header(ByteSink& sink, const Header& header, const Reader& mesh_file, const WriteOptions& options = {});
 // Checks the record limit without writing.
 void check_record_limits(const Header& header, const WriteOptions& options = {});
 
@@ -154,6 +163,8 @@ void encode_reals(const T* values, std::int64_t n, Precision precision, ByteOrde
 class Writer {
  public:
   Writer(const std::string& path, const Header& header, const Mesh& mesh, const WriteOptions& options = {});
+  // The mesh records streamed from a file with the header's sizes.
+  Writer(const std::string& path, const Header& header, const Reader& mesh_file, const WriteOptions& options = {});
   ~Writer();
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;

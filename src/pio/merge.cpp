@@ -163,26 +163,31 @@ MergeReport merge_parts(MPI_Comm comm, const MergeOptions& o) {
   report.npoin = geo.npoin;
 
   if (size == 1) {
-    // One rank: stream variable by variable; memory = one variable of one frame.
-    // The geometry's arrays are needed for the header only: freed before the frames.
-    auto mesh = std::make_unique<Mesh>(serafin::Reader(o.geometry).read_mesh());
-    serafin::Writer w(o.output, out, *mesh);
-    mesh.reset();
-    std::vector<double> global(static_cast<std::size_t>(out.npoin)), local;
-    Progress progress("merge " + o.output, frames * out.nvar());
-    for (std::int64_t f = 0; f < frames; ++f) {
-      w.begin_frame(times0[static_cast<std::size_t>(f)]);
-      for (int v = 0; v < out.nvar(); ++v) {
-        for (const auto& p : parts) {
-          local.resize(p.gid.size());
-          p.reader->read_values(f, v, local.data());
-          report.bytes_read += static_cast<std::int64_t>(local.size()) * real_size(out.precision);
-          for (std::size_t i = 0; i < local.size(); ++i) global[static_cast<std::size_t>(p.gid[i])] = local[i];
+    // One rank: stream variable by variable in the file's precision; memory = one
+    // variable of one frame. The geometry's mesh records are streamed into the header.
+    serafin::Writer w(o.output, out, serafin::Reader(o.geometry));
+    auto run = [&](auto zero) {
+      using T = decltype(zero);
+      std::vector<T> global(static_cast<std::size_t>(out.npoin)), local;
+      Progress progress("merge " + o.output, frames * out.nvar());
+      for (std::int64_t f = 0; f < frames; ++f) {
+        w.begin_frame(times0[static_cast<std::size_t>(f)]);
+        for (int v = 0; v < out.nvar(); ++v) {
+          for (const auto& p : parts) {
+            local.resize(p.gid.size());
+            p.reader->read_values(f, v, local.data());
+            report.bytes_read += static_cast<std::int64_t>(local.size()) * real_size(out.precision);
+            for (std::size_t i = 0; i < local.size(); ++i) global[static_cast<std::size_t>(p.gid[i])] = local[i];
+          }
+          w.write_variable(global.data());
+          progress.update(f * out.nvar() + v + 1);
         }
-        w.write_variable(global.data());
-        progress.update(f * out.nvar() + v + 1);
       }
-    }
+    };
+    if (out.precision == Precision::Single)
+      run(float{});
+    else
+      run(double{});
     report.bytes = w.bytes_written();
     w.close();
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -93,11 +93,7 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
         return;
       }
       if (geometry.empty()) throw UsageError("rank 0 must give the global mesh or a geometry file");
-      serafin::Reader geo(geometry);
-      const Mesh m = geo.read_mesh();
-      if (m.npoin != h.npoin || m.nelem != h.nelem || m.ndp != h.ndp)
-        throw UsageError(geometry + " does not have the sizes of the output (NELEM, NPOIN, NDP)");
-      serafin::write_header(sink, h, m);
+      serafin::write_header(sink, h, serafin::Reader(geometry));  // streamed, never held whole
     };
   }
   if (options_.strategy == "file-per-process") {

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""merge benchmark: a generated 6.65M-element mesh (3.3M nodes, 4 variables, 10 frames, as
+in the gretel figures of the TELEMAC paper's class of machine) split into P per-rank result
+files by `anabranch partition`, merged back by `anabranch merge` (one process, then under
+mpiexec), against the floor of reading the parts (`cat > /dev/null`) plus writing the
+output (`dd`, fdatasync) in the same run. Every merged file is checked against the original.
+
+Usage: bench/merge.py [--elements N] [--parts 16 64 256] [--ranks 2] [--work DIR] [--json OUT] [--quick]
+"""
+import argparse
+import glob
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+BUILD = pathlib.Path(os.environ.get("ANABRANCH_BUILD", HERE.parent / "build"))
+AB = os.environ.get("ANABRANCH", str(BUILD / "src/cli/anabranch"))
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1", ANABRANCH_PROGRESS="0")
+
+
+def sha(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 24), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def timed(cmd, **kw):
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=ENV, **kw).stdout
+    return time.perf_counter() - t0, out
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--elements", type=int, default=6650000)
+    p.add_argument("--parts", type=int, nargs="+", default=[16, 64, 256])
+    p.add_argument("--ranks", type=int, default=2)
+    p.add_argument("--work", default="bench-work")
+    p.add_argument("--json")
+    p.add_argument("--quick", action="store_true")
+    a = p.parse_args()
+    if a.quick:
+        a.elements, a.parts = 20000, [4]
+    w = pathlib.Path(a.work)
+    w.mkdir(parents=True, exist_ok=True)
+    mesh = w / "global.slf"
+    subprocess.run([AB, "-q", "generate", "-n", str(a.elements), "--vars", "4", "--frames", "10", "-o", str(mesh)], check=True,
+                   capture_output=True)
+    want = sha(mesh)
+    size = mesh.stat().st_size
+    rows = []
+    print(f"{'P':>5} {'how':>18} {'seconds':>8} {'MB/s out':>9} {'peak RSS':>10}")
+    for parts in a.parts:
+        d = w / f"p{parts}"
+        shutil.rmtree(d, ignore_errors=True)
+        d.mkdir()
+        subprocess.run([AB, "-q", "partition", str(mesh), "-n", str(parts), "--method", "sfc", "-o", str(d)], check=True,
+                       capture_output=True)
+        files = sorted(glob.glob(str(d / "global.slf?????-?????")))
+        subprocess.run(["cat", *files], stdout=subprocess.DEVNULL, check=True)  # same cache state for everyone
+        t_cat, _ = timed(["sh", "-c", 'cat "$@" > /dev/null', "cat", *files])
+        t_dd, _ = timed(["dd", "if=/dev/zero", f"of={w / 'dd.out'}", "bs=8M", f"count={max(1, size >> 23)}", "conv=fdatasync"])
+        (w / "dd.out").unlink()
+        floor = t_cat + t_dd
+        rows.append(dict(parts=parts, how="cat parts + dd out", seconds=floor))
+        print(f"{parts:>5} {'cat parts + dd out':>18} {floor:>8.2f} {size / floor / 1e6:>9.0f} {'':>10}", flush=True)
+        for how, cmd in (("merge, 1 process", [AB, "merge", str(d / "global.slf"), "--geo", str(mesh), "-o", str(w / "m.slf"), "--json"]),
+                         (f"merge, {a.ranks} ranks", ["mpiexec", "-n", str(a.ranks), AB, "merge", str(d / "global.slf"), "--geo",
+                                                       str(mesh), "-o", str(w / "m.slf"), "--json"])):
+            t, out = timed(cmd)
+            subprocess.run(["sync"], check=True)
+            j = json.loads(out)
+            if sha(w / "m.slf") != want:
+                sys.exit(f"{how}: the merged file differs from the original")
+            rows.append(dict(parts=parts, how=how, seconds=t, peak_rss_bytes=j["peak_rss_bytes"]))
+            print(f"{parts:>5} {how:>18} {t:>8.2f} {size / t / 1e6:>9.0f} {j['peak_rss_bytes'] / 2**20:>7.0f} MiB", flush=True)
+            (w / "m.slf").unlink()
+        shutil.rmtree(d)
+    print(f"output: {size / 1e6:.0f} MB; one variable of one frame in double precision: "
+          f"{json.loads(subprocess.run([AB, 'info', '--json', str(mesh)], capture_output=True, text=True).stdout)[0]['npoin'] * 8 / 2**20:.0f} MiB")
+    if a.json:
+        pathlib.Path(a.json).write_text(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   add(cli::add_partition);
   add(cli::add_merge);
   add(cli::add_split);
+  add(cli::add_balance);
 
   try {
     app.parse(argc, argv);

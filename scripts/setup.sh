@@ -32,7 +32,7 @@ if (( want_test )) && [[ ! -x build/venv/bin/pytest ]]; then
   echo "setup: creating the test virtual environment build/venv" >&2
   mkdir -p build
   python3 -m venv build/venv
-  build/venv/bin/pip install -q --disable-pip-version-check numpy pytest xarray-selafin python-serafin h5py
+  build/venv/bin/pip install -q --disable-pip-version-check numpy pytest xarray-selafin python-serafin h5py matplotlib
 fi
 
 extra=()

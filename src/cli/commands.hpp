@@ -24,6 +24,9 @@ Runner add_partition(CLI::App& app, Common& common);
 Runner add_merge(CLI::App& app, Common& common);
 Runner add_split(CLI::App& app, Common& common);
 Runner add_balance(CLI::App& app, Common& common);
+Runner add_tune(CLI::App& app, Common& common);
+Runner add_bench(CLI::App& app, Common& common);
+Runner add_bench_plot(CLI::App& app, Common& common);
 
 }  // namespace anabranch::cli
 

@@ -52,6 +52,9 @@ int main(int argc, char** argv) {
   add(cli::add_merge);
   add(cli::add_split);
   add(cli::add_balance);
+  add(cli::add_tune);
+  add(cli::add_bench);
+  add(cli::add_bench_plot);
 
   try {
     app.parse(argc, argv);

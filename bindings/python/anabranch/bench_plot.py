@@ -1,0 +1,57 @@
+"""Plot `anabranch bench` results: write bandwidth of each strategy against the rank count.
+
+    anabranch bench-plot results-2.json results-4.json ... -o bench.png
+    python3 -m anabranch.bench_plot results*.json -o bench.png
+
+Each JSON file is one `anabranch bench -o FILE` run (one rank count); the raw disk rate of
+each run is drawn as the ceiling.
+"""
+import argparse
+import json
+import sys
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("results", nargs="+", help="JSON files written by `anabranch bench -o`")
+    p.add_argument("-o", "--output", default="bench.png")
+    p.add_argument("--metric", default="to_disk_mbs_median", choices=["write_mbs_median", "to_disk_mbs_median", "read_mbs_median"])
+    a = p.parse_args(argv)
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        sys.exit("bench-plot needs matplotlib (pip install matplotlib)")
+    runs = []
+    for path in a.results:
+        with open(path) as f:
+            runs.append(json.load(f))
+    runs.sort(key=lambda r: r["config"]["ranks"])
+    ranks = [r["config"]["ranks"] for r in runs]
+    strategies = []
+    for r in runs:
+        for s in r["results"]:
+            if s["strategy"] not in strategies:
+                strategies.append(s["strategy"])
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for s in strategies:
+        ys = [next((x[a.metric] for x in r["results"] if x["strategy"] == s), float("nan")) for r in runs]
+        ax.plot(ranks, ys, marker="o", label=s)
+    ax.plot(ranks, [r["raw_disk_mbs"] for r in runs], "k--", label="raw disk (dd, fdatasync)")
+    cfg = runs[0]["config"]
+    ax.set_xlabel("MPI ranks")
+    ax.set_ylabel({"write_mbs_median": "write", "to_disk_mbs_median": "write + sync", "read_mbs_median": "read"}[a.metric] + " MB/s")
+    ax.set_title(f"anabranch bench: {cfg['npoin']:,} nodes, {cfg['vars']} variables, {cfg['frames']} frames")
+    ax.set_xticks(ranks)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(a.output, dpi=120)
+    print(f"wrote {a.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

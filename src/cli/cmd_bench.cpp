@@ -1,0 +1,368 @@
+// anabranch bench: every write strategy on the same frames (the write pattern of a real
+// partition, or a generated one), under mpiexec; warm-up, N repetitions, phases timed
+// (open, write, sync), optional read-back (each rank reads its own nodes, as a restart
+// does), the raw disk rate measured in the same run, and every file verified.
+#include <fcntl.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+#include "core/generate.hpp"
+#include "core/io.hpp"
+#include "core/plan.hpp"
+#include "formats/partel.hpp"
+#include "formats/serafin.hpp"
+#include "partition/partitioner.hpp"
+#include "pio/mpi_util.hpp"
+#include "pio/strategy.hpp"
+#include "pio/topology.hpp"
+#include "pio/writer.hpp"
+
+namespace anabranch::cli {
+namespace {
+
+struct BenchOptions {
+  std::int64_t generate = 200000;
+  std::string mesh, plan, dir = ".", output, strategies = "all";
+  int vars = 4, frames = 5, repeat = 3, writers = 1;
+  bool read = false;
+};
+
+float value_of(std::int32_t gid, int var, std::int64_t frame) {
+  return static_cast<float>(static_cast<double>(gid % 100003) * 0.001 + var * 10.0 + static_cast<double>(frame));
+}
+
+// This rank's nodes (KNOLG, 1-based) and local mesh, and the global header and mesh.
+struct Decomposition {
+  serafin::Header header;
+  Mesh global;  // rank 0 (all ranks when generated)
+  std::string geometry;
+  std::vector<std::int32_t> knolg;
+  Mesh local;
+};
+
+Decomposition decompose(const BenchOptions& o, int rank, int size) {
+  Decomposition d;
+  Mesh m;
+  if (!o.mesh.empty()) {
+    serafin::Reader r(o.mesh);
+    d.header = r.header();
+    d.geometry = o.mesh;
+    if (!o.plan.empty()) {
+      const partel::PartSet set(o.plan);
+      if (set.size() != size)
+        throw UsageError(o.plan + " has " + std::to_string(set.size()) + " parts; run on " + std::to_string(set.size()) + " ranks");
+      auto part = set.open(rank);
+      d.local = part->read_mesh();
+      d.knolg = d.local.ipobo;
+      d.header.variables = synthetic_variables(o.vars, d.header.nplan() > 1);
+      return d;
+    }
+    m = r.read_mesh();
+  } else {
+    ChannelOptions co;
+    co.elements = o.generate;
+    m = make_channel(co).mesh;
+    d.header.set_title("anabranch bench");
+    d.header.iparam[0] = 1;
+    d.header.set_mesh_sizes(m);
+  }
+  d.header.variables = synthetic_variables(o.vars, m.nplan > 1);
+  const int ndp2 = m.nplan > 1 ? 3 : m.ndp;
+  const auto epart = partition_sfc(m.ikle.data(), m.nelem2(), ndp2, m.ndp, Coordinates(m.x), Coordinates(m.y), size, {});
+  const Plan plan = build_plan(m.ikle.data(), m.nelem2(), ndp2, m.ndp, m.npoin2(), epart, size);
+  std::vector<std::int32_t> loc(static_cast<std::size_t>(m.npoin2()), -1);
+  const std::int64_t np = plan.part_npoin(rank);
+  for (int j = 0; j < m.nplan; ++j)
+    for (std::int64_t i = 0; i < np; ++i) {
+      const auto g = plan.part_knolg(rank)[i] + j * m.npoin2();
+      d.knolg.push_back(static_cast<std::int32_t>(g + 1));
+      d.local.x.push_back(m.x[static_cast<std::size_t>(g)]);
+      d.local.y.push_back(m.y[static_cast<std::size_t>(g)]);
+    }
+  for (std::int64_t i = 0; i < np; ++i) loc[static_cast<std::size_t>(plan.part_knolg(rank)[i])] = static_cast<std::int32_t>(i);
+  d.local.ndp = m.ndp;
+  d.local.nplan = m.nplan;
+  for (std::int64_t j = 0; j < plan.part_nelem(rank); ++j)
+    for (int k = 0; k < ndp2; ++k)
+      d.local.ikle.push_back(loc[static_cast<std::size_t>(m.ikle[static_cast<std::size_t>(plan.part_elems(rank)[j] * m.ndp + k)] - 1)] + 1);
+  if (m.nplan > 1) {  // prisms above the local triangles
+    std::vector<std::int32_t> tri = d.local.ikle;
+    d.local.ikle.clear();
+    for (int l = 0; l + 1 < m.nplan; ++l)
+      for (std::size_t e = 0; e < tri.size() / 3; ++e) {
+        for (int k = 0; k < 3; ++k) d.local.ikle.push_back(tri[e * 3 + static_cast<std::size_t>(k)] + static_cast<std::int32_t>(l * np));
+        for (int k = 0; k < 3; ++k) d.local.ikle.push_back(tri[e * 3 + static_cast<std::size_t>(k)] + static_cast<std::int32_t>((l + 1) * np));
+      }
+  }
+  d.local.nelem = static_cast<std::int64_t>(d.local.ikle.size()) / m.ndp;
+  d.local.npoin = static_cast<std::int64_t>(d.knolg.size());
+  if (rank == 0) d.global = std::move(m);
+  return d;
+}
+
+void sync_path(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd >= 0) {
+    ::fdatasync(fd);
+    ::close(fd);
+  }
+}
+
+// Sequential write of `bytes` with fdatasync: the disk's ceiling (what dd conv=fdatasync does).
+double raw_disk_rate(const std::string& dir, std::int64_t bytes) {
+  const std::string path = dir + "/anabranch-bench-dd." + std::to_string(::getpid());
+  const double t0 = MPI_Wtime();
+  {
+    AtomicFileSink sink(path, 8u << 20, true);
+    std::vector<unsigned char> block(8u << 20, 0);
+    for (std::int64_t done = 0; done < bytes; done += static_cast<std::int64_t>(block.size())) sink.write(block.data(), block.size());
+    sink.commit();
+  }
+  sync_path(path);
+  const double secs = MPI_Wtime() - t0;
+  ::unlink(path.c_str());
+  return static_cast<double>(bytes) / secs / 1e6;
+}
+
+std::uint64_t checksum(const std::string& path) {
+  FileSource src(path);
+  std::vector<unsigned char> buf(8u << 20);
+  std::uint64_t h = 1469598103934665603ULL;
+  for (std::int64_t at = 0; at < src.size();) {
+    const auto n = static_cast<std::size_t>(std::min<std::int64_t>(static_cast<std::int64_t>(buf.size()), src.size() - at));
+    src.read_at(at, buf.data(), n);
+    for (std::size_t i = 0; i < n; ++i) h = (h ^ buf[i]) * 1099511628211ULL;
+    at += static_cast<std::int64_t>(n);
+  }
+  return h;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : (v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]));
+}
+
+}  // namespace
+
+Runner add_bench(CLI::App& app, Common& common) {
+  auto o = std::make_shared<BenchOptions>();
+  auto* sub = app.add_subcommand("bench", "Measure the write strategies on a real or generated decomposition (run under mpiexec)");
+  sub->add_option("--generate", o->generate, "generated channel of N triangles (default when no --mesh)")->capture_default_str();
+  sub->add_option("--mesh", o->mesh, "a SERAFIN mesh: its geometry, split by the Hilbert curve or by --plan")->check(CLI::ExistingFile);
+  sub->add_option("--plan", o->plan, "parts of the mesh from `anabranch partition` (base name or CONCAT; as many as ranks)");
+  sub->add_option("--vars", o->vars, "variables per frame")->capture_default_str()->check(CLI::Range(1, 1000));
+  sub->add_option("--frames", o->frames, "frames per run")->capture_default_str()->check(CLI::Range(1, 100000));
+  sub->add_option("--strategies", o->strategies, "all, or a comma-separated list")->capture_default_str();
+  sub->add_option("--repeat", o->repeat, "measured runs per strategy (after one warm-up)")->capture_default_str()->check(CLI::Range(1, 1000));
+  sub->add_option("--writers", o->writers, "writers per node (aggregated strategies)")->capture_default_str()->check(CLI::Range(1, 1024));
+  sub->add_flag("--read", o->read, "also read the frames back, each rank its own nodes (a restart)");
+  sub->add_option("--dir", o->dir, "folder for the files (put it on the file system to measure)")->capture_default_str();
+  sub->add_option("-o,--output", o->output, "write the JSON results here");
+  sub->add_flag("--json", common.json, "print the JSON results on stdout");
+  return [o, &common]() {
+    pio::MpiSession mpi(nullptr, nullptr);
+    const MPI_Comm comm = MPI_COMM_WORLD;
+    int rank = 0, size = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    Decomposition d;
+    pio::collective(comm, [&] { d = decompose(*o, rank, size); });
+    std::vector<std::string> names;
+    if (o->strategies == "all") {
+      for (const auto& s : pio::strategies())
+        if (s.available && s.name != "null") names.push_back(s.name);
+    } else {
+      std::string rest = o->strategies;
+      while (!rest.empty()) {
+        const auto c = rest.find(',');
+        names.push_back(rest.substr(0, c));
+        rest = c == std::string::npos ? "" : rest.substr(c + 1);
+      }
+    }
+    const auto layout = serafin::Layout::of(d.header);
+    const std::int64_t data_bytes = layout.frame_bytes * o->frames;
+    const auto nloc = static_cast<std::int64_t>(d.knolg.size());
+    std::vector<std::vector<float>> vals(static_cast<std::size_t>(o->vars), std::vector<float>(static_cast<std::size_t>(nloc)));
+    std::vector<const float*> ptrs;
+    for (auto& v : vals) ptrs.push_back(v.data());
+
+    // Machine description and the disk's ceiling.
+    pio::Topology topo(comm);
+    const auto hosts = pio::gather_host_names(comm);
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int liblen = 0;
+    MPI_Get_library_version(lib, &liblen);
+    struct statfs st {};
+    ::statfs(o->dir.c_str(), &st);
+    double disk = 0;
+    pio::collective(comm, [&] {
+      if (rank == 0) disk = raw_disk_rate(o->dir, std::max<std::int64_t>(64LL << 20, std::min<std::int64_t>(data_bytes, 1LL << 30)));
+    });
+    nlohmann::json results = nlohmann::json::array();
+    std::uint64_t reference = 0;
+    for (const auto& name : names) {
+      const std::string path = o->dir + "/anabranch-bench-" + name + ".slf";
+      const bool fpp = name == "file-per-process";
+      std::vector<double> t_open, t_write, t_sync, t_read;
+      bool verified = true;
+      int files = 0;
+      for (int rep = -1; rep < o->repeat; ++rep) {  // rep -1: warm-up
+        pio::OutputDescription out;
+        out.header = d.header;
+        if (rank == 0 && d.global.npoin > 0) out.mesh = &d.global;
+        if (!out.mesh) out.geometry = d.geometry;
+        out.local_mesh = &d.local;
+        pio::WriterOptions wo;
+        wo.strategy = name;
+        wo.writers_per_node = o->writers;
+        MPI_Barrier(comm);
+        double t0 = MPI_Wtime();
+        pio::Writer w(comm, path, out, d.knolg.data(), nloc, wo);
+        MPI_Barrier(comm);
+        double t1 = MPI_Wtime(), compute = 0;
+        for (int f = 0; f < o->frames; ++f) {
+          const double c0 = MPI_Wtime();
+          for (int v = 0; v < o->vars; ++v)
+            for (std::int64_t i = 0; i < nloc; ++i)
+              vals[static_cast<std::size_t>(v)][static_cast<std::size_t>(i)] = value_of(d.knolg[static_cast<std::size_t>(i)], v, f);
+          compute += MPI_Wtime() - c0;
+          w.write_frame(f * 1.0, ptrs.data());
+        }
+        MPI_Barrier(comm);
+        double t2 = MPI_Wtime();
+        w.close();
+        files = w.files_created();
+        const std::string mine = fpp ? path + partel::suffix(size, rank) : path;
+        if (fpp || rank == 0) sync_path(mine);
+        MPI_Barrier(comm);
+        double t3 = MPI_Wtime();
+        // Verification: the shared file's bytes are the same for every strategy, and every
+        // rank reads back its own nodes (the read phase).
+        int ok = 1;
+        double t4 = t3;
+        try {
+          if (!fpp && rank == 0) {
+            const std::uint64_t h = checksum(path);
+            if (reference == 0) reference = h;
+            ok = h == reference;
+          }
+          if (o->read || rep == o->repeat - 1) {
+            MPI_Barrier(comm);
+            const double r0 = MPI_Wtime();
+            serafin::Reader r(mine);
+            std::vector<float> buf;
+            for (int f = 0; f < o->frames && ok; ++f)
+              for (int v = 0; v < o->vars && ok; ++v) {
+                if (fpp) {
+                  buf.resize(static_cast<std::size_t>(nloc));
+                  r.read_values(f, v, buf.data());
+                  for (std::int64_t i = 0; i < nloc; ++i)
+                    if (buf[static_cast<std::size_t>(i)] != value_of(d.knolg[static_cast<std::size_t>(i)], v, f)) ok = 0;
+                } else {
+                  // Runs of consecutive global nodes, read in place.
+                  for (std::int64_t i = 0; i < nloc;) {
+                    std::int64_t j = i + 1;
+                    while (j < nloc && d.knolg[static_cast<std::size_t>(j)] == d.knolg[static_cast<std::size_t>(j - 1)] + 1) ++j;
+                    buf.resize(static_cast<std::size_t>(j - i));
+                    r.read_values(f, v, d.knolg[static_cast<std::size_t>(i)] - 1, j - i, buf.data());
+                    for (std::int64_t k = i; k < j; ++k)
+                      if (buf[static_cast<std::size_t>(k - i)] != value_of(d.knolg[static_cast<std::size_t>(k)], v, f)) ok = 0;
+                    i = j;
+                  }
+                }
+              }
+            MPI_Barrier(comm);
+            t4 = MPI_Wtime() - r0 + t3;
+          }
+        } catch (const std::exception&) {
+          ok = 0;
+        }
+        int all_ok = 0;
+        MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+        verified = verified && all_ok;
+        if (rep >= 0) {
+          t_open.push_back(t1 - t0);
+          t_write.push_back(t2 - t1 - compute);
+          t_sync.push_back(t3 - t2);
+          if (o->read) t_read.push_back(t4 - t3);
+        }
+        MPI_Barrier(comm);
+        if (fpp)
+          ::unlink(mine.c_str());
+        else if (rank == 0)
+          ::unlink(path.c_str());
+      }
+      auto mbs = [&](const std::vector<double>& t) {
+        std::vector<double> r;
+        for (double x : t) r.push_back(static_cast<double>(data_bytes) / x / 1e6);
+        return r;
+      };
+      std::vector<double> full;
+      for (std::size_t i = 0; i < t_write.size(); ++i) full.push_back(t_write[i] + t_sync[i]);
+      const auto w = mbs(t_write), fd = mbs(full), rd = mbs(t_read);
+      nlohmann::json res = {{"strategy", name},
+                            {"files", files},
+                            {"bytes", data_bytes},
+                            {"open_seconds", t_open},
+                            {"write_seconds", t_write},
+                            {"sync_seconds", t_sync},
+                            {"read_seconds", t_read},
+                            {"open_median", median(t_open)},
+                            {"write_mbs_min", w.empty() ? 0 : *std::min_element(w.begin(), w.end())},
+                            {"write_mbs_median", median(w)},
+                            {"write_mbs_max", w.empty() ? 0 : *std::max_element(w.begin(), w.end())},
+                            {"to_disk_mbs_median", median(fd)},
+                            {"read_mbs_median", median(rd)},
+                            {"verified", verified}};
+      results.push_back(res);
+      if (rank == 0 && !common.json)
+        std::printf("%-17s %5d file(s)  open %7.3f s  write %8.0f MB/s (%0.f..%0.f)  to disk %8.0f MB/s%s  %s\n", name.c_str(), files,
+                    median(t_open), median(w), res["write_mbs_min"].get<double>(), res["write_mbs_max"].get<double>(), median(fd),
+                    o->read ? ("  read " + std::to_string(static_cast<long long>(median(rd))) + " MB/s").c_str() : "",
+                    verified ? "verified" : "WRONG BYTES");
+    }
+    nlohmann::json j = {{"config",
+                         {{"ranks", size},
+                          {"nodes", topo.nodes},
+                          {"mesh", o->mesh.empty() ? "generated channel, " + std::to_string(o->generate) + " triangles" : o->mesh},
+                          {"plan", o->plan.empty() ? "Hilbert curve" : o->plan},
+                          {"npoin", d.header.npoin},
+                          {"vars", o->vars},
+                          {"frames", o->frames},
+                          {"frame_bytes", layout.frame_bytes},
+                          {"repeat", o->repeat},
+                          {"writers_per_node", o->writers},
+                          {"dir", o->dir}}},
+                        {"machine",
+                         {{"hosts", hosts},
+                          {"cores", std::thread::hardware_concurrency()},
+                          {"mpi", trimmed(std::string(lib, static_cast<std::size_t>(liblen)))},
+                          {"file_system_magic", static_cast<long long>(st.f_type)},
+                          {"mpiio_hints", pio::Hints::from_environment().str()}}},
+                        {"raw_disk_mbs", disk},
+                        {"results", results}};
+    if (rank == 0) {
+      if (!common.json) std::printf("raw disk rate (sequential write + fdatasync): %.0f MB/s; %d ranks on %d node(s)\n", disk, size, topo.nodes);
+      if (common.json) print_json(j);
+      if (!o->output.empty()) {
+        AtomicFileSink sink(o->output, 1 << 16);
+        const std::string text = j.dump(2) + "\n";
+        sink.write(text.data(), text.size());
+        sink.commit();
+      }
+    }
+    int all_verified = 1;
+    for (const auto& r : results) all_verified = all_verified && r["verified"].get<bool>();
+    return all_verified ? 0 : 1;
+  };
+}
+
+}  // namespace anabranch::cli

@@ -1,0 +1,77 @@
+"""`anabranch bench` (once, on a tiny case, 2 ranks: no timing asserted), `bench-plot`, and
+`tune` here and on recorded Lustre output."""
+import json
+import os
+import stat
+import subprocess
+
+import pytest
+
+from conftest import EXE
+
+MPIEXEC = os.environ.get("AB_MPIEXEC", "mpiexec")
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1", ANABRANCH_PROGRESS="0")
+
+
+def test_bench_runs_every_strategy_and_verifies(tmp_path):
+    out = tmp_path / "r.json"
+    proc = subprocess.run(["timeout", "300", MPIEXEC, "-n", "2", EXE, "bench", "--generate", "3000", "--frames", "2", "--repeat", "2",
+                           "--read", "--dir", str(tmp_path), "-o", str(out)], capture_output=True, text=True, env=ENV)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    j = json.loads(out.read_text())
+    names = {r["strategy"] for r in j["results"]}
+    assert names == {"file-per-process", "independent", "collective", "aggregated", "aggregated-async"}
+    for r in j["results"]:
+        assert r["verified"] and len(r["write_seconds"]) == 2 and len(r["read_seconds"]) == 2
+        assert r["files"] == (2 if r["strategy"] == "file-per-process" else 1)
+    assert j["config"]["ranks"] == 2 and j["raw_disk_mbs"] > 0 and j["machine"]["mpi"]
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # the bench cleans up after itself
+    pytest.importorskip("matplotlib")
+    r = subprocess.run([EXE, "bench-plot", str(out), "-o", str(tmp_path / "p.png")], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHON=os.environ.get("PYTHON", "python3")))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bench_on_a_partitioned_mesh(ab, tmp_path):
+    ab("generate", "-n", 3000, "-o", tmp_path / "m.slf")
+    (tmp_path / "p").mkdir()
+    ab("partition", tmp_path / "m.slf", "-n", 3, "-o", tmp_path / "p", "--layout", "concat")
+    proc = subprocess.run(["timeout", "300", MPIEXEC, "-n", "3", EXE, "bench", "--mesh", str(tmp_path / "m.slf"), "--plan",
+                           str(tmp_path / "p" / "m.slf"), "--frames", "1", "--repeat", "1", "--strategies", "aggregated,collective",
+                           "--dir", str(tmp_path), "--json"], capture_output=True, text=True, env=ENV)
+    assert proc.returncode == 0, proc.stderr
+    j = json.loads(proc.stdout)
+    assert all(r["verified"] for r in j["results"]) and j["config"]["plan"].endswith("m.slf")
+
+
+def test_tune_here(ab, tmp_path):
+    r = ab("tune", tmp_path, "--ranks", 8, "--json")
+    assert r.returncode == 0, r.stderr
+    j = r.json()
+    assert j["file_system"] != "lustre" and j["writers_per_node"] == 2
+    assert "not a parallel file system" in j["notes"][0]
+    assert j["mpiio_hints"].startswith("cb_nodes=2")
+
+
+def test_tune_lustre_from_recorded_lfs_output(ab, tmp_path):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    lfs = fake / "lfs"
+    osts = "".join(f"scratch-OST{i:04x}_UUID  1000000  1000  999000   1% /lustre[OST:{i}]\n" for i in range(12))
+    lfs.write_text("#!/bin/sh\ncase \"$1\" in\n"
+                   "getstripe) echo 'stripe_count:  1 stripe_size:   1048576 pattern:       0 stripe_offset: -1';;\n"
+                   "df) printf 'UUID 1K-blocks Used Available Use%% Mounted on\\n"
+                   "scratch-MDT0000_UUID 1000 10 990 1%% /lustre[MDT:0]\\n" + osts.replace("%", "%%").replace("\n", "\\n") +
+                   "\\nfilesystem_summary: 12000000 12000 11988000 1%% /lustre\\n';;\nesac\n")
+    lfs.chmod(lfs.stat().st_mode | stat.S_IEXEC)
+    env_path = f"{fake}:{os.environ['PATH']}"
+    r = subprocess.run([EXE, "tune", str(tmp_path), "--fs", "lustre", "--ranks", "64", "--nodes", "4", "--json"], capture_output=True,
+                       text=True, env=dict(os.environ, PATH=env_path))
+    assert r.returncode == 0, r.stderr
+    j = json.loads(r.stdout)
+    assert j["osts"] == 12 and j["current_stripe_count"] == 1 and j["current_stripe_size"] == 1048576
+    # 8 writers want 16 stripes; at most 66% of 12 OSTs = 7.
+    assert j["writers"] == 8 and j["stripe_count"] == 7
+    assert "striping_factor=7" in j["mpiio_hints"] and j["lfs_command"].startswith("lfs setstripe -c 7")

@@ -46,6 +46,13 @@ std::int64_t file_size(const std::string& path) {
   return static_cast<std::int64_t>(st.st_size);
 }
 
+std::string read_text_file(const std::string& path) {
+  FileSource src(path);
+  std::string text(static_cast<std::size_t>(src.size()), '\0');
+  src.read_at(0, text.data(), text.size());
+  return text;
+}
+
 bool file_exists(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0;

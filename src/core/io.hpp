@@ -109,6 +109,8 @@ void pwrite_all(int fd, const void* data, std::size_t n, std::int64_t offset, co
 std::size_t pread_full(int fd, void* dst, std::size_t n, std::int64_t offset, const std::string& path);
 
 std::int64_t file_size(const std::string& path);
+// The whole file as text; throws IoError.
+std::string read_text_file(const std::string& path);
 bool file_exists(const std::string& path);
 
 }  // namespace anabranch

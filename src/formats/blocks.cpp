@@ -1,11 +1,11 @@
 // Block files. Specification: docs/formats/blocks.md.
 #include "formats/blocks.hpp"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/io.hpp"
 
 namespace anabranch::blocks {
 namespace {
@@ -109,11 +109,7 @@ File parse(const std::string& text, const std::string& name) {
 }
 
 File read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError::from_errno("cannot open", path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path);
+  return parse(read_text_file(path), path);
 }
 
 }  // namespace anabranch::blocks

@@ -4,8 +4,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "core/error.hpp"
@@ -115,11 +113,7 @@ File parse(const std::string& text, const std::string& path) {
 }
 
 File read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError::from_errno("cannot open", path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path);
+  return parse(read_text_file(path), path);
 }
 
 std::string format_telemac(const Line& l, std::int64_t n, std::int64_t k) {

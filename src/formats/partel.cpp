@@ -431,6 +431,55 @@ void scatter_frames(const Plan& plan, const SerafinParts& sp, const TempOutputs&
   }
 }
 
+// Places the parts of one SERAFIN file: per-rank files <base><suffix>, or one
+// <base>-CONCAT with its INDEX (1-based begin, end; big-endian int64).
+SerafinParts place_parts(const serafin::Reader& reader, const std::vector<serafin::Header>& headers, TempOutputs& out,
+                         const std::string& base, bool concat) {
+  const int nparts = static_cast<int>(headers.size());
+  SerafinParts sp;
+  sp.reader = &reader;
+  const std::size_t concat_id = concat ? out.add(base + "-CONCAT") : 0;
+  std::vector<unsigned char> index;
+  std::int64_t at = 0;
+  for (int p = 0; p < nparts; ++p) {
+    serafin::check_record_limits(headers[static_cast<std::size_t>(p)]);
+    sp.layouts.push_back(serafin::Layout::of(headers[static_cast<std::size_t>(p)]));
+    if (concat) {
+      const std::int64_t size = sp.layouts.back().header_bytes + reader.frame_count() * sp.layouts.back().frame_bytes;
+      unsigned char e[16];
+      store<std::int64_t>(e, at + 1, ByteOrder::Big);
+      store<std::int64_t>(e + 8, at + 1 + size, ByteOrder::Big);
+      index.insert(index.end(), e, e + 16);
+      sp.file.push_back(concat_id);
+      sp.base.push_back(at);
+      at += size;
+    } else {
+      sp.file.push_back(out.add(base + suffix(nparts, p)));
+      sp.base.push_back(0);
+    }
+  }
+  if (concat) out.write_at(out.add(base + "-INDEX"), index.data(), index.size(), 0);
+  return sp;
+}
+
+void scatter_all(const Plan& plan, const SerafinParts& sp, const TempOutputs& out, std::int64_t npoin2, int threads,
+                 std::int64_t memory_budget) {
+  if (sp.reader->header().precision == Precision::Single)
+    scatter_frames<float>(plan, sp, out, npoin2, threads, memory_budget);
+  else
+    scatter_frames<double>(plan, sp, out, npoin2, threads, memory_budget);
+}
+
+// Renames every output and fills the report's file list and sizes.
+void finish(TempOutputs& out, WriteReport& report) {
+  out.commit();
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    report.paths.push_back(out.final_path(i));
+    report.bytes += file_size(out.final_path(i));
+  }
+  report.files = static_cast<std::int64_t>(out.size());
+}
+
 }  // namespace
 
 std::string suffix(int nparts, int part) {
@@ -471,39 +520,14 @@ WriteReport write_parts(const Plan& plan, const serafin::Reader& geo, const std:
   }
   std::vector<SerafinParts> sparts;
   for (std::size_t s = 0; s < sources.size(); ++s) {
-    SerafinParts sp;
-    sp.reader = sources[s];
     const auto& g = sources[s]->header();
     const int nplan = g.nplan();
-    std::int64_t at = 0;
-    std::size_t concat_id = concat ? out.add(path(source_names[s], "-CONCAT")) : 0;
+    std::vector<serafin::Header> headers(static_cast<std::size_t>(nparts), g);
     for (int p = 0; p < nparts; ++p) {
-      serafin::Header h = g;
-      h.nelem = plan.part_nelem(p) * (nplan > 1 ? nplan - 1 : 1);
-      h.npoin = plan.part_npoin(p) * nplan;
-      serafin::check_record_limits(h);
-      sp.layouts.push_back(serafin::Layout::of(h));
-      if (concat) {
-        sp.file.push_back(concat_id);
-        sp.base.push_back(at);
-        at += sp.layouts.back().header_bytes + sp.reader->frame_count() * sp.layouts.back().frame_bytes;
-      } else {
-        sp.file.push_back(out.add(path(source_names[s], suffix(nparts, p))));
-        sp.base.push_back(0);
-      }
+      headers[static_cast<std::size_t>(p)].nelem = plan.part_nelem(p) * (nplan > 1 ? nplan - 1 : 1);
+      headers[static_cast<std::size_t>(p)].npoin = plan.part_npoin(p) * nplan;
     }
-    if (concat) {
-      // INDEX: (begin, end) per part, 1-based begin, big-endian int64.
-      std::vector<unsigned char> index(static_cast<std::size_t>(nparts) * 16);
-      for (int p = 0; p < nparts; ++p) {
-        const std::int64_t size = sp.layouts[static_cast<std::size_t>(p)].header_bytes +
-                                  sp.reader->frame_count() * sp.layouts[static_cast<std::size_t>(p)].frame_bytes;
-        store<std::int64_t>(index.data() + 16 * p, sp.base[static_cast<std::size_t>(p)] + 1, ByteOrder::Big);
-        store<std::int64_t>(index.data() + 16 * p + 8, sp.base[static_cast<std::size_t>(p)] + 1 + size, ByteOrder::Big);
-      }
-      out.write_at(out.add(path(source_names[s], "-INDEX")), index.data(), index.size(), 0);
-    }
-    sparts.push_back(std::move(sp));
+    sparts.push_back(place_parts(*sources[s], headers, out, names.dir + "/" + source_names[s], concat));
   }
 
   // Headers (all SERAFIN files), .cli and PAR text, part after part.
@@ -572,19 +596,9 @@ WriteReport write_parts(const Plan& plan, const serafin::Reader& geo, const std:
   mesh.y->clear();
   c.edges = {};
   const auto t1 = std::chrono::steady_clock::now();
-  for (auto& sp : sparts) {
-    if (sp.reader->header().precision == Precision::Single)
-      scatter_frames<float>(plan, sp, out, c.npoin2, threads, memory_budget);
-    else
-      scatter_frames<double>(plan, sp, out, c.npoin2, threads, memory_budget);
-  }
+  for (auto& sp : sparts) scatter_all(plan, sp, out, c.npoin2, threads, memory_budget);
   report.seconds_frames = since(t1);
-  out.commit();
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    report.paths.push_back(out.final_path(i));
-    report.bytes += file_size(out.final_path(i));
-  }
-  report.files = static_cast<std::int64_t>(out.size());
+  finish(out, report);
   return report;
 }
 
@@ -666,31 +680,7 @@ WriteReport split_on_parts(const serafin::Reader& source, const PartSet& geometr
   }
 
   TempOutputs out;
-  SerafinParts sp;
-  sp.reader = &source;
-  const std::size_t concat_id = concat ? out.add(dir + "/" + name + "-CONCAT") : 0;
-  std::int64_t at = 0;
-  for (int p = 0; p < nparts; ++p) {
-    sp.layouts.push_back(serafin::Layout::of(headers[static_cast<std::size_t>(p)]));
-    if (concat) {
-      sp.file.push_back(concat_id);
-      sp.base.push_back(at);
-      at += sp.layouts.back().header_bytes + source.frame_count() * sp.layouts.back().frame_bytes;
-    } else {
-      sp.file.push_back(out.add(dir + "/" + name + suffix(nparts, p)));
-      sp.base.push_back(0);
-    }
-  }
-  if (concat) {
-    std::vector<unsigned char> index(static_cast<std::size_t>(nparts) * 16);
-    for (int p = 0; p < nparts; ++p) {
-      const auto& l = sp.layouts[static_cast<std::size_t>(p)];
-      store<std::int64_t>(index.data() + 16 * p, sp.base[static_cast<std::size_t>(p)] + 1, ByteOrder::Big);
-      store<std::int64_t>(index.data() + 16 * p + 8, sp.base[static_cast<std::size_t>(p)] + 1 + l.header_bytes + source.frame_count() * l.frame_bytes,
-                          ByteOrder::Big);
-    }
-    out.write_at(out.add(dir + "/" + name + "-INDEX"), index.data(), index.size(), 0);
-  }
+  const SerafinParts sp = place_parts(source, headers, out, dir + "/" + name, concat);
   // Headers: the geometry part's mesh arrays under the source's header.
   for_each_part(nparts, threads, [&](int p, int) {
     auto r = geometry.open(p);
@@ -702,17 +692,9 @@ WriteReport split_on_parts(const serafin::Reader& source, const PartSet& geometr
   WriteReport report;
   report.seconds_parts = since(t0);
   const auto t1 = std::chrono::steady_clock::now();
-  if (g.precision == Precision::Single)
-    scatter_frames<float>(plan, sp, out, npoin2, threads, memory_budget);
-  else
-    scatter_frames<double>(plan, sp, out, npoin2, threads, memory_budget);
+  scatter_all(plan, sp, out, npoin2, threads, memory_budget);
   report.seconds_frames = since(t1);
-  out.commit();
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    report.paths.push_back(out.final_path(i));
-    report.bytes += file_size(out.final_path(i));
-  }
-  report.files = static_cast<std::int64_t>(out.size());
+  finish(out, report);
   return report;
 }
 

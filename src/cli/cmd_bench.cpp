@@ -132,6 +132,16 @@ double raw_disk_rate(const std::string& dir, std::int64_t bytes) {
   return static_cast<double>(bytes) / secs / 1e6;
 }
 
+// Empties the page cache where allowed (root on Linux), so reads come from the disk.
+bool drop_caches() {
+  ::sync();
+  int fd = ::open("/proc/sys/vm/drop_caches", O_WRONLY);
+  if (fd < 0) return false;
+  const bool ok = ::write(fd, "3\n", 2) == 2;
+  ::close(fd);
+  return ok;
+}
+
 std::uint64_t checksum(const std::string& path) {
   FileSource src(path);
   std::vector<unsigned char> buf(8u << 20);
@@ -163,7 +173,8 @@ Runner add_bench(CLI::App& app, Common& common) {
   sub->add_option("--strategies", o->strategies, "all, or a comma-separated list")->capture_default_str();
   sub->add_option("--repeat", o->repeat, "measured runs per strategy (after one warm-up)")->capture_default_str()->check(CLI::Range(1, 1000));
   sub->add_option("--writers", o->writers, "writers per node (aggregated strategies)")->capture_default_str()->check(CLI::Range(1, 1024));
-  sub->add_flag("--read", o->read, "also read the frames back, each rank its own nodes (a restart)");
+  sub->add_flag("--read", o->read,
+                "also read the frames back, each rank its own nodes (a restart); the page cache is dropped first where allowed");
   sub->add_option("--dir", o->dir, "folder for the files (put it on the file system to measure)")->capture_default_str();
   sub->add_option("-o,--output", o->output, "write the JSON results here");
   sub->add_flag("--json", common.json, "print the JSON results on stdout");
@@ -212,7 +223,7 @@ Runner add_bench(CLI::App& app, Common& common) {
       const std::string path = o->dir + "/anabranch-bench-" + name + ".slf";
       const bool fpp = name == "file-per-process";
       std::vector<double> t_open, t_write, t_sync, t_read;
-      bool verified = true;
+      bool verified = true, cache_dropped = o->read;
       int files = 0;
       for (int rep = -1; rep < o->repeat; ++rep) {  // rep -1: warm-up
         pio::OutputDescription out;
@@ -255,6 +266,10 @@ Runner add_bench(CLI::App& app, Common& common) {
             ok = h == reference;
           }
           if (o->read || rep == o->repeat - 1) {
+            int dropped = 0;
+            if (o->read && rank == 0) dropped = drop_caches() ? 1 : 0;
+            MPI_Bcast(&dropped, 1, MPI_INT, 0, comm);
+            cache_dropped = cache_dropped && dropped;
             MPI_Barrier(comm);
             const double r0 = MPI_Wtime();
             serafin::Reader r(mine);
@@ -321,6 +336,7 @@ Runner add_bench(CLI::App& app, Common& common) {
                             {"write_mbs_max", w.empty() ? 0 : *std::max_element(w.begin(), w.end())},
                             {"to_disk_mbs_median", median(fd)},
                             {"read_mbs_median", median(rd)},
+                            {"read_cache_dropped", cache_dropped},
                             {"verified", verified}};
       results.push_back(res);
       if (rank == 0 && !common.json)

@@ -3,7 +3,9 @@
 in the gretel figures of the TELEMAC paper's class of machine) split into P per-rank result
 files by `anabranch partition`, merged back by `anabranch merge` (one process, then under
 mpiexec), against the floor of reading the parts (`cat > /dev/null`) plus writing the
-output (`dd`, fdatasync) in the same run. Every merged file is checked against the original.
+output (`dd`, fdatasync) in the same run. Every timing is the median of 3, each starting
+from a synced and (as root) dropped page cache and ending with sync. Every merged file is
+checked against the original.
 
 Usage: bench/merge.py [--elements N] [--parts 16 64 256] [--ranks 2] [--work DIR] [--json OUT] [--quick]
 """
@@ -33,10 +35,26 @@ def sha(path):
     return h.hexdigest()
 
 
-def timed(cmd, **kw):
-    t0 = time.perf_counter()
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=ENV, **kw).stdout
-    return time.perf_counter() - t0, out
+def settle():
+    """Same start for every timed command: dirty pages written, page cache dropped (root only)."""
+    subprocess.run(["sync"], check=True)
+    try:
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3\n")
+    except OSError:
+        pass
+
+
+def timed(cmd, repeat=3, **kw):
+    """Median of `repeat` runs, each from a settled cache, including the final sync."""
+    times, out = [], ""
+    for _ in range(repeat):
+        settle()
+        t0 = time.perf_counter()
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=ENV, **kw).stdout
+        subprocess.run(["sync"], check=True)
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[len(times) // 2], out
 
 
 def main():
@@ -66,18 +84,15 @@ def main():
         subprocess.run([AB, "-q", "partition", str(mesh), "-n", str(parts), "--method", "sfc", "-o", str(d)], check=True,
                        capture_output=True)
         files = sorted(glob.glob(str(d / "global.slf?????-?????")))
-        subprocess.run(["cat", *files], stdout=subprocess.DEVNULL, check=True)  # same cache state for everyone
-        t_cat, _ = timed(["sh", "-c", 'cat "$@" > /dev/null', "cat", *files])
-        t_dd, _ = timed(["dd", "if=/dev/zero", f"of={w / 'dd.out'}", "bs=8M", f"count={max(1, size >> 23)}", "conv=fdatasync"])
+        floor, _ = timed(["sh", "-c", f'cat "$@" > /dev/null && dd if=/dev/zero of={w / "dd.out"} bs=8M count={max(1, size >> 23)} '
+                          'conv=fdatasync 2>/dev/null', "floor", *files])
         (w / "dd.out").unlink()
-        floor = t_cat + t_dd
         rows.append(dict(parts=parts, how="cat parts + dd out", seconds=floor))
         print(f"{parts:>5} {'cat parts + dd out':>18} {floor:>8.2f} {size / floor / 1e6:>9.0f} {'':>10}", flush=True)
         for how, cmd in (("merge, 1 process", [AB, "merge", str(d / "global.slf"), "--geo", str(mesh), "-o", str(w / "m.slf"), "--json"]),
                          (f"merge, {a.ranks} ranks", ["mpiexec", "-n", str(a.ranks), AB, "merge", str(d / "global.slf"), "--geo",
                                                        str(mesh), "-o", str(w / "m.slf"), "--json"])):
             t, out = timed(cmd)
-            subprocess.run(["sync"], check=True)
             j = json.loads(out)
             if sha(w / "m.slf") != want:
                 sys.exit(f"{how}: the merged file differs from the original")

@@ -11,6 +11,7 @@ from slf import read
 MPIEXEC = os.environ.get("AB_MPIEXEC", "mpiexec")
 SOLVER = os.environ.get("AB_MINI_SOLVER")
 CRASH = os.environ.get("AB_WRITER_CRASH")
+SOLVER_F = os.environ.get("AB_MINI_SOLVER_F")
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1")
 
@@ -93,3 +94,17 @@ def test_killed_between_frames_leaves_complete_frames(ab, tmp_path, strategy):
     (tmp_path / "torn.slf").write_bytes(data[:-1000])
     info = ab("info", "--json", tmp_path / "torn.slf").json()[0]
     assert info["frames"] == 3 and info["integrity"] == "torn last frame"
+
+
+def test_fortran_solver_writes_the_c_solvers_bits(ab, mesh):
+    if not SOLVER_F:
+        pytest.skip("built without Fortran")
+    outputs = []
+    for n in (1, 2, 3):
+        parts = mesh / f"pf{n}"
+        parts.mkdir()
+        assert ab("partition", mesh / "mesh.slf", "--cli", mesh / "mesh.cli", "-n", n, "-o", parts).returncode == 0
+        mpirun(n, SOLVER, parts / "mesh.slf", mesh / "mesh.slf", mesh / f"c{n}.slf", "aggregated", 3)
+        mpirun(n, SOLVER_F, parts / "mesh.slf", mesh / "mesh.slf", mesh / f"f{n}.slf", "collective", 3)
+        outputs += [(mesh / f"c{n}.slf").read_bytes(), (mesh / f"f{n}.slf").read_bytes()]
+    assert all(o == outputs[0] for o in outputs)

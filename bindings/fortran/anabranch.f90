@@ -1,0 +1,328 @@
+! anabranch Fortran 2003 module: the C API (include/anabranch/anabranch.h) with the same
+! names, handles as derived types, 1-based global ids, arrays passed without copies, and a
+! trailing optional ierr. Without ierr, an error prints ab_last_error() and stops the
+! program (as MPI's default error handler does); with ierr, the status code is returned.
+! Communicators: INTEGER (mpif.h, use mpi) or type(MPI_Comm) (use mpi_f08).
+module anabranch
+  use iso_c_binding
+  use mpi_f08, only: MPI_Comm
+  implicit none
+  private
+
+  integer, parameter, public :: AB_OK = 0, AB_ERR_USAGE = 1, AB_ERR_FORMAT = 2, AB_ERR_IO = 3, &
+                                AB_ERR_MPI = 4, AB_ERR_MEMORY = 5, AB_ERR_INTERNAL = 6
+
+  type, public :: ab_header
+    type(c_ptr) :: ptr = c_null_ptr
+  end type
+  type, public :: ab_writer
+    type(c_ptr) :: ptr = c_null_ptr
+  end type
+  type, public :: ab_part
+    type(c_ptr) :: ptr = c_null_ptr
+  end type
+
+  public :: ab_last_error, ab_header_create, ab_header_free, ab_header_set_title, ab_header_add_variable, &
+            ab_header_set_precision, ab_header_set_geometry, ab_header_set_local_mesh, ab_header_sizes, &
+            ab_writer_open, ab_writer_write_frame, ab_writer_write_frame_begin, ab_writer_write_frame_end, &
+            ab_writer_close, ab_part_open, ab_part_sizes, ab_part_mesh, ab_part_close
+
+  interface ab_writer_open
+    module procedure ab_writer_open_int, ab_writer_open_f08
+  end interface
+  interface ab_part_open
+    module procedure ab_part_open_int, ab_part_open_f08
+  end interface
+
+  interface
+    function c_last_error() bind(C, name="ab_last_error") result(p)
+      import :: c_ptr
+      type(c_ptr) :: p
+    end function
+    integer(c_int) function c_header_create(h) bind(C, name="ab_header_create")
+      import :: c_int, c_ptr
+      type(c_ptr), intent(out) :: h
+    end function
+    integer(c_int) function c_header_free(h) bind(C, name="ab_header_free")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: h
+    end function
+    integer(c_int) function c_header_set_title(h, t) bind(C, name="ab_header_set_title")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: h
+      character(kind=c_char), intent(in) :: t(*)
+    end function
+    integer(c_int) function c_header_add_variable(h, n, u) bind(C, name="ab_header_add_variable")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: h
+      character(kind=c_char), intent(in) :: n(*), u(*)
+    end function
+    integer(c_int) function c_header_set_precision(h, b) bind(C, name="ab_header_set_precision")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: h
+      integer(c_int), value :: b
+    end function
+    integer(c_int) function c_header_set_geometry(h, p) bind(C, name="ab_header_set_geometry")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: h
+      character(kind=c_char), intent(in) :: p(*)
+    end function
+    integer(c_int) function c_header_set_local_mesh(h, ne, ikle, nl, x, y) bind(C, name="ab_header_set_local_mesh")
+      import :: c_int, c_ptr, c_int64_t, c_int32_t, c_double
+      type(c_ptr), value :: h
+      integer(c_int64_t), value :: ne, nl
+      integer(c_int32_t), intent(in) :: ikle(*)
+      real(c_double), intent(in) :: x(*), y(*)
+    end function
+    integer(c_int) function c_header_sizes(h, ne, np, ndp, nplan) bind(C, name="ab_header_sizes")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: h
+      integer(c_int64_t), intent(out) :: ne, np
+      integer(c_int), intent(out) :: ndp, nplan
+    end function
+    integer(c_int) function c_writer_open(comm, path, h, nl, ids, opts, w) bind(C, name="ab_writer_open_f")
+      import :: c_int, c_ptr, c_char, c_int64_t, c_int32_t
+      integer(c_int), value :: comm
+      character(kind=c_char), intent(in) :: path(*), opts(*)
+      type(c_ptr), value :: h
+      integer(c_int64_t), value :: nl
+      integer(c_int32_t), intent(in) :: ids(*)
+      type(c_ptr), intent(out) :: w
+    end function
+    integer(c_int) function c_writer_write_frame(w, t, v) bind(C, name="ab_writer_write_frame")
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: w
+      real(c_double), value :: t
+      real(c_double), intent(in) :: v(*)
+    end function
+    integer(c_int) function c_writer_write_frame_begin(w, t, v) bind(C, name="ab_writer_write_frame_begin")
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: w
+      real(c_double), value :: t
+      real(c_double), intent(in) :: v(*)
+    end function
+    integer(c_int) function c_writer_write_frame_end(w) bind(C, name="ab_writer_write_frame_end")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: w
+    end function
+    integer(c_int) function c_writer_close(w) bind(C, name="ab_writer_close")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: w
+    end function
+    integer(c_int) function c_part_open(comm, base, p) bind(C, name="ab_part_open_f")
+      import :: c_int, c_ptr, c_char
+      integer(c_int), value :: comm
+      character(kind=c_char), intent(in) :: base(*)
+      type(c_ptr), intent(out) :: p
+    end function
+    integer(c_int) function c_part_sizes(p, ne, np, ndp, nplan) bind(C, name="ab_part_sizes")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: p
+      integer(c_int64_t), intent(out) :: ne, np
+      integer(c_int), intent(out) :: ndp, nplan
+    end function
+    integer(c_int) function c_part_mesh(p, ikle, knolg, x, y) bind(C, name="ab_part_mesh")
+      import :: c_int, c_ptr, c_int32_t, c_double
+      type(c_ptr), value :: p
+      integer(c_int32_t), intent(out) :: ikle(*), knolg(*)
+      real(c_double), intent(out) :: x(*), y(*)
+    end function
+    integer(c_int) function c_part_close(p) bind(C, name="ab_part_close")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: p
+    end function
+  end interface
+
+contains
+
+  ! The message of the last error on this thread.
+  function ab_last_error() result(msg)
+    character(len=:), allocatable :: msg
+    character(kind=c_char), pointer :: c(:)
+    integer :: n
+    type(c_ptr) :: p
+    p = c_last_error()
+    call c_f_pointer(p, c, [4096])
+    n = 0
+    do while (c(n + 1) /= c_null_char)
+      n = n + 1
+    end do
+    allocate (character(len=n) :: msg)
+    msg = transfer(c(1:n), msg)
+  end function
+
+  subroutine check(rc, ierr)
+    integer(c_int), intent(in) :: rc
+    integer, optional, intent(out) :: ierr
+    if (present(ierr)) then
+      ierr = int(rc)
+    else if (rc /= AB_OK) then
+      write (0, '(a)') 'anabranch: '//ab_last_error()
+      error stop 1
+    end if
+  end subroutine
+
+  function cstr(s) result(c)
+    character(len=*), intent(in) :: s
+    character(kind=c_char, len=len_trim(s) + 1) :: c
+    c = trim(s)//c_null_char
+  end function
+
+  subroutine ab_header_create(h, ierr)
+    type(ab_header), intent(out) :: h
+    integer, optional, intent(out) :: ierr
+    call check(c_header_create(h%ptr), ierr)
+  end subroutine
+
+  subroutine ab_header_free(h, ierr)
+    type(ab_header), intent(inout) :: h
+    integer, optional, intent(out) :: ierr
+    call check(c_header_free(h%ptr), ierr)
+    h%ptr = c_null_ptr
+  end subroutine
+
+  subroutine ab_header_set_title(h, title, ierr)
+    type(ab_header), intent(in) :: h
+    character(len=*), intent(in) :: title
+    integer, optional, intent(out) :: ierr
+    call check(c_header_set_title(h%ptr, cstr(title)), ierr)
+  end subroutine
+
+  subroutine ab_header_add_variable(h, name, unit, ierr)
+    type(ab_header), intent(in) :: h
+    character(len=*), intent(in) :: name, unit
+    integer, optional, intent(out) :: ierr
+    call check(c_header_add_variable(h%ptr, cstr(name), cstr(unit)), ierr)
+  end subroutine
+
+  subroutine ab_header_set_precision(h, real_bytes, ierr)
+    type(ab_header), intent(in) :: h
+    integer, intent(in) :: real_bytes
+    integer, optional, intent(out) :: ierr
+    call check(c_header_set_precision(h%ptr, int(real_bytes, c_int)), ierr)
+  end subroutine
+
+  subroutine ab_header_set_geometry(h, path, ierr)
+    type(ab_header), intent(in) :: h
+    character(len=*), intent(in) :: path
+    integer, optional, intent(out) :: ierr
+    call check(c_header_set_geometry(h%ptr, cstr(path)), ierr)
+  end subroutine
+
+  subroutine ab_header_set_local_mesh(h, nelem, ikle, nlocal, x, y, ierr)
+    type(ab_header), intent(in) :: h
+    integer(c_int64_t), intent(in) :: nelem, nlocal
+    integer(c_int32_t), intent(in) :: ikle(*)
+    real(c_double), intent(in) :: x(*), y(*)
+    integer, optional, intent(out) :: ierr
+    call check(c_header_set_local_mesh(h%ptr, nelem, ikle, nlocal, x, y), ierr)
+  end subroutine
+
+  subroutine ab_header_sizes(h, nelem, npoin, ndp, nplan, ierr)
+    type(ab_header), intent(in) :: h
+    integer(c_int64_t), intent(out) :: nelem, npoin
+    integer, intent(out) :: ndp, nplan
+    integer, optional, intent(out) :: ierr
+    integer(c_int) :: a, b
+    call check(c_header_sizes(h%ptr, nelem, npoin, a, b), ierr)
+    ndp = int(a)
+    nplan = int(b)
+  end subroutine
+
+  ! COLLECTIVE. comm as an INTEGER handle (mpif.h, use mpi).
+  subroutine ab_writer_open_int(comm, path, h, nlocal, global_ids, options, w, ierr)
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: path, options
+    type(ab_header), intent(in) :: h
+    integer(c_int64_t), intent(in) :: nlocal
+    integer(c_int32_t), intent(in) :: global_ids(*)
+    type(ab_writer), intent(out) :: w
+    integer, optional, intent(out) :: ierr
+    call check(c_writer_open(int(comm, c_int), cstr(path), h%ptr, nlocal, global_ids, cstr(options), w%ptr), ierr)
+  end subroutine
+
+  ! COLLECTIVE. comm as type(MPI_Comm) (use mpi_f08).
+  subroutine ab_writer_open_f08(comm, path, h, nlocal, global_ids, options, w, ierr)
+    type(MPI_Comm), intent(in) :: comm
+    character(len=*), intent(in) :: path, options
+    type(ab_header), intent(in) :: h
+    integer(c_int64_t), intent(in) :: nlocal
+    integer(c_int32_t), intent(in) :: global_ids(*)
+    type(ab_writer), intent(out) :: w
+    integer, optional, intent(out) :: ierr
+    call ab_writer_open_int(comm%MPI_VAL, path, h, nlocal, global_ids, options, w, ierr)
+  end subroutine
+
+  ! COLLECTIVE. values(nlocal, nvar): variable after variable, as in the C API.
+  subroutine ab_writer_write_frame(w, time, values, ierr)
+    type(ab_writer), intent(in) :: w
+    real(c_double), intent(in) :: time
+    real(c_double), intent(in) :: values(*)
+    integer, optional, intent(out) :: ierr
+    call check(c_writer_write_frame(w%ptr, time, values), ierr)
+  end subroutine
+
+  subroutine ab_writer_write_frame_begin(w, time, values, ierr)
+    type(ab_writer), intent(in) :: w
+    real(c_double), intent(in) :: time
+    real(c_double), intent(in) :: values(*)
+    integer, optional, intent(out) :: ierr
+    call check(c_writer_write_frame_begin(w%ptr, time, values), ierr)
+  end subroutine
+
+  subroutine ab_writer_write_frame_end(w, ierr)
+    type(ab_writer), intent(in) :: w
+    integer, optional, intent(out) :: ierr
+    call check(c_writer_write_frame_end(w%ptr), ierr)
+  end subroutine
+
+  subroutine ab_writer_close(w, ierr)
+    type(ab_writer), intent(inout) :: w
+    integer, optional, intent(out) :: ierr
+    call check(c_writer_close(w%ptr), ierr)
+    w%ptr = c_null_ptr
+  end subroutine
+
+  subroutine ab_part_open_int(comm, base, p, ierr)
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: base
+    type(ab_part), intent(out) :: p
+    integer, optional, intent(out) :: ierr
+    call check(c_part_open(int(comm, c_int), cstr(base), p%ptr), ierr)
+  end subroutine
+
+  subroutine ab_part_open_f08(comm, base, p, ierr)
+    type(MPI_Comm), intent(in) :: comm
+    character(len=*), intent(in) :: base
+    type(ab_part), intent(out) :: p
+    integer, optional, intent(out) :: ierr
+    call ab_part_open_int(comm%MPI_VAL, base, p, ierr)
+  end subroutine
+
+  subroutine ab_part_sizes(p, nelem, npoin, ndp, nplan, ierr)
+    type(ab_part), intent(in) :: p
+    integer(c_int64_t), intent(out) :: nelem, npoin
+    integer, intent(out) :: ndp, nplan
+    integer, optional, intent(out) :: ierr
+    integer(c_int) :: a, b
+    call check(c_part_sizes(p%ptr, nelem, npoin, a, b), ierr)
+    ndp = int(a)
+    nplan = int(b)
+  end subroutine
+
+  subroutine ab_part_mesh(p, ikle, knolg, x, y, ierr)
+    type(ab_part), intent(in) :: p
+    integer(c_int32_t), intent(out) :: ikle(*), knolg(*)
+    real(c_double), intent(out) :: x(*), y(*)
+    integer, optional, intent(out) :: ierr
+    call check(c_part_mesh(p%ptr, ikle, knolg, x, y), ierr)
+  end subroutine
+
+  subroutine ab_part_close(p, ierr)
+    type(ab_part), intent(inout) :: p
+    integer, optional, intent(out) :: ierr
+    call check(c_part_close(p%ptr), ierr)
+    p%ptr = c_null_ptr
+  end subroutine
+
+end module anabranch

@@ -12,7 +12,7 @@ ctest --test-dir build --output-on-failure -j 2
 
 echo "== build check with MPICH"
 cmake -S . -B build-mpich -G Ninja -DCMAKE_BUILD_TYPE=Release -DMPI_C_COMPILER=mpicc.mpich \
-  -DMPI_CXX_COMPILER=mpicxx.mpich -DANABRANCH_WITH_HDF5=OFF -DANABRANCH_TESTS=OFF >/dev/null
+  -DMPI_CXX_COMPILER=mpicxx.mpich -DMPI_Fortran_COMPILER=mpif90.mpich -DANABRANCH_WITH_HDF5=OFF -DANABRANCH_TESTS=OFF >/dev/null
 cmake --build build-mpich -j "$(nproc)" >/dev/null
 echo "MPICH build: OK"
 

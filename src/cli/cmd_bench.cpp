@@ -211,8 +211,6 @@ Runner add_bench(CLI::App& app, Common& common) {
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int liblen = 0;
     MPI_Get_library_version(lib, &liblen);
-    struct statfs st {};
-    ::statfs(o->dir.c_str(), &st);
     double disk = 0;
     pio::collective(comm, [&] {
       if (rank == 0) disk = raw_disk_rate(o->dir, std::max<std::int64_t>(64LL << 20, std::min<std::int64_t>(data_bytes, 1LL << 30)));
@@ -361,7 +359,7 @@ Runner add_bench(CLI::App& app, Common& common) {
                          {{"hosts", hosts},
                           {"cores", std::thread::hardware_concurrency()},
                           {"mpi", trimmed(std::string(lib, static_cast<std::size_t>(liblen)))},
-                          {"file_system_magic", static_cast<long long>(st.f_type)},
+                          {"file_system", file_system_name(o->dir)},
                           {"mpiio_hints", pio::Hints::from_environment().str()}}},
                         {"raw_disk_mbs", disk},
                         {"results", results}};

@@ -17,6 +17,7 @@
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
+#include "core/io.hpp"
 #include "core/progress.hpp"
 
 namespace anabranch::cli {
@@ -26,26 +27,6 @@ struct TuneOptions {
   std::string path = ".", fs, bench;
   int ranks = 0, nodes = 0;
 };
-
-std::string fs_name(long type) {
-  switch (static_cast<unsigned long>(type)) {
-    case 0xEF53: return "ext4";
-    case 0x58465342: return "xfs";
-    case 0x9123683E: return "btrfs";
-    case 0x794C7630: return "overlay";
-    case 0x01021994: return "tmpfs";
-    case 0x6969: return "nfs";
-    case 0x0BD00BD0: return "lustre";
-    case 0x47504653: return "gpfs";
-    case 0x19830326: return "beegfs";
-    case 0x65735546: return "fuse";
-    default: {
-      char b[32];
-      std::snprintf(b, sizeof b, "0x%lx", static_cast<unsigned long>(type));
-      return b;
-    }
-  }
-}
 
 std::string run_command(const std::string& cmd) {
   std::string out;
@@ -88,7 +69,7 @@ Runner add_tune(CLI::App& app, Common& common) {
   return [o, &common]() {
     struct statfs st {};
     if (::statfs(o->path.c_str(), &st) != 0) throw IoError::from_errno("cannot examine", o->path);
-    const std::string fs = o->fs.empty() ? fs_name(st.f_type) : o->fs;
+    const std::string fs = o->fs.empty() ? file_system_name(o->path) : o->fs;
     const int ranks = o->ranks > 0 ? o->ranks : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const int nodes = std::max(1, o->nodes > 0 ? o->nodes : 1);
     if (ranks < nodes) throw UsageError("fewer ranks than nodes");

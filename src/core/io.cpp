@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -51,6 +52,29 @@ std::string read_text_file(const std::string& path) {
   std::string text(static_cast<std::size_t>(src.size()), '\0');
   src.read_at(0, text.data(), text.size());
   return text;
+}
+
+std::string file_system_name(const std::string& path) {
+  struct statfs st {};
+  if (::statfs(path.c_str(), &st) != 0) return "unknown";
+  const long type = static_cast<long>(st.f_type);
+  switch (static_cast<unsigned long>(type)) {
+    case 0xEF53: return "ext4";
+    case 0x58465342: return "xfs";
+    case 0x9123683E: return "btrfs";
+    case 0x794C7630: return "overlay";
+    case 0x01021994: return "tmpfs";
+    case 0x6969: return "nfs";
+    case 0x0BD00BD0: return "lustre";
+    case 0x47504653: return "gpfs";
+    case 0x19830326: return "beegfs";
+    case 0x65735546: return "fuse";
+    default: {
+      char b[32];
+      std::snprintf(b, sizeof b, "0x%lx", static_cast<unsigned long>(type));
+      return b;
+    }
+  }
 }
 
 bool file_exists(const std::string& path) {

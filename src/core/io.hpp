@@ -112,5 +112,8 @@ std::int64_t file_size(const std::string& path);
 // The whole file as text; throws IoError.
 std::string read_text_file(const std::string& path);
 bool file_exists(const std::string& path);
+// The file system holding path: ext4, xfs, lustre, gpfs, nfs, tmpfs, overlay... (statfs),
+// or its magic number in hex; "unknown" when statfs fails.
+std::string file_system_name(const std::string& path);
 
 }  // namespace anabranch

@@ -36,14 +36,7 @@ Runner add_merge(CLI::App& app, Common& common) {
     const MPI_Comm comm = MPI_COMM_WORLD;
     MPI_Comm_rank(comm, &rank);
     if (rank != 0) Progress::set_enabled(false);
-    pio::MergeReport r;
-    try {
-      r = pio::merge_parts(comm, m->o);
-    } catch (const Error& e) {
-      // Every rank has the same message; rank 0 reports it.
-      if (rank != 0) return 1;
-      throw;
-    }
+    const pio::MergeReport r = pio::merge_parts(comm, m->o);
     if (rank != 0) return 0;
     if (!r.warning.empty()) std::fprintf(stderr, "anabranch merge: warning: %s\n", r.warning.c_str());
     if (common.json) {

@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "core/error.hpp"
 #include "core/progress.hpp"
+#include "pio/mpi_util.hpp"
 
 namespace anabranch::cli {
 
@@ -62,12 +63,14 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   if (quiet) Progress::set_enabled(false);
+  // Under mpiexec, failures are agreed across ranks: rank 0 alone reports them.
+  auto reporting = [] { return pio::MpiSession::world_rank() == 0; };
   for (auto& [sub, run] : runners) {
     if (!sub->parsed()) continue;
     try {
       return run();
     } catch (const anabranch::Error& e) {
-      std::fprintf(stderr, "anabranch %s: error: %s\n", sub->get_name().c_str(), e.what());
+      if (reporting()) std::fprintf(stderr, "anabranch %s: error: %s\n", sub->get_name().c_str(), e.what());
       return 1;
     } catch (const std::bad_alloc&) {
       std::fprintf(stderr, "anabranch %s: error: out of memory\n", sub->get_name().c_str());

@@ -76,6 +76,12 @@ void collective(MPI_Comm comm, const std::function<void()>& fn) {
   agree(comm, error);
 }
 
+namespace {
+int g_world_rank = 0;
+}
+
+int MpiSession::world_rank() { return g_world_rank; }
+
 MpiSession::MpiSession(int* argc, char*** argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
@@ -84,6 +90,7 @@ MpiSession::MpiSession(int* argc, char*** argv) {
     MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
     owned_ = true;
   }
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_world_rank);
 }
 
 MpiSession::~MpiSession() {

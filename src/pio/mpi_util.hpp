@@ -31,6 +31,8 @@ class MpiSession {
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
+  // Rank in MPI_COMM_WORLD of the last session (0 if none), still known after finalize.
+  static int world_rank();
 
  private:
   bool owned_ = false;

@@ -3,8 +3,9 @@
 # fresh Debian machine), then configures and builds into build/.
 #   scripts/setup.sh          build dependencies + build
 #   scripts/setup.sh --test   also the test tools (clang for the sanitizer/fuzz build, MPICH
-#                             for the build check, a Python virtual environment with pytest
-#                             and xarray-selafin)
+#                             for the build check, ParaView's Python module for the
+#                             VTKHDF/XDMF/VTU reading test, a Python virtual environment
+#                             with pytest, h5py and xarray-selafin)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,9 +13,9 @@ want_test=0
 [[ "${1:-}" == "--test" ]] && want_test=1
 
 pkgs=(build-essential cmake ninja-build pkg-config openmpi-bin libopenmpi-dev libmetis-dev
-      libhdf5-openmpi-dev libcli11-dev nlohmann-json3-dev libgtest-dev gfortran)
+      libhdf5-openmpi-dev zlib1g-dev libcli11-dev nlohmann-json3-dev libgtest-dev gfortran)
 if (( want_test )); then
-  pkgs+=(clang libclang-rt-14-dev libmpich-dev)
+  pkgs+=(clang libclang-rt-14-dev libmpich-dev python3-paraview)
   python3 -c 'import venv, ensurepip' 2>/dev/null || pkgs+=(python3-venv)
 fi
 missing=()

@@ -1,4 +1,5 @@
-// anabranch info FILE...: header, sizes, variables, frames and integrity of result files.
+// anabranch info FILE...: header, sizes, variables, frames and integrity of result files
+// (SERAFIN, or anabranch's HDF5 with its provenance).
 // Reads the header records and the time of each frame only, so it is instant on big files.
 #include <algorithm>
 #include <cstdio>
@@ -6,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "core/error.hpp"
 #include "formats/serafin.hpp"
+#include "pio/results.hpp"
 
 namespace anabranch::cli {
 namespace {
@@ -18,18 +20,21 @@ struct InfoOptions {
 };
 
 nlohmann::json describe(const std::string& path, bool check, bool stats) {
-  serafin::Reader r(path);
-  const auto& h = r.header();
+  const auto file = pio::ResultFile::open(path);
+  const serafin::Reader* r = file->serafin_reader();  // null for HDF5
+  const auto& h = file->header();
   nlohmann::json j;
   j["file"] = path;
-  j["format"] = "serafin";
+  j["format"] = file->format();
   j["title"] = printable(trimmed(h.title.substr(0, 72)));
-  j["title_suffix"] = printable(h.title.substr(72));
+  j["title_suffix"] = printable(h.title.substr(std::min<std::size_t>(72, h.title.size())));
   j["precision"] = to_string(h.precision);
   j["byte_order"] = to_string(h.byte_order);
-  j["file_bytes"] = r.file_bytes();
-  j["header_bytes"] = r.layout().header_bytes;
-  j["frame_bytes"] = r.layout().frame_bytes;
+  j["file_bytes"] = file->file_bytes();
+  if (r) {
+    j["header_bytes"] = r->layout().header_bytes;
+    j["frame_bytes"] = r->layout().frame_bytes;
+  }
   j["nelem"] = h.nelem;
   j["npoin"] = h.npoin;
   j["ndp"] = h.ndp;
@@ -42,27 +47,33 @@ nlohmann::json describe(const std::string& path, bool check, bool stats) {
   nlohmann::json vars = nlohmann::json::array();
   for (const auto& v : h.variables) vars.push_back({{"name", printable(trimmed(v.name))}, {"unit", printable(trimmed(v.unit))}});
   j["variables"] = vars;
-  j["frames"] = r.frame_count();
-  j["times"] = r.read_times();
-  j["integrity"] = serafin::to_string(r.integrity().status);
-  j["trailing_bytes"] = r.integrity().trailing_bytes;
+  j["frames"] = file->frame_count();
+  j["times"] = file->times();
+  j["integrity"] = r ? serafin::to_string(r->integrity().status) : "OK";
+  j["trailing_bytes"] = r ? r->integrity().trailing_bytes : 0;
+  for (const auto& [k, v] : file->extras()) {
+    if (k.rfind("provenance.", 0) == 0)
+      j["provenance"][k.substr(11)] = v;
+    else
+      j[k] = v;
+  }
   if (check) {
     // Full check: every mesh record and every value record.
-    r.source().advise_sequential();
-    r.read_ikle();
+    if (r) r->source().advise_sequential();
+    file->read_mesh();
     std::vector<float> buf(static_cast<std::size_t>(h.npoin));
-    for (std::int64_t f = 0; f < r.frame_count(); ++f)
-      for (int v = 0; v < h.nvar(); ++v) r.read_values(f, v, buf.data());
+    for (std::int64_t f = 0; f < file->frame_count(); ++f)
+      for (int v = 0; v < h.nvar(); ++v) file->read_values(f, v, 0, h.npoin, buf.data());
     j["checked"] = true;
   }
   if (stats) {
     // Minimum, maximum and mean of every variable in every frame.
     nlohmann::json all = nlohmann::json::array();
     std::vector<double> buf(static_cast<std::size_t>(h.npoin));
-    for (std::int64_t f = 0; f < r.frame_count(); ++f) {
+    for (std::int64_t f = 0; f < file->frame_count() && h.npoin > 0; ++f) {
       nlohmann::json frame = nlohmann::json::array();
       for (int v = 0; v < h.nvar(); ++v) {
-        r.read_values(f, v, buf.data());
+        file->read_values(f, v, 0, h.npoin, buf.data());
         double lo = buf[0], hi = buf[0], sum = 0;
         for (double x : buf) {
           lo = std::min(lo, x);
@@ -81,10 +92,15 @@ nlohmann::json describe(const std::string& path, bool check, bool stats) {
 void print_text(const nlohmann::json& j, int max_times) {
   std::printf("%s\n", j["file"].get<std::string>().c_str());
   std::printf("  title      %s\n", j["title"].get<std::string>().c_str());
-  std::printf("  format     SERAFIN, %s precision, %s-endian, %s bytes (header %s, frame %s)\n",
-              j["precision"].get<std::string>().c_str(), j["byte_order"].get<std::string>().c_str(),
-              thousands(j["file_bytes"].get<long long>()).c_str(), thousands(j["header_bytes"].get<long long>()).c_str(),
-              thousands(j["frame_bytes"].get<long long>()).c_str());
+  if (j["format"] == "serafin")
+    std::printf("  format     SERAFIN, %s precision, %s-endian, %s bytes (header %s, frame %s)\n",
+                j["precision"].get<std::string>().c_str(), j["byte_order"].get<std::string>().c_str(),
+                thousands(j["file_bytes"].get<long long>()).c_str(), thousands(j["header_bytes"].get<long long>()).c_str(),
+                thousands(j["frame_bytes"].get<long long>()).c_str());
+  else
+    std::printf("  format     HDF5 (VTKHDF %s), %s precision, %s bytes; from %s-endian SERAFIN\n",
+                j.value("vtkhdf_version", "?").c_str(), j["precision"].get<std::string>().c_str(),
+                thousands(j["file_bytes"].get<long long>()).c_str(), j["byte_order"].get<std::string>().c_str());
   const int nplan = j["nplan"].get<int>();
   std::printf("  mesh       %s, NELEM %s %ss (NDP %d), NPOIN %s", nplan > 1 ? "3D" : "2D",
               thousands(j["nelem"].get<long long>()).c_str(), j["element_type"].get<std::string>().c_str(),
@@ -120,6 +136,10 @@ void print_text(const nlohmann::json& j, int max_times) {
     std::printf(" (%lld bytes after the last whole frame)", j["trailing_bytes"].get<long long>());
   if (j.contains("checked")) std::printf(", every record checked");
   std::printf("\n");
+  if (j.contains("provenance")) {
+    std::printf("  provenance\n");
+    for (const auto& [k, v] : j["provenance"].items()) std::printf("    %-17s %s\n", k.c_str(), v.get<std::string>().c_str());
+  }
   if (j.contains("stats")) {
     std::printf("  statistics (min / mean / max)\n");
     for (std::size_t f = 0; f < j["stats"].size(); ++f) {
@@ -137,7 +157,7 @@ void print_text(const nlohmann::json& j, int max_times) {
 
 Runner add_info(CLI::App& app, Common& common) {
   auto opt = std::make_shared<InfoOptions>();
-  auto* sub = app.add_subcommand("info", "Header, sizes, variables, frames and integrity of SERAFIN files");
+  auto* sub = app.add_subcommand("info", "Header, sizes, variables, frames and integrity of SERAFIN and HDF5 result files");
   sub->add_option("files", opt->files, "files to describe")->required()->check(CLI::ExistingFile);
   sub->add_flag("--check", opt->check, "also read every record (IKLE range, value records)");
   sub->add_flag("--stats", opt->stats, "minimum, mean and maximum of every variable in every frame (reads all values)");

@@ -23,6 +23,7 @@ Runner add_refine(CLI::App& app, Common& common);
 Runner add_partition(CLI::App& app, Common& common);
 Runner add_merge(CLI::App& app, Common& common);
 Runner add_split(CLI::App& app, Common& common);
+Runner add_convert(CLI::App& app, Common& common);
 Runner add_balance(CLI::App& app, Common& common);
 Runner add_tune(CLI::App& app, Common& common);
 Runner add_bench(CLI::App& app, Common& common);

@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "core/error.hpp"
 #include "core/progress.hpp"
+#include "core/provenance.hpp"
 #include "pio/mpi_util.hpp"
 
 namespace anabranch::cli {
@@ -52,11 +53,13 @@ int main(int argc, char** argv) {
   add(cli::add_partition);
   add(cli::add_merge);
   add(cli::add_split);
+  add(cli::add_convert);
   add(cli::add_balance);
   add(cli::add_tune);
   add(cli::add_bench);
   add(cli::add_bench_plot);
 
+  provenance::set_command_line(argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -2,6 +2,7 @@
 #include "formats/serafin.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/error.hpp"
@@ -467,13 +468,16 @@ template void encode_reals<float>(const float*, std::int64_t, Precision, ByteOrd
 template void encode_reals<double>(const double*, std::int64_t, Precision, ByteOrder, void*);
 
 void check_record_limits(const Header& h, const WriteOptions& options) {
-  const std::int64_t limit = options.max_record_bytes;
+  std::int64_t limit = options.max_record_bytes;
+  // A lower limit from the environment: exercises the route past the limit on small meshes.
+  if (const char* env = std::getenv("ANABRANCH_SERAFIN_RECORD_LIMIT"); env && std::atoll(env) > 0)
+    limit = std::min<std::int64_t>(limit, std::atoll(env));
   const std::int64_t rs = real_size(h.precision);
   auto check = [&](const char* record, std::int64_t bytes, const std::string& why) {
     if (bytes > limit)
       throw UsageError("record " + std::string(record) + " would hold " + std::to_string(bytes) +
                        " bytes, more than SERAFIN's record limit of " + std::to_string(limit) + " bytes (" + why +
-                       "): write HDF5 instead (anabranch convert --to vtkhdf) or partition the mesh");
+                       "): write HDF5 instead (strategy hdf5, or anabranch convert IN OUT.h5) or partition the mesh");
   };
   check("IKLE", h.nelem * h.ndp * 4, std::to_string(h.nelem) + " elements of " + std::to_string(h.ndp) + " nodes");
   check("X", h.npoin * rs, std::to_string(h.npoin) + " nodes in " + to_string(h.precision) + " precision");

@@ -19,6 +19,7 @@ namespace anabranch::pio {
 struct StrategySetup {
   MPI_Comm comm = MPI_COMM_WORLD;
   std::string path;                 // the shared file (file-per-process: the base name)
+  std::string final_path;           // its name after close (differs when written atomically)
   serafin::Header header;           // global header
   serafin::Layout layout;           // byte layout of the shared file
   const std::vector<std::int64_t>* owned = nullptr;  // nodes this rank writes, increasing, 0-based
@@ -31,6 +32,12 @@ struct StrategySetup {
   // are its local values, in local order.
   const serafin::Header* local_header = nullptr;
   const Mesh* local_mesh = nullptr;
+  // Formats that store the mesh arrays rather than SERAFIN bytes (hdf5), rank 0 only: the
+  // global mesh, or a SERAFIN file to read it from.
+  const Mesh* mesh = nullptr;
+  std::string geometry;
+  // The hints as given (for provenance and stripe alignment).
+  Hints hints;
 };
 
 // One frame, encoded in the file's precision and byte order.
@@ -56,6 +63,9 @@ class Strategy {
   virtual void wait() {}
   // Collective: completes, flushes and closes.
   virtual void close() = 0;
+  // true: the file is SERAFIN (frames encoded in the header's byte order, SERAFIN's record
+  // limits apply); false: another format (HDF5), frames encoded in native byte order.
+  virtual bool serafin_file() const { return true; }
   // Files this strategy creates (1 for a shared file, P for file-per-process).
   virtual int files_created(int nranks) const { return nranks > 0 ? 1 : 0; }
 };

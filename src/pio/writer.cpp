@@ -43,7 +43,7 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
   // Every rank must describe the same file.
   collective(comm_, [&] {
     strategy_ = make_strategy(options_.strategy);
-    serafin::check_record_limits(header_);
+    if (strategy_->serafin_file()) serafin::check_record_limits(header_);
     if (nlocal_ < 0) throw UsageError("negative number of local nodes");
   });
   {
@@ -77,13 +77,17 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
   StrategySetup setup;
   setup.comm = comm_;
   setup.path = open_path_;
+  setup.final_path = path_;
   setup.header = header_;
   setup.layout = layout_;
   setup.owned = &owned_.gid;
   setup.info = info_;
   setup.writers_per_node = options_.writers_per_node;
   setup.buffer_bytes = options_.buffer_bytes;
+  setup.hints = hints;
   if (rank_ == 0) {
+    setup.mesh = out.mesh;
+    setup.geometry = out.geometry;
     const Mesh* mesh = out.mesh;
     const std::string geometry = out.geometry;
     const serafin::Header h = header_;
@@ -131,6 +135,7 @@ int Writer::files_created() const { return strategy_->files_created(size_); }
 template <class T>
 void Writer::encode(const T* const* values) {
   const int nvar = header_.nvar(), rs = layout_.real_bytes;
+  const ByteOrder order = strategy_->serafin_file() ? header_.byte_order : native_byte_order();
   if (options_.strategy == "file-per-process") {  // each rank writes all its local values
     local_values_.resize(static_cast<std::size_t>(nvar * nlocal_ * rs));
     for (int v = 0; v < nvar; ++v)
@@ -142,7 +147,7 @@ void Writer::encode(const T* const* values) {
   std::vector<T> tmp(static_cast<std::size_t>(n));
   for (int v = 0; v < nvar; ++v) {
     for (std::int64_t i = 0; i < n; ++i) tmp[static_cast<std::size_t>(i)] = values[v][owned_.local[static_cast<std::size_t>(i)]];
-    serafin::encode_reals(tmp.data(), n, header_.precision, header_.byte_order, owned_values_.data() + v * n * rs);
+    serafin::encode_reals(tmp.data(), n, header_.precision, order, owned_values_.data() + v * n * rs);
   }
 }
 

@@ -1,0 +1,160 @@
+// anabranch convert IN OUT: SERAFIN <-> HDF5 (VTKHDF + XDMF sidecar) -> VTU. The output
+// format comes from OUT's extension or --to. Frames stream: one block of one variable at a
+// time per rank. Under mpiexec the ranks share the nodes and write collectively.
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+#include "core/progress.hpp"
+#include "core/provenance.hpp"
+#include "formats/vtu.hpp"
+#include "pio/mpi_util.hpp"
+#include "pio/results.hpp"
+#include "pio/writer.hpp"
+
+namespace anabranch::cli {
+namespace {
+
+struct ConvertOptions {
+  std::string input, output, to, strategy = "aggregated";
+  std::int64_t frame = -1;
+};
+
+bool ends_with(const std::string& s, const std::string& e) {
+  return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
+}
+
+std::string target_format(const ConvertOptions& o) {
+  if (!o.to.empty()) return o.to;
+  std::string lower = o.output;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* e : {".h5", ".hdf", ".hdf5", ".vtkhdf"})
+    if (ends_with(lower, e)) return "hdf5";
+  if (ends_with(lower, ".vtu")) return "vtu";
+  for (const char* e : {".slf", ".srf", ".sel", ".res", ".geo", ".selafin", ".serafin"})
+    if (ends_with(lower, e)) return "serafin";
+  throw UsageError("cannot tell the output format from the name " + o.output + ": give --to serafin, hdf5 or vtu");
+}
+
+// Every rank writes its block of nodes; T is the file's precision.
+template <class T>
+void convert_parallel(MPI_Comm comm, const pio::ResultFile& in, const std::string& output, const std::string& strategy) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const serafin::Header& h = in.header();
+  const std::int64_t first = h.npoin * rank / size, last = h.npoin * (rank + 1) / size, n = last - first;
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) ids[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(first + i + 1);
+  pio::OutputDescription out;
+  out.header = h;
+  Mesh mesh;
+  pio::collective(comm, [&] {
+    if (rank != 0) return;
+    if (in.format() == std::string("serafin")) {
+      out.geometry = in.name();  // streamed from the input
+    } else {
+      mesh = in.read_mesh();
+      out.mesh = &mesh;
+    }
+  });
+  pio::WriterOptions wo;
+  wo.strategy = strategy;
+  wo.atomic = true;
+  pio::Writer w(comm, output, out, ids.data(), n, wo);
+  std::vector<std::vector<T>> values(static_cast<std::size_t>(h.nvar()), std::vector<T>(static_cast<std::size_t>(n)));
+  std::vector<const T*> ptrs;
+  for (auto& v : values) ptrs.push_back(v.data());
+  const std::int64_t frames = in.frame_count();
+  Progress progress("convert", frames);
+  std::vector<double> times;
+  if (rank == 0) times = in.times();
+  times.resize(static_cast<std::size_t>(frames));
+  MPI_Bcast(times.data(), static_cast<int>(frames), MPI_DOUBLE, 0, comm);
+  for (std::int64_t f = 0; f < frames; ++f) {
+    pio::collective(comm, [&] {
+      for (int v = 0; v < h.nvar(); ++v) in.read_values(f, v, first, n, values[static_cast<std::size_t>(v)].data());
+    });
+    w.write_frame(times[static_cast<std::size_t>(f)], ptrs.data());
+    if (rank == 0) progress.update(f + 1);
+  }
+  w.close();
+  if (rank == 0) progress.finish();
+}
+
+void convert_vtu(const pio::ResultFile& in, const std::string& output, std::int64_t frame) {
+  const serafin::Header& h = in.header();
+  const std::int64_t frames = in.frame_count();
+  if (frames == 0 && h.nvar() > 0) throw UsageError(in.name() + " holds no frame to write");
+  if (frame < 0) frame = frames - 1;
+  if (frames > 0 && frame >= frames)
+    throw UsageError("frame " + std::to_string(frame) + " does not exist in " + in.name() + " (" + std::to_string(frames) + " frames)");
+  const Mesh mesh = in.read_mesh();
+  const double time = frames > 0 ? in.times()[static_cast<std::size_t>(frame)] : 0.0;
+  vtu::write(output, h, mesh, time, [&](int v, std::vector<double>& out) {
+    out.resize(static_cast<std::size_t>(h.npoin));
+    in.read_values(frame, v, 0, h.npoin, out.data());
+  });
+}
+
+std::int64_t size_of(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<std::int64_t>(st.st_size) : 0;
+}
+
+}  // namespace
+
+Runner add_convert(CLI::App& app, Common& common) {
+  auto o = std::make_shared<ConvertOptions>();
+  auto* sub = app.add_subcommand("convert", "Convert between SERAFIN, HDF5 (VTKHDF + XDMF, for ParaView) and VTU");
+  sub->add_option("input", o->input, "SERAFIN or anabranch HDF5 file")->required()->check(CLI::ExistingFile);
+  sub->add_option("output", o->output, "output file; format from the extension (.slf .h5 .hdf .vtkhdf .vtu) or --to")->required();
+  sub->add_option("--to", o->to, "output format")->check(CLI::IsMember({"serafin", "hdf5", "vtu"}));
+  sub->add_option("--frame", o->frame, "VTU: the frame to write, 0-based (default: the last)");
+  sub->add_option("--strategy", o->strategy, "SERAFIN output under mpiexec: the write strategy")->capture_default_str();
+  sub->add_flag("--json", common.json, "print a JSON summary on stdout");
+  return [o, &common]() {
+    const std::string format = target_format(*o);
+    if (o->input == o->output) throw UsageError("input and output are the same file: " + o->input);
+    const auto t0 = std::chrono::steady_clock::now();
+    provenance::add_input(o->input);
+    pio::MpiSession mpi(nullptr, nullptr);
+    const MPI_Comm comm = MPI_COMM_WORLD;
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    if (rank != 0) Progress::set_enabled(false);
+    std::unique_ptr<pio::ResultFile> in;
+    pio::collective(comm, [&] { in = pio::ResultFile::open(o->input); });
+    const bool single = in->header().precision == Precision::Single;
+    if (format == "vtu") {
+      pio::collective(comm, [&] {
+        if (rank == 0) convert_vtu(*in, o->output, o->frame);
+      });
+    } else {
+      const std::string strategy = format == "hdf5" ? "hdf5" : o->strategy;
+      if (format == "serafin" && strategy == "hdf5") throw UsageError("--strategy hdf5 writes HDF5: name a .h5 output or --to hdf5");
+      if (single)
+        convert_parallel<float>(comm, *in, o->output, strategy);
+      else
+        convert_parallel<double>(comm, *in, o->output, strategy);
+    }
+    if (rank != 0) return 0;
+    const double seconds = seconds_since(t0);
+    const std::int64_t bytes = size_of(o->output);
+    if (common.json) {
+      print_json({{"input", o->input}, {"input_format", in->format()}, {"output", o->output}, {"output_format", format},
+                  {"frames", format == "vtu" ? 1 : in->frame_count()}, {"npoin", in->header().npoin}, {"bytes", bytes},
+                  {"seconds", seconds}});
+    } else {
+      std::printf("converted %s (%s, %lld frames) to %s (%s): %s in %.2f s\n", o->input.c_str(), in->format(),
+                  static_cast<long long>(in->frame_count()), o->output.c_str(), format.c_str(),
+                  human_bytes(static_cast<double>(bytes)).c_str(), seconds);
+    }
+    return 0;
+  };
+}
+
+}  // namespace anabranch::cli

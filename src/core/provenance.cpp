@@ -1,0 +1,163 @@
+#include "core/provenance.hpp"
+
+#include <sys/utsname.h>
+#include <zlib.h>
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <mutex>
+#include <vector>
+
+#include "core/error.hpp"
+
+#ifndef ANABRANCH_GIT_REVISION
+#define ANABRANCH_GIT_REVISION "unknown"
+#endif
+
+namespace anabranch::provenance {
+namespace {
+
+struct Input {
+  std::string path;
+  std::int64_t bytes = -1;
+  std::uint32_t crc = 0;
+};
+
+struct State {
+  std::mutex mutex;
+  std::string command_line;
+  std::vector<Input> inputs;
+  std::string partition_method;
+  int partition_parts = 0;
+  std::string start_time;
+};
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+State& state() {
+  static State s;
+  static const bool stamped = (s.start_time = utc_now(), true);
+  (void)stamped;
+  return s;
+}
+
+// Static initialisation records the start time as the process starts.
+const bool started = (state(), true);
+
+std::string proc_cmdline() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (char& c : all)
+    if (c == '\0') c = ' ';
+  while (!all.empty() && all.back() == ' ') all.pop_back();
+  return all;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string compiler() {
+#if defined(__clang__)
+  return std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+  return std::string("gcc ") + __VERSION__;
+#else
+  return "unknown";
+#endif
+}
+
+}  // namespace
+
+void set_command_line(int argc, char** argv) {
+  std::string line;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.find_first_of(" \t'\"") != std::string::npos) a = "'" + a + "'";
+    line += (i ? " " : "") + a;
+  }
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().command_line = line;
+}
+
+void add_input(const std::string& path) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  for (const auto& in : state().inputs)
+    if (in.path == path) return;
+  state().inputs.push_back({path, -1, 0});
+}
+
+void set_partition(const std::string& method, int parts) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().partition_method = method;
+  state().partition_parts = parts;
+}
+
+std::uint32_t crc32_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError::from_errno("cannot open", path);
+  std::vector<char> buf(std::size_t{4} << 20);
+  uLong crc = ::crc32(0L, Z_NULL, 0);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto got = in.gcount();
+    if (got > 0) crc = ::crc32(crc, reinterpret_cast<const Bytef*>(buf.data()), static_cast<uInt>(got));
+  }
+  return static_cast<std::uint32_t>(crc);
+}
+
+std::map<std::string, std::string> facts() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  std::map<std::string, std::string> f;
+  f["program"] = "anabranch";
+  f["version"] = ANABRANCH_VERSION;
+  f["git_revision"] = ANABRANCH_GIT_REVISION;
+  f["command_line"] = s.command_line.empty() ? proc_cmdline() : s.command_line;
+  f["compiler"] = compiler();
+  struct utsname u {};
+  if (uname(&u) == 0) f["os"] = std::string(u.sysname) + " " + u.release + " " + u.machine;
+  f["start_time"] = s.start_time;
+  f["write_time"] = utc_now();
+  std::string inputs = "[";
+  for (auto& in : s.inputs) {
+    if (in.bytes < 0) {
+      std::ifstream probe(in.path, std::ios::binary | std::ios::ate);
+      in.bytes = probe ? static_cast<std::int64_t>(probe.tellg()) : 0;
+      in.crc = probe ? crc32_file(in.path) : 0;
+    }
+    char crc[16];
+    std::snprintf(crc, sizeof crc, "%08x", in.crc);
+    inputs += std::string(inputs.size() > 1 ? ", " : "") + "{\"path\": \"" + json_escape(in.path) +
+              "\", \"bytes\": " + std::to_string(in.bytes) + ", \"crc32\": \"" + crc + "\"}";
+  }
+  f["inputs"] = inputs + "]";
+  if (!s.partition_method.empty()) {
+    f["partition_method"] = s.partition_method;
+    f["partition_parts"] = std::to_string(s.partition_parts);
+  }
+  return f;
+}
+
+}  // namespace anabranch::provenance

@@ -1,0 +1,25 @@
+// Where a file came from: the process-wide facts every output records (program, version,
+// git revision, command line, compiler, OS, start time, input files with sizes and CRC-32
+// checksums). pio adds the parallel facts (hosts, nodes, MPI library, strategy, hints).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace anabranch::provenance {
+
+// The command line, as the program was started (main calls this; otherwise the library
+// reads /proc/self/cmdline).
+void set_command_line(int argc, char** argv);
+// Records an input file; its size and CRC-32 are computed when facts() is first asked
+// for after this call.
+void add_input(const std::string& path);
+// Partition facts, when the output follows a partition ("metis", 16).
+void set_partition(const std::string& method, int parts);
+// CRC-32 (the zlib / PNG polynomial, as `python -c "zlib.crc32"` gives) of a whole file.
+std::uint32_t crc32_file(const std::string& path);
+
+// Name -> value, every value a string; "inputs" is a JSON array of {path, bytes, crc32}.
+std::map<std::string, std::string> facts();
+
+}  // namespace anabranch::provenance

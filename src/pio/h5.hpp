@@ -1,0 +1,80 @@
+// Thin C++ over the HDF5 C API: owned handles, errors as exceptions naming the file and
+// the object, and the few dataset and attribute operations the VTKHDF layout needs.
+// HDF5's own error printing is switched off; its innermost message goes into ours.
+#pragma once
+#include <hdf5.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace anabranch::pio::h5 {
+
+// An owned hid_t, closed with the function matching its kind.
+class Handle {
+ public:
+  Handle() = default;
+  explicit Handle(hid_t id) : id_(id) {}
+  ~Handle() { reset(); }
+  Handle(Handle&& o) noexcept : id_(std::exchange(o.id_, H5I_INVALID_HID)) {}
+  Handle& operator=(Handle&& o) noexcept {
+    if (this != &o) {
+      reset();
+      id_ = std::exchange(o.id_, H5I_INVALID_HID);
+    }
+    return *this;
+  }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  hid_t get() const { return id_; }
+  operator hid_t() const { return id_; }  // NOLINT: handles pass straight to the C API
+  bool valid() const { return id_ >= 0; }
+  void reset();
+
+ private:
+  hid_t id_ = H5I_INVALID_HID;
+};
+
+// Switches HDF5's automatic error printing off (once per process).
+void quiet();
+// Throws IoError "<what> <file>: <HDF5's innermost message>" when id < 0 (or status < 0).
+hid_t check(hid_t id, const std::string& what, const std::string& file);
+void check_status(herr_t status, const std::string& what, const std::string& file);
+
+// HDF5 type of T in native order (float, double, int32, int64, uint8).
+template <class T>
+hid_t native_type();
+
+// Attributes on an object (file, group or dataset).
+void write_attribute(hid_t obj, const std::string& name, const std::string& text, const std::string& file);
+template <class T>
+void write_attribute(hid_t obj, const std::string& name, const std::vector<T>& values, const std::string& file);
+bool has_attribute(hid_t obj, const std::string& name);
+std::string read_string_attribute(hid_t obj, const std::string& name, const std::string& file);
+template <class T>
+std::vector<T> read_attribute(hid_t obj, const std::string& name, const std::string& file);
+// Names of the attributes of obj.
+std::vector<std::string> attribute_names(hid_t obj);
+
+bool exists(hid_t loc, const std::string& path);
+// Creates a 1-D dataset of n values of type `type`; extendible (unlimited, chunked by
+// `chunk` values) when chunk > 0. Fill values are never written.
+Handle create_dataset(hid_t loc, const std::string& name, hid_t type, std::int64_t n, std::int64_t chunk,
+                      const std::string& file);
+// Creates an (rows x cols) dataset.
+Handle create_dataset_2d(hid_t loc, const std::string& name, hid_t type, std::int64_t rows, std::int64_t cols,
+                         const std::string& file);
+std::int64_t dataset_length(hid_t dset);
+
+// Reads or writes [first, first + count) of a 1-D dataset (count may be 0: the rank takes
+// part in a collective transfer with nothing). xfer: the transfer property list.
+template <class T>
+void write_range(hid_t dset, std::int64_t first, std::int64_t count, const T* data, hid_t xfer, const std::string& file);
+template <class T>
+void read_range(hid_t dset, std::int64_t first, std::int64_t count, T* out, hid_t xfer, const std::string& file);
+// Reads the listed elements (increasing 0-based indices) of a 1-D dataset.
+template <class T>
+void read_elements(hid_t dset, const std::int64_t* index, std::int64_t n, T* out, hid_t xfer, const std::string& file);
+
+}  // namespace anabranch::pio::h5

@@ -1,0 +1,92 @@
+#include "pio/results.hpp"
+
+#include <cstring>
+#include <fstream>
+
+#include "core/error.hpp"
+#ifdef ANABRANCH_HAVE_HDF5
+#include "pio/vtkhdf.hpp"
+#endif
+
+namespace anabranch::pio {
+
+bool looks_like_hdf5(const std::string& path) {
+  static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  for (std::int64_t at = 0; at <= (std::int64_t{1} << 20); at = at == 0 ? 512 : at * 2) {
+    unsigned char b[8];
+    in.seekg(at);
+    if (!in.read(reinterpret_cast<char*>(b), 8)) return false;
+    if (std::memcmp(b, sig, 8) == 0) return true;
+  }
+  return false;
+}
+
+namespace {
+
+class SerafinFile final : public ResultFile {
+ public:
+  explicit SerafinFile(const std::string& path) : r_(path) {}
+  const char* format() const override { return "serafin"; }
+  const std::string& name() const override { return r_.name(); }
+  std::int64_t file_bytes() const override { return r_.file_bytes(); }
+  const serafin::Header& header() const override { return r_.header(); }
+  std::int64_t frame_count() const override { return r_.frame_count(); }
+  std::vector<double> times() const override { return r_.read_times(); }
+  Mesh read_mesh() const override { return r_.read_mesh(); }
+  void read_values(std::int64_t frame, int var, std::int64_t first, std::int64_t count, float* out) const override {
+    r_.read_values(frame, var, first, count, out);
+  }
+  void read_values(std::int64_t frame, int var, std::int64_t first, std::int64_t count, double* out) const override {
+    r_.read_values(frame, var, first, count, out);
+  }
+  const serafin::Reader* serafin_reader() const override { return &r_; }
+
+ private:
+  serafin::Reader r_;
+};
+
+#ifdef ANABRANCH_HAVE_HDF5
+class Hdf5File final : public ResultFile {
+ public:
+  explicit Hdf5File(const std::string& path) : in_(path) {}
+  const char* format() const override { return "hdf5"; }
+  const std::string& name() const override { return in_.name(); }
+  std::int64_t file_bytes() const override { return in_.file_bytes(); }
+  const serafin::Header& header() const override { return in_.header(); }
+  std::int64_t frame_count() const override { return in_.frame_count(); }
+  std::vector<double> times() const override { return in_.times(); }
+  Mesh read_mesh() const override { return in_.read_mesh(); }
+  void read_values(std::int64_t frame, int var, std::int64_t first, std::int64_t count, float* out) const override {
+    in_.read_values(frame, var, first, count, out);
+  }
+  void read_values(std::int64_t frame, int var, std::int64_t first, std::int64_t count, double* out) const override {
+    in_.read_values(frame, var, first, count, out);
+  }
+  std::map<std::string, std::string> extras() const override {
+    std::map<std::string, std::string> e;
+    e["vtkhdf_version"] = in_.vtkhdf_version();
+    for (const auto& [k, v] : in_.provenance()) e["provenance." + k] = v;
+    return e;
+  }
+
+ private:
+  vtkhdf::Input in_;
+};
+#endif
+
+}  // namespace
+
+std::unique_ptr<ResultFile> ResultFile::open(const std::string& path) {
+  if (looks_like_hdf5(path)) {
+#ifdef ANABRANCH_HAVE_HDF5
+    return std::make_unique<Hdf5File>(path);
+#else
+    throw UsageError(path + " is an HDF5 file: this anabranch was built without HDF5");
+#endif
+  }
+  return std::make_unique<SerafinFile>(path);
+}
+
+}  // namespace anabranch::pio

@@ -1,0 +1,40 @@
+// A result file of either format (SERAFIN or anabranch's HDF5), read the same way: the
+// commands and bindings that only read (info, convert, Python's read) take this.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/mesh.hpp"
+#include "formats/serafin.hpp"
+
+namespace anabranch::pio {
+
+// True when the file starts with the HDF5 signature (at 0, 512, 1024, ... as HDF5 allows).
+bool looks_like_hdf5(const std::string& path);
+
+class ResultFile {
+ public:
+  // Opens path, choosing the format by its first bytes (HDF5 signature or SERAFIN).
+  static std::unique_ptr<ResultFile> open(const std::string& path);
+  virtual ~ResultFile() = default;
+
+  virtual const char* format() const = 0;  // "serafin" or "hdf5"
+  virtual const std::string& name() const = 0;
+  virtual std::int64_t file_bytes() const = 0;
+  virtual const serafin::Header& header() const = 0;
+  virtual std::int64_t frame_count() const = 0;
+  virtual std::vector<double> times() const = 0;
+  virtual Mesh read_mesh() const = 0;
+  // Values of nodes [first, first + count) of variable var in frame.
+  virtual void read_values(std::int64_t frame, int var, std::int64_t first, std::int64_t count, float* out) const = 0;
+  virtual void read_values(std::int64_t frame, int var, std::int64_t first, std::int64_t count, double* out) const = 0;
+  // Format-specific facts (HDF5: VTKHDF version, provenance), as name -> text.
+  virtual std::map<std::string, std::string> extras() const { return {}; }
+  // The SERAFIN reader behind, when format() is "serafin" (integrity, offsets).
+  virtual const serafin::Reader* serafin_reader() const { return nullptr; }
+};
+
+}  // namespace anabranch::pio

@@ -1,0 +1,686 @@
+#include "pio/vtkhdf.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <set>
+
+#include "core/error.hpp"
+#include "core/provenance.hpp"
+#include "pio/h5.hpp"
+#include "pio/mpi_util.hpp"
+#include "pio/results.hpp"
+
+namespace anabranch::pio::vtkhdf {
+
+using h5::check;
+using h5::check_status;
+using h5::Handle;
+
+namespace {
+
+constexpr const char* kRoot = "/VTKHDF";
+constexpr const char* kMeta = "/anabranch";
+constexpr int kFormatVersion = 1;
+constexpr std::int64_t kMeshPiece = std::int64_t{1} << 20;  // rows per mesh write by rank 0
+constexpr std::int64_t kStepChunk = 256;
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+std::uint8_t vtk_cell_type(int ndp, int nplan) {
+  switch (ndp) {
+    case 2: return 3;                      // VTK_LINE
+    case 3: return 5;                      // VTK_TRIANGLE
+    case 4: return nplan > 1 ? 10 : 9;     // VTK_TETRA (3D tetrahedra) or VTK_QUAD
+    case 6: return 13;                     // VTK_WEDGE (TELEMAC prisms: bottom triangle, then top)
+    case 8: return 12;                     // VTK_HEXAHEDRON
+    default: throw UsageError("no VTK cell type for elements of " + std::to_string(ndp) + " nodes");
+  }
+}
+
+const char* xdmf_topology(int ndp, int nplan) {
+  switch (ndp) {
+    case 2: return "Polyline";
+    case 3: return "Triangle";
+    case 4: return nplan > 1 ? "Tetrahedron" : "Quadrilateral";
+    case 6: return "Wedge";
+    case 8: return "Hexahedron";
+    default: return "Mixed";
+  }
+}
+
+// Dataset names for the variables: trimmed, '/' replaced, made unique.
+std::vector<std::string> point_data_names_for(const serafin::Header& h) {
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  for (const auto& v : h.variables) {
+    std::string n = trimmed(v.name);
+    if (n.empty()) n = "variable";
+    for (char& c : n)
+      if (c == '/' || static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '_';
+    if (n == "." || n == "..") n = "_" + n;
+    std::string unique = n;
+    for (int k = 2; seen.count(unique); ++k) unique = n + " (" + std::to_string(k) + ")";
+    seen.insert(unique);
+    names.push_back(unique);
+  }
+  return names;
+}
+
+std::vector<std::uint8_t> bytes_of(const std::string& s, std::size_t width) {
+  std::vector<std::uint8_t> b(width, ' ');
+  std::copy_n(s.begin(), std::min(width, s.size()), b.begin());
+  return b;
+}
+
+hid_t real_type(Precision p) { return p == Precision::Double ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT; }
+
+std::string base_name(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// The parallel facts, gathered over comm; identical on every rank (rank 0's are broadcast).
+std::map<std::string, std::string> parallel_facts(MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  char host[MPI_MAX_PROCESSOR_NAME] = {0};
+  int len = 0;
+  MPI_Get_processor_name(host, &len);
+  std::vector<char> all(static_cast<std::size_t>(size) * MPI_MAX_PROCESSOR_NAME);
+  MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm);
+  std::string text;
+  if (rank == 0) {
+    std::map<std::string, std::string> f = provenance::facts();
+    std::set<std::string> hosts;
+    for (int r = 0; r < size; ++r) hosts.insert(std::string(&all[static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME]));
+    std::string list;
+    int shown = 0;
+    for (const auto& h : hosts) {
+      if (shown++ == 64) {
+        list += ", ...";
+        break;
+      }
+      list += (list.empty() ? "" : ", ") + h;
+    }
+    f["hosts"] = list;
+    f["node_count"] = std::to_string(hosts.size());
+    f["ranks"] = std::to_string(size);
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+    int liblen = 0;
+    MPI_Get_library_version(lib, &liblen);
+    std::string l(lib, static_cast<std::size_t>(liblen));
+    l = l.substr(0, l.find('\n'));
+    f["mpi_library"] = trimmed(l);
+    unsigned maj = 0, min = 0, rel = 0;
+    H5get_libversion(&maj, &min, &rel);
+    f["hdf5_library"] = std::to_string(maj) + "." + std::to_string(min) + "." + std::to_string(rel);
+    for (const auto& [k, v] : f) text += k + '\0' + v + '\0';
+  }
+  long long n = static_cast<long long>(text.size());
+  MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, comm);
+  text.resize(static_cast<std::size_t>(n));
+  MPI_Bcast(text.data(), static_cast<int>(n), MPI_CHAR, 0, comm);
+  std::map<std::string, std::string> out;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t k_end = text.find('\0', at);
+    const std::size_t v_end = text.find('\0', k_end + 1);
+    out[text.substr(at, k_end - at)] = text.substr(k_end + 1, v_end - k_end - 1);
+    at = v_end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool is_hdf5(const std::string& path) { return looks_like_hdf5(path); }
+
+bool has_hdf5_extension(const std::string& path) {
+  for (const char* ext : {".h5", ".hdf", ".hdf5", ".vtkhdf"}) {
+    const std::size_t n = std::strlen(ext);
+    if (path.size() > n && path.compare(path.size() - n, n, ext) == 0) return true;
+  }
+  return false;
+}
+
+std::string xdmf_path(const std::string& path) { return path + ".xmf"; }
+
+// ---------------------------------------------------------------------------------------
+
+struct Output::Impl {
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Info info = MPI_INFO_NULL;  // MPI-IO hints, owned by the caller
+  int rank = 0;
+  std::string path;
+  serafin::Header header;
+  OutputOptions options;
+  std::vector<std::string> names;
+  std::vector<double> times;  // rank 0: for the XDMF sidecar
+  Handle file, root, points, steps_values, nsteps_holder;
+  std::vector<Handle> data, data_offsets;
+  std::vector<Handle> step_sets;  // PartOffsets, NumberOfParts, PointOffsets, CellOffsets, ConnectivityIdOffsets
+  Handle xfer_collective, xfer_independent;
+  std::int64_t chunk = 0;
+
+  void create();
+  void write_frame(std::int64_t k, double time, std::int64_t first, std::int64_t count, const void* values);
+  void write_xdmf(std::int64_t nframes) const;
+};
+
+void Output::Impl::create() {
+  h5::quiet();
+  const std::string& f = path;
+  Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", f));
+  check_status(H5Pset_fapl_mpio(fapl, comm, info), "H5Pset_fapl_mpio", f);
+  check_status(H5Pset_all_coll_metadata_ops(fapl, true), "H5Pset_all_coll_metadata_ops", f);
+  check_status(H5Pset_coll_metadata_write(fapl, true), "H5Pset_coll_metadata_write", f);
+  if (options.alignment > 0)
+    check_status(H5Pset_alignment(fapl, static_cast<hsize_t>(std::min<std::int64_t>(options.alignment, 1 << 20)),
+                                  static_cast<hsize_t>(options.alignment)),
+                 "H5Pset_alignment", f);
+  file = Handle(check(H5Fcreate(f.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "cannot create", f));
+  xfer_collective = Handle(check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate", f));
+  check_status(H5Pset_dxpl_mpio(xfer_collective, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio", f);
+  xfer_independent = Handle(check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate", f));
+  check_status(H5Pset_dxpl_mpio(xfer_independent, H5FD_MPIO_INDEPENDENT), "H5Pset_dxpl_mpio", f);
+
+  const serafin::Header& h = header;
+  const std::int64_t npoin = h.npoin, nelem = h.nelem, ndp = h.ndp;
+  names = point_data_names_for(h);
+
+  // VTKHDF root.
+  root = Handle(check(H5Gcreate2(file, kRoot, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "cannot create group /VTKHDF in", f));
+  h5::write_attribute<std::int64_t>(root, "Version", {2, 0}, f);
+  h5::write_attribute(root, "Type", std::string("UnstructuredGrid"), f);
+  auto one = [&](const char* name, std::int64_t v) {
+    Handle d = h5::create_dataset(root, name, H5T_STD_I64LE, 1, 0, f);
+    h5::write_range<std::int64_t>(d, 0, rank == 0 ? 1 : 0, &v, xfer_collective, f);
+  };
+  one("NumberOfPoints", npoin);
+  one("NumberOfCells", nelem);
+  one("NumberOfConnectivityIds", nelem * ndp);
+  points = h5::create_dataset_2d(root, "Points", real_type(h.precision), npoin, 3, f);
+  h5::create_dataset(root, "Connectivity", H5T_STD_I64LE, nelem * ndp, 0, f);
+  h5::create_dataset(root, "Offsets", H5T_STD_I64LE, nelem + 1, 0, f);
+  h5::create_dataset(root, "Types", H5T_STD_U8LE, nelem, 0, f);
+
+  // Point data: one extendible 1-D dataset per variable, frames one after the other.
+  chunk = std::max<std::int64_t>(1, std::min<std::int64_t>(npoin, (std::int64_t{32} << 20) / real_size(h.precision)));
+  Handle pd(check(H5Gcreate2(root, "PointData", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "cannot create PointData in", f));
+  for (int v = 0; v < h.nvar(); ++v) {
+    data.push_back(h5::create_dataset(pd, names[static_cast<std::size_t>(v)], real_type(h.precision), 0, chunk, f));
+    h5::write_attribute(data.back(), "units", trimmed(h.variables[static_cast<std::size_t>(v)].unit), f);
+  }
+  // Steps: the transient part of VTKHDF 2.
+  Handle steps(check(H5Gcreate2(root, "Steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "cannot create Steps in", f));
+  h5::write_attribute<std::int64_t>(steps, "NSteps", {0}, f);
+  steps_values = h5::create_dataset(steps, "Values", H5T_IEEE_F64LE, 0, kStepChunk, f);
+  for (const char* n : {"PartOffsets", "NumberOfParts", "PointOffsets", "CellOffsets", "ConnectivityIdOffsets"})
+    step_sets.push_back(h5::create_dataset(steps, n, H5T_STD_I64LE, 0, kStepChunk, f));
+  Handle pdo(check(H5Gcreate2(steps, "PointDataOffsets", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                   "cannot create PointDataOffsets in", f));
+  for (int v = 0; v < h.nvar(); ++v)
+    data_offsets.push_back(h5::create_dataset(pdo, names[static_cast<std::size_t>(v)], H5T_STD_I64LE, 0, kStepChunk, f));
+  nsteps_holder = std::move(steps);
+
+  // What SERAFIN holds and VTKHDF does not: the round trip back to the same bytes.
+  Handle meta(check(H5Gcreate2(file, kMeta, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "cannot create /anabranch in", f));
+  h5::write_attribute(meta, "format", std::string("anabranch-vtkhdf"), f);
+  h5::write_attribute<std::int32_t>(meta, "format_version", {kFormatVersion}, f);
+  h5::write_attribute<std::uint8_t>(meta, "title", bytes_of(h.title, 80), f);
+  std::vector<std::uint8_t> vn, vu;
+  for (const auto& v : h.variables) {
+    const auto a = bytes_of(v.name, 16), b = bytes_of(v.unit, 16);
+    vn.insert(vn.end(), a.begin(), a.end());
+    vu.insert(vu.end(), b.begin(), b.end());
+  }
+  h5::write_attribute<std::int32_t>(meta, "nbv1", {h.nvar()}, f);
+  if (h.nvar() > 0) {
+    h5::write_attribute<std::uint8_t>(meta, "variable_names", vn, f);
+    h5::write_attribute<std::uint8_t>(meta, "variable_units", vu, f);
+  }
+  std::string joined;
+  for (const auto& n : names) joined += (joined.empty() ? "" : "\n") + n;
+  h5::write_attribute(meta, "point_data", joined, f);
+  h5::write_attribute<std::int32_t>(meta, "nbv2", {h.nbv2}, f);
+  h5::write_attribute<std::int32_t>(meta, "iparam", std::vector<std::int32_t>(h.iparam.begin(), h.iparam.end()), f);
+  if (h.date) h5::write_attribute<std::int32_t>(meta, "date", std::vector<std::int32_t>(h.date->begin(), h.date->end()), f);
+  h5::write_attribute<std::int64_t>(meta, "nelem", {nelem}, f);
+  h5::write_attribute<std::int64_t>(meta, "npoin", {npoin}, f);
+  h5::write_attribute<std::int32_t>(meta, "ndp", {h.ndp}, f);
+  h5::write_attribute<std::int32_t>(meta, "sizes4", {h.sizes4}, f);
+  h5::write_attribute(meta, "precision", std::string(to_string(h.precision)), f);
+  h5::write_attribute(meta, "serafin_byte_order", std::string(to_string(h.byte_order)), f);
+  h5::create_dataset(meta, "IPOBO", H5T_STD_I32LE, npoin, 0, f);
+
+  Handle prov(check(H5Gcreate2(meta, "provenance", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "cannot create provenance in", f));
+  auto facts = parallel_facts(comm);
+  for (const auto& [k, v] : options.provenance) facts[k] = v;
+  for (const auto& [k, v] : facts) h5::write_attribute(prov, k, v, f);
+}
+
+void Output::Impl::write_frame(std::int64_t k, double time, std::int64_t first, std::int64_t count, const void* values) {
+  const std::string& f = path;
+  const std::int64_t npoin = header.npoin;
+  const int rs = real_size(header.precision);
+  const hid_t mem = real_type(header.precision);
+  // Values: extend every variable by one frame, then each rank writes its block.
+  for (int v = 0; v < header.nvar(); ++v) {
+    const hsize_t len = static_cast<hsize_t>((k + 1) * npoin);
+    hid_t d = data[static_cast<std::size_t>(v)];
+    check_status(H5Dset_extent(d, &len), "cannot extend a variable in", f);
+    Handle fspace(check(H5Dget_space(d), "H5Dget_space", f));
+    const hsize_t n = static_cast<hsize_t>(count);
+    Handle mspace(check(H5Screate_simple(1, &n, nullptr), "H5Screate_simple", f));
+    if (count == 0) {
+      H5Sselect_none(fspace);
+      H5Sselect_none(mspace);
+    } else {
+      const hsize_t start = static_cast<hsize_t>(k * npoin + first);
+      check_status(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &start, nullptr, &n, nullptr), "H5Sselect_hyperslab", f);
+    }
+    const auto* src = static_cast<const unsigned char*>(values) + static_cast<std::size_t>(v * count * rs);
+    check_status(H5Dwrite(d, mem, mspace, fspace, xfer_collective, count ? src : nullptr),
+                 "cannot write variable " + names[static_cast<std::size_t>(v)] + " of frame " + std::to_string(k) + " in", f);
+  }
+  // 3D: the first frame's elevation becomes the points' Z.
+  if (k == 0 && header.nplan() > 1 && header.nvar() > 0) {
+    Handle fspace(check(H5Dget_space(points), "H5Dget_space", f));
+    const hsize_t n = static_cast<hsize_t>(count);
+    Handle mspace(check(H5Screate_simple(1, &n, nullptr), "H5Screate_simple", f));
+    if (count == 0) {
+      H5Sselect_none(fspace);
+      H5Sselect_none(mspace);
+    } else {
+      const hsize_t start[2] = {static_cast<hsize_t>(first), 2}, cnt[2] = {n, 1};
+      check_status(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, cnt, nullptr), "H5Sselect_hyperslab", f);
+    }
+    check_status(H5Dwrite(points, mem, mspace, fspace, xfer_collective, count ? values : nullptr), "cannot write Points Z in", f);
+  }
+  // Steps: one more entry everywhere, written by rank 0.
+  const hsize_t steps = static_cast<hsize_t>(k + 1);
+  const std::int64_t mine = rank == 0 ? 1 : 0;
+  check_status(H5Dset_extent(steps_values, &steps), "cannot extend Steps/Values in", f);
+  h5::write_range<double>(steps_values, k, mine, &time, xfer_collective, f);
+  const std::int64_t step_row[5] = {0, 1, 0, 0, 0};
+  for (std::size_t i = 0; i < step_sets.size(); ++i) {
+    check_status(H5Dset_extent(step_sets[i], &steps), "cannot extend Steps in", f);
+    h5::write_range<std::int64_t>(step_sets[i], k, mine, &step_row[i], xfer_collective, f);
+  }
+  const std::int64_t offset = k * npoin;
+  for (auto& d : data_offsets) {
+    check_status(H5Dset_extent(d, &steps), "cannot extend PointDataOffsets in", f);
+    h5::write_range<std::int64_t>(d, k, mine, &offset, xfer_collective, f);
+  }
+  h5::write_attribute<std::int64_t>(nsteps_holder, "NSteps", {k + 1}, f);
+  if (options.flush_frames) check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), "cannot flush", f);
+  if (rank == 0) times.push_back(time);
+}
+
+void Output::Impl::write_xdmf(std::int64_t nframes) const {
+  const serafin::Header& h = header;
+  const std::string target = options.final_path.empty() ? path : options.final_path;
+  const std::string h5name = base_name(target);
+  const char* number = h.precision == Precision::Double ? "Precision=\"8\"" : "Precision=\"4\"";
+  const std::string tmp = xdmf_path(target) + ".tmp";
+  std::FILE* out = std::fopen(tmp.c_str(), "w");
+  if (!out) throw IoError::from_errno("cannot create", tmp);
+  std::fprintf(out, "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n");
+  std::fprintf(out, "  <Grid Name=\"%s\" GridType=\"Collection\" CollectionType=\"Temporal\">\n", xml_escape(h5name).c_str());
+  for (std::int64_t k = 0; k < std::max<std::int64_t>(nframes, 1); ++k) {
+    std::fprintf(out, "   <Grid Name=\"frame %lld\" GridType=\"Uniform\">\n", static_cast<long long>(k));
+    if (nframes > 0) std::fprintf(out, "    <Time Value=\"%.17g\"/>\n", times[static_cast<std::size_t>(k)]);
+    std::fprintf(out,
+                 "    <Topology TopologyType=\"%s\" NumberOfElements=\"%lld\">\n"
+                 "     <DataItem Dimensions=\"%lld\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">%s:/VTKHDF/Connectivity</DataItem>\n"
+                 "    </Topology>\n",
+                 xdmf_topology(h.ndp, h.nplan()), static_cast<long long>(h.nelem), static_cast<long long>(h.nelem * h.ndp),
+                 xml_escape(h5name).c_str());
+    std::fprintf(out,
+                 "    <Geometry GeometryType=\"XYZ\">\n"
+                 "     <DataItem Dimensions=\"%lld 3\" NumberType=\"Float\" %s Format=\"HDF\">%s:/VTKHDF/Points</DataItem>\n"
+                 "    </Geometry>\n",
+                 static_cast<long long>(h.npoin), number, xml_escape(h5name).c_str());
+    for (std::size_t v = 0; nframes > 0 && v < names.size(); ++v) {
+      std::fprintf(out,
+                   "    <Attribute Name=\"%s\" AttributeType=\"Scalar\" Center=\"Node\">\n"
+                   "     <DataItem ItemType=\"HyperSlab\" Dimensions=\"%lld\">\n"
+                   "      <DataItem Dimensions=\"3 1\" Format=\"XML\">%lld 1 %lld</DataItem>\n"
+                   "      <DataItem Dimensions=\"%lld\" NumberType=\"Float\" %s Format=\"HDF\">%s:/VTKHDF/PointData/%s</DataItem>\n"
+                   "     </DataItem>\n"
+                   "    </Attribute>\n",
+                   xml_escape(names[v]).c_str(), static_cast<long long>(h.npoin), static_cast<long long>(k * h.npoin),
+                   static_cast<long long>(h.npoin), static_cast<long long>(nframes * h.npoin), number, xml_escape(h5name).c_str(),
+                   xml_escape(names[v]).c_str());
+    }
+    std::fprintf(out, "   </Grid>\n");
+  }
+  std::fprintf(out, "  </Grid>\n </Domain>\n</Xdmf>\n");
+  const bool ok = std::fflush(out) == 0 && !std::ferror(out);
+  std::fclose(out);
+  if (!ok || std::rename(tmp.c_str(), xdmf_path(target).c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw IoError::from_errno("cannot write", xdmf_path(target));
+  }
+}
+
+Output::Output(MPI_Comm comm, const std::string& path, const serafin::Header& header, MPI_Info info,
+               const OutputOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  const double t0 = now();
+  impl_->comm = comm;
+  impl_->path = path;
+  impl_->header = header;
+  impl_->options = options;
+  impl_->info = info;
+  MPI_Comm_rank(comm, &impl_->rank);
+  collective(comm, [&] {
+    vtk_cell_type(header.ndp, header.nplan());  // refuses element kinds VTK cannot show
+    impl_->create();
+  });
+  open_seconds_ = now() - t0;
+}
+
+Output::~Output() = default;
+
+void Output::write_mesh(const Mesh* mesh) {
+  Impl& m = *impl_;
+  const std::string& f = m.path;
+  collective(m.comm, [&] {
+    if (m.rank != 0) return;
+    if (!mesh) throw UsageError("rank 0 must give the mesh");
+    mesh->check_sizes();
+    if (mesh->npoin != m.header.npoin || mesh->nelem != m.header.nelem || mesh->ndp != m.header.ndp)
+      throw UsageError("the mesh does not have the header's sizes");
+    // Rank 0 writes in pieces with independent transfers: bounded extra memory.
+    const std::int64_t npoin = mesh->npoin, nelem = mesh->nelem, ndp = mesh->ndp;
+    Handle conn(check(H5Dopen2(m.root, "Connectivity", H5P_DEFAULT), "H5Dopen2", f));
+    Handle offs(check(H5Dopen2(m.root, "Offsets", H5P_DEFAULT), "H5Dopen2", f));
+    Handle types(check(H5Dopen2(m.root, "Types", H5P_DEFAULT), "H5Dopen2", f));
+    Handle ipobo(check(H5Dopen2(m.file, "/anabranch/IPOBO", H5P_DEFAULT), "H5Dopen2", f));
+    const std::uint8_t type = vtk_cell_type(mesh->ndp, mesh->nplan);
+    std::vector<std::int64_t> buf;
+    for (std::int64_t e0 = 0; e0 < nelem; e0 += kMeshPiece) {
+      const std::int64_t ne = std::min(kMeshPiece, nelem - e0);
+      buf.resize(static_cast<std::size_t>(ne * ndp));
+      for (std::int64_t i = 0; i < ne * ndp; ++i) buf[static_cast<std::size_t>(i)] = mesh->ikle[static_cast<std::size_t>(e0 * ndp + i)] - 1;
+      h5::write_range<std::int64_t>(conn, e0 * ndp, ne * ndp, buf.data(), m.xfer_independent, f);
+      buf.resize(static_cast<std::size_t>(ne));
+      for (std::int64_t i = 0; i < ne; ++i) buf[static_cast<std::size_t>(i)] = (e0 + i) * ndp;
+      h5::write_range<std::int64_t>(offs, e0, ne, buf.data(), m.xfer_independent, f);
+      std::vector<std::uint8_t> t(static_cast<std::size_t>(ne), type);
+      h5::write_range<std::uint8_t>(types, e0, ne, t.data(), m.xfer_independent, f);
+    }
+    const std::int64_t last = nelem * ndp;
+    h5::write_range<std::int64_t>(offs, nelem, 1, &last, m.xfer_independent, f);
+    h5::write_range<std::int32_t>(ipobo, 0, npoin, mesh->ipobo.data(), m.xfer_independent, f);
+    // Points (x, y, 0) in the file's precision; Z of 3D meshes comes with the first frame.
+    for (std::int64_t p0 = 0; p0 < npoin; p0 += kMeshPiece) {
+      const std::int64_t np = std::min(kMeshPiece, npoin - p0);
+      Handle fspace(check(H5Dget_space(m.points), "H5Dget_space", f));
+      const hsize_t start[2] = {static_cast<hsize_t>(p0), 0}, cnt[2] = {static_cast<hsize_t>(np), 3};
+      check_status(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, cnt, nullptr), "H5Sselect_hyperslab", f);
+      Handle mspace(check(H5Screate_simple(2, cnt, nullptr), "H5Screate_simple", f));
+      std::vector<double> xyz(static_cast<std::size_t>(np * 3), 0.0);
+      for (std::int64_t i = 0; i < np; ++i) {
+        xyz[static_cast<std::size_t>(3 * i)] = mesh->x[static_cast<std::size_t>(p0 + i)];
+        xyz[static_cast<std::size_t>(3 * i + 1)] = mesh->y[static_cast<std::size_t>(p0 + i)];
+      }
+      check_status(H5Dwrite(m.points, H5T_NATIVE_DOUBLE, mspace, fspace, m.xfer_independent, xyz.data()), "cannot write Points in", f);
+    }
+  });
+}
+
+void Output::write_frame(double time, std::int64_t first, std::int64_t count, const void* values) {
+  collective(impl_->comm, [&] {
+    if (count < 0 || first < 0 || first + count > impl_->header.npoin) throw UsageError("frame block out of range");
+  });
+  collective(impl_->comm, [&] { impl_->write_frame(frames_, time, first, count, values); });
+  ++frames_;
+}
+
+void Output::close() {
+  if (!impl_->file.valid()) return;
+  const double t0 = now();
+  Impl& m = *impl_;
+  collective(m.comm, [&] {
+    m.data.clear();
+    m.data_offsets.clear();
+    m.step_sets.clear();
+    m.steps_values.reset();
+    m.nsteps_holder.reset();
+    m.points.reset();
+    m.root.reset();
+    m.xfer_collective.reset();
+    m.xfer_independent.reset();
+    const hid_t id = m.file.get();
+    const herr_t rc = H5Fclose(id);
+    m.file = Handle();
+    (void)m.file;
+    check_status(rc, "cannot close", m.path);
+  });
+  close_seconds_ = now() - t0;
+  collective(m.comm, [&] {
+    if (m.rank == 0 && m.options.xdmf) m.write_xdmf(frames_);
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+
+struct Input::Impl {
+  std::string path;
+  std::int64_t bytes = 0;
+  Handle file, root, xfer;
+  serafin::Header header;
+  std::vector<std::string> names;
+  std::vector<Handle> data;
+  Handle steps_values;
+  std::int64_t frames = 0;
+  std::string version;
+};
+
+Input::Input(const std::string& path, MPI_Comm comm) : impl_(std::make_unique<Impl>()) {
+  h5::quiet();
+  Impl& m = *impl_;
+  m.path = path;
+  const std::string& f = path;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw IoError::from_errno("cannot open", path);
+  m.bytes = static_cast<std::int64_t>(st.st_size);
+  if (!is_hdf5(path)) throw FormatError(path, "HDF5 signature", 0, "not an HDF5 file");
+  Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", f));
+  if (comm != MPI_COMM_NULL) {
+    check_status(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL), "H5Pset_fapl_mpio", f);
+    check_status(H5Pset_all_coll_metadata_ops(fapl, true), "H5Pset_all_coll_metadata_ops", f);
+  }
+  m.file = Handle(check(H5Fopen(f.c_str(), H5F_ACC_RDONLY, fapl), "cannot open", f));
+  m.xfer = Handle(check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate", f));
+  if (!h5::exists(m.file, kRoot)) throw FormatError(f + ": no /VTKHDF group: not a VTKHDF file");
+  if (!h5::exists(m.file, kMeta))
+    throw FormatError(f + ": no /anabranch group: a VTKHDF file not written by anabranch (reading those is not supported)");
+  m.root = Handle(check(H5Gopen2(m.file, kRoot, H5P_DEFAULT), "cannot open /VTKHDF in", f));
+  {
+    const auto v = h5::read_attribute<std::int64_t>(m.root, "Version", f);
+    for (std::size_t i = 0; i < v.size(); ++i) m.version += (i ? "." : "") + std::to_string(v[i]);
+  }
+  Handle meta(check(H5Gopen2(m.file, kMeta, H5P_DEFAULT), "cannot open /anabranch in", f));
+  const auto fv = h5::read_attribute<std::int32_t>(meta, "format_version", f);
+  if (fv.empty() || fv[0] > kFormatVersion)
+    throw FormatError(f + ": /anabranch format_version " + (fv.empty() ? std::string("?") : std::to_string(fv[0])) +
+                      " is newer than this anabranch reads (" + std::to_string(kFormatVersion) + ")");
+  serafin::Header& h = m.header;
+  const auto title = h5::read_attribute<std::uint8_t>(meta, "title", f);
+  h.title.assign(title.begin(), title.end());
+  const int nvar = h5::read_attribute<std::int32_t>(meta, "nbv1", f).at(0);
+  if (nvar < 0 || nvar > 100000) throw FormatError(f + ": /anabranch nbv1 " + std::to_string(nvar) + " is impossible");
+  if (nvar > 0) {
+    const auto vn = h5::read_attribute<std::uint8_t>(meta, "variable_names", f);
+    const auto vu = h5::read_attribute<std::uint8_t>(meta, "variable_units", f);
+    if (vn.size() != static_cast<std::size_t>(nvar) * 16 || vu.size() != vn.size())
+      throw FormatError(f + ": /anabranch variable_names or variable_units do not hold nbv1 x 16 bytes");
+    for (int v = 0; v < nvar; ++v)
+      h.variables.push_back({std::string(vn.begin() + v * 16, vn.begin() + v * 16 + 16),
+                             std::string(vu.begin() + v * 16, vu.begin() + v * 16 + 16)});
+  }
+  h.nbv2 = h5::read_attribute<std::int32_t>(meta, "nbv2", f).at(0);
+  const auto ip = h5::read_attribute<std::int32_t>(meta, "iparam", f);
+  if (ip.size() != 10) throw FormatError(f + ": /anabranch iparam does not hold 10 integers");
+  std::copy(ip.begin(), ip.end(), h.iparam.begin());
+  if (h5::has_attribute(meta, "date")) {
+    const auto d = h5::read_attribute<std::int32_t>(meta, "date", f);
+    if (d.size() != 6) throw FormatError(f + ": /anabranch date does not hold 6 integers");
+    h.date.emplace();
+    std::copy(d.begin(), d.end(), h.date->begin());
+  }
+  h.nelem = h5::read_attribute<std::int64_t>(meta, "nelem", f).at(0);
+  h.npoin = h5::read_attribute<std::int64_t>(meta, "npoin", f).at(0);
+  h.ndp = h5::read_attribute<std::int32_t>(meta, "ndp", f).at(0);
+  h.sizes4 = h5::read_attribute<std::int32_t>(meta, "sizes4", f).at(0);
+  h.precision = h5::read_string_attribute(meta, "precision", f) == "double" ? Precision::Double : Precision::Single;
+  h.byte_order = h5::read_string_attribute(meta, "serafin_byte_order", f) == "little" ? ByteOrder::Little : ByteOrder::Big;
+  if (h.npoin < 0 || h.nelem < 0 || h.ndp < 0) throw FormatError(f + ": /anabranch holds negative sizes");
+  const std::string joined = h5::read_string_attribute(meta, "point_data", f);
+  for (std::size_t at = 0; nvar > 0 && at <= joined.size();) {
+    const std::size_t end = std::min(joined.find('\n', at), joined.size());
+    m.names.push_back(joined.substr(at, end - at));
+    at = end + 1;
+  }
+  if (static_cast<int>(m.names.size()) != nvar) throw FormatError(f + ": /anabranch point_data does not name nbv1 datasets");
+  std::int64_t frames = -1;
+  Handle steps(check(H5Gopen2(m.root, "Steps", H5P_DEFAULT), "no /VTKHDF/Steps in", f));
+  frames = h5::read_attribute<std::int64_t>(steps, "NSteps", f).at(0);
+  m.steps_values = Handle(check(H5Dopen2(steps, "Values", H5P_DEFAULT), "no /VTKHDF/Steps/Values in", f));
+  frames = std::min(frames, h5::dataset_length(m.steps_values));
+  for (const auto& n : m.names) {
+    m.data.push_back(Handle(check(H5Dopen2(m.root, ("PointData/" + n).c_str(), H5P_DEFAULT), "no /VTKHDF/PointData/" + n + " in", f)));
+    if (h.npoin > 0) frames = std::min(frames, h5::dataset_length(m.data.back()) / h.npoin);
+  }
+  m.frames = std::max<std::int64_t>(0, frames);
+}
+
+Input::~Input() = default;
+
+const std::string& Input::name() const { return impl_->path; }
+std::int64_t Input::file_bytes() const { return impl_->bytes; }
+const serafin::Header& Input::header() const { return impl_->header; }
+std::int64_t Input::frame_count() const { return impl_->frames; }
+std::string Input::vtkhdf_version() const { return impl_->version; }
+std::vector<std::string> Input::point_data_names() const { return impl_->names; }
+
+std::vector<double> Input::times() const {
+  std::vector<double> t(static_cast<std::size_t>(impl_->frames));
+  h5::read_range<double>(impl_->steps_values, 0, impl_->frames, t.data(), impl_->xfer, impl_->path);
+  return t;
+}
+
+double Input::read_time(std::int64_t frame) const {
+  if (frame < 0 || frame >= impl_->frames) throw UsageError("frame " + std::to_string(frame) + " out of range in " + impl_->path);
+  double t = 0;
+  h5::read_range<double>(impl_->steps_values, frame, 1, &t, impl_->xfer, impl_->path);
+  return t;
+}
+
+std::map<std::string, std::string> Input::provenance() const {
+  std::map<std::string, std::string> out;
+  if (!h5::exists(impl_->file, "/anabranch/provenance")) return out;
+  Handle g(check(H5Gopen2(impl_->file, "/anabranch/provenance", H5P_DEFAULT), "cannot open provenance in", impl_->path));
+  for (const auto& n : h5::attribute_names(g)) out[n] = h5::read_string_attribute(g, n, impl_->path);
+  return out;
+}
+
+Mesh Input::read_mesh() const {
+  const Impl& m = *impl_;
+  const std::string& f = m.path;
+  const serafin::Header& h = m.header;
+  Mesh mesh;
+  mesh.nelem = h.nelem;
+  mesh.npoin = h.npoin;
+  mesh.ndp = h.ndp;
+  mesh.nplan = h.nplan();
+  Handle conn(check(H5Dopen2(m.root, "Connectivity", H5P_DEFAULT), "no /VTKHDF/Connectivity in", f));
+  std::vector<std::int64_t> c(static_cast<std::size_t>(h.nelem * h.ndp));
+  h5::read_range<std::int64_t>(conn, 0, h.nelem * h.ndp, c.data(), m.xfer, f);
+  mesh.ikle.resize(c.size());
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    if (c[i] < 0 || c[i] >= h.npoin)
+      throw FormatError(f, "/VTKHDF/Connectivity", static_cast<std::int64_t>(i), "node " + std::to_string(c[i]) + " out of range");
+    mesh.ikle[i] = static_cast<std::int32_t>(c[i] + 1);
+  }
+  Handle ipobo(check(H5Dopen2(m.file, "/anabranch/IPOBO", H5P_DEFAULT), "no /anabranch/IPOBO in", f));
+  mesh.ipobo.resize(static_cast<std::size_t>(h.npoin));
+  h5::read_range<std::int32_t>(ipobo, 0, h.npoin, mesh.ipobo.data(), m.xfer, f);
+  Handle pts(check(H5Dopen2(m.root, "Points", H5P_DEFAULT), "no /VTKHDF/Points in", f));
+  {
+    Handle space(check(H5Dget_space(pts), "H5Dget_space", f));
+    hsize_t dims[2] = {0, 0};
+    if (H5Sget_simple_extent_ndims(space) != 2 || H5Sget_simple_extent_dims(space, dims, nullptr) != 2 ||
+        dims[0] != static_cast<hsize_t>(h.npoin) || dims[1] != 3)
+      throw FormatError(f + ": /VTKHDF/Points is not NPOIN x 3");
+  }
+  mesh.x.resize(static_cast<std::size_t>(h.npoin));
+  mesh.y.resize(static_cast<std::size_t>(h.npoin));
+  for (int col = 0; col < 2; ++col) {
+    Handle fspace(check(H5Dget_space(pts), "H5Dget_space", f));
+    const hsize_t start[2] = {0, static_cast<hsize_t>(col)}, cnt[2] = {static_cast<hsize_t>(h.npoin), 1};
+    const hsize_t n = cnt[0];
+    Handle mspace(check(H5Screate_simple(1, &n, nullptr), "H5Screate_simple", f));
+    if (n == 0) {
+      H5Sselect_none(fspace);
+      H5Sselect_none(mspace);
+    } else {
+      check_status(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, cnt, nullptr), "H5Sselect_hyperslab", f);
+    }
+    check_status(H5Dread(pts, H5T_NATIVE_DOUBLE, mspace, fspace, m.xfer, (col == 0 ? mesh.x : mesh.y).data()),
+                 "cannot read Points in", f);
+  }
+  return mesh;
+}
+
+template <class T>
+void Input::read_values(std::int64_t frame, int var, std::int64_t first, std::int64_t count, T* out) const {
+  const Impl& m = *impl_;
+  if (frame < 0 || frame >= m.frames || var < 0 || var >= m.header.nvar())
+    throw UsageError("frame " + std::to_string(frame) + " variable " + std::to_string(var) + " out of range in " + m.path);
+  if (first < 0 || count < 0 || first + count > m.header.npoin) throw UsageError("nodes out of range in " + m.path);
+  h5::read_range<T>(m.data[static_cast<std::size_t>(var)], frame * m.header.npoin + first, count, out, m.xfer, m.path);
+}
+
+template <class T>
+void Input::read_nodes(std::int64_t frame, int var, const std::int64_t* nodes, std::int64_t n, T* out) const {
+  const Impl& m = *impl_;
+  if (frame < 0 || frame >= m.frames || var < 0 || var >= m.header.nvar())
+    throw UsageError("frame " + std::to_string(frame) + " variable " + std::to_string(var) + " out of range in " + m.path);
+  std::vector<std::int64_t> index(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (nodes[i] < 0 || nodes[i] >= m.header.npoin || (i > 0 && nodes[i] <= nodes[i - 1]))
+      throw UsageError("node list not increasing within 0..NPOIN-1 (at " + std::to_string(i) + ") reading " + m.path);
+    index[static_cast<std::size_t>(i)] = frame * m.header.npoin + nodes[i];
+  }
+  h5::read_elements<T>(m.data[static_cast<std::size_t>(var)], index.data(), n, out, m.xfer, m.path);
+}
+
+template void Input::read_values<float>(std::int64_t, int, std::int64_t, std::int64_t, float*) const;
+template void Input::read_values<double>(std::int64_t, int, std::int64_t, std::int64_t, double*) const;
+template void Input::read_nodes<float>(std::int64_t, int, const std::int64_t*, std::int64_t, float*) const;
+template void Input::read_nodes<double>(std::int64_t, int, const std::int64_t*, std::int64_t, double*) const;
+
+}  // namespace anabranch::pio::vtkhdf

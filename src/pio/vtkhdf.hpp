@@ -1,0 +1,102 @@
+// Self-describing HDF5 output: the VTKHDF UnstructuredGrid layout ParaView opens directly
+// (with the transient "Steps" group), an XDMF sidecar for older readers, everything SERAFIN
+// holds (so SERAFIN -> HDF5 -> SERAFIN gives back the same bytes) and provenance.
+// Specification: docs/formats/hdf5.md.
+//
+// HDF5 lives in pio, not in formats: parallel HDF5 is MPI-IO underneath, and every file
+// operation here is collective over a communicator (MPI_COMM_SELF for one process).
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/mesh.hpp"
+#include "formats/serafin.hpp"
+
+namespace anabranch::pio::vtkhdf {
+
+// True when path is an HDF5 file (signature check; no HDF5 call).
+bool is_hdf5(const std::string& path);
+// True when the name ends in .h5, .hdf, .hdf5 or .vtkhdf.
+bool has_hdf5_extension(const std::string& path);
+// The XDMF sidecar of an HDF5 file: "<path>.xmf".
+std::string xdmf_path(const std::string& path);
+
+struct OutputOptions {
+  bool xdmf = true;                                // write the XDMF sidecar at close
+  std::string final_path;                          // the name after a rename (sidecar named after it)
+  std::int64_t alignment = 0;                      // align datasets to this (the stripe size); 0: none
+  bool flush_frames = false;                       // H5Fflush after every frame (a killed run keeps its frames)
+  std::map<std::string, std::string> provenance;  // extra provenance attributes (strategy, hints, ...)
+};
+
+class Output {
+ public:
+  // Collective over comm: creates path (replacing it), the groups, the mesh datasets, the
+  // SERAFIN header attributes and the provenance.
+  Output(MPI_Comm comm, const std::string& path, const serafin::Header& header, MPI_Info info,
+         const OutputOptions& options = {});
+  ~Output();
+  Output(const Output&) = delete;
+  Output& operator=(const Output&) = delete;
+
+  // Collective: writes the mesh; rank 0 gives it, the other ranks pass nullptr.
+  void write_mesh(const Mesh* mesh);
+  // Collective: one frame. Each rank gives nodes [first, first + count) of every variable,
+  // nvar blocks of count values in the header's precision and native byte order (count may
+  // be 0). In 3D the first frame's first variable (the elevation) becomes the points' Z.
+  void write_frame(double time, std::int64_t first, std::int64_t count, const void* values);
+  // Collective: closes; rank 0 writes the XDMF sidecar.
+  void close();
+
+  std::int64_t frames() const { return frames_; }
+  // Seconds spent in H5Fcreate (+ layout) and in H5Fclose (seed 004's finding: measure them).
+  double open_seconds() const { return open_seconds_; }
+  double close_seconds() const { return close_seconds_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::int64_t frames_ = 0;
+  double open_seconds_ = 0, close_seconds_ = 0;
+};
+
+class Input {
+ public:
+  // Opens an anabranch HDF5 file. With a communicator, collective over it (MPI-IO driver);
+  // with MPI_COMM_NULL, serial (works without MPI).
+  explicit Input(const std::string& path, MPI_Comm comm = MPI_COMM_NULL);
+  ~Input();
+  Input(const Input&) = delete;
+  Input& operator=(const Input&) = delete;
+
+  const std::string& name() const;
+  std::int64_t file_bytes() const;
+  // The SERAFIN header the file holds (title, variables, IPARAM, date, sizes, precision,
+  // byte order of the SERAFIN it came from or goes to).
+  const serafin::Header& header() const;
+  std::int64_t frame_count() const;
+  std::vector<double> times() const;
+  double read_time(std::int64_t frame) const;
+  std::string vtkhdf_version() const;
+  std::vector<std::string> point_data_names() const;
+  std::map<std::string, std::string> provenance() const;
+
+  Mesh read_mesh() const;
+  // Values of nodes [first, first + count) of one variable of one frame.
+  template <class T>
+  void read_values(std::int64_t frame, int var, std::int64_t first, std::int64_t count, T* out) const;
+  // Values of the listed nodes (0-based, increasing): a rank reads its own nodes only.
+  template <class T>
+  void read_nodes(std::int64_t frame, int var, const std::int64_t* nodes, std::int64_t n, T* out) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace anabranch::pio::vtkhdf

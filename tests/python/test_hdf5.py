@@ -1,0 +1,249 @@
+"""HDF5 output (VTKHDF + XDMF sidecar + provenance), `convert` and `info` on HDF5: round trips
+to the same SERAFIN bytes, files written at 1-4 ranks identical through h5py, values checked
+against an independent SERAFIN reader, the record-limit route, and ParaView's own readers
+when ParaView's Python module is installed."""
+import json
+import os
+import pathlib
+import shutil
+import struct
+import subprocess
+import xml.etree.ElementTree as ET
+import zlib
+
+import numpy as np
+import pytest
+
+import slf
+from conftest import EXE, fixture_files
+
+MPIEXEC = os.environ.get("AB_MPIEXEC", "mpiexec")
+FILES = fixture_files()
+h5py = pytest.importorskip("h5py")
+
+
+def mpirun(n, *args, env=None):
+    proc = subprocess.run(["timeout", "300", MPIEXEC, "-n", str(n), EXE, *map(str, args)], capture_output=True, text=True,
+                          env=dict(os.environ, ANABRANCH_PROGRESS="0", **(env or {})))
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def expected_serafin_bytes(ab, path):
+    """The file's bytes without a stray trailing byte (reported and dropped by every reader)."""
+    info = ab("info", "--json", path).json()[0]
+    data = pathlib.Path(path).read_bytes()
+    return data[: len(data) - info["trailing_bytes"]] if info["integrity"] == "stray trailing byte" else data
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_serafin_hdf5_serafin_gives_the_same_bytes(ab, tmp_path, path):
+    h5 = tmp_path / "x.h5"
+    r = ab("convert", path, h5)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "x.h5.xmf").exists()
+    r = ab("convert", h5, tmp_path / "back.slf")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "back.slf").read_bytes() == expected_serafin_bytes(ab, path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["back.slf", "x.h5", "x.h5.xmf"]  # no temporary left
+
+
+def check_against_serafin(h5path, s):
+    """The VTKHDF datasets hold what the SERAFIN file s holds."""
+    with h5py.File(h5path, "r") as f:
+        g = f["VTKHDF"]
+        assert list(g.attrs["Version"]) == [2, 0]
+        assert g.attrs["Type"] == b"UnstructuredGrid"
+        assert g["NumberOfPoints"][0] == s.npoin and g["NumberOfCells"][0] == s.nelem
+        assert g["NumberOfConnectivityIds"][0] == s.nelem * s.ndp
+        np.testing.assert_array_equal(g["Connectivity"][:], s.ikle.reshape(-1) - 1)
+        np.testing.assert_array_equal(g["Offsets"][:], np.arange(s.nelem + 1) * s.ndp)
+        assert set(g["Types"][:]) == {5 if s.ndp == 3 else 13}
+        pts = g["Points"][:]
+        assert pts.shape == (s.npoin, 3) and pts.dtype.itemsize == s.rs
+        np.testing.assert_array_equal(pts[:, 0], s.x)
+        np.testing.assert_array_equal(pts[:, 1], s.y)
+        steps = g["Steps"]
+        assert steps.attrs["NSteps"] == len(s.frames)
+        np.testing.assert_array_equal(steps["Values"][:], [t for t, _ in s.frames])
+        names = f["anabranch"].attrs["point_data"].decode().split("\n") if s.vars else []
+        assert len(names) == len(s.vars)
+        for v, name in enumerate(names):
+            assert name == s.vars[v][:16].strip()
+            data = g["PointData"][name][:]
+            assert data.size == s.npoin * len(s.frames)
+            np.testing.assert_array_equal(steps["PointDataOffsets"][name][:], np.arange(len(s.frames)) * s.npoin)
+            for k, (_, vals) in enumerate(s.frames):
+                np.testing.assert_array_equal(data[k * s.npoin:(k + 1) * s.npoin], vals[v])
+        if s.iparam[6] > 1 and s.frames:  # 3D: Z is the first frame's elevation
+            np.testing.assert_array_equal(pts[:, 2], s.frames[0][1][0])
+        np.testing.assert_array_equal(f["anabranch"]["IPOBO"][:], s.ipobo)
+        assert bytes(f["anabranch"].attrs["title"]) == s.title
+
+
+@pytest.mark.parametrize("name", ["r2d_gouttedo.slf", "r3d_gouttedo.slf", "f2d_nestor3.slf"])
+def test_vtkhdf_layout_holds_the_serafin_contents(ab, data, tmp_path, name):
+    h5 = tmp_path / "x.h5"
+    assert ab("convert", data / name, h5).returncode == 0
+    check_against_serafin(h5, slf.read(data / name))
+
+
+@pytest.mark.parametrize("name", ["r2d_gouttedo.slf", "r3d_gouttedo.slf"])
+def test_written_at_1_to_4_ranks_reads_back_identically(ab, data, tmp_path, name):
+    s = slf.read(data / name)
+    files = []
+    for n in (1, 2, 3, 4):
+        out = tmp_path / f"n{n}.h5"
+        mpirun(n, "convert", data / name, out)
+        check_against_serafin(out, s)
+        files.append(out)
+    def contents(path):
+        out = {}
+        with h5py.File(path, "r") as f:
+            f.visititems(lambda k, o: out.__setitem__(k, o[()]) if isinstance(o, h5py.Dataset) else None)
+        return out
+    first = contents(files[0])
+    for other in files[1:]:
+        c = contents(other)
+        assert c.keys() == first.keys()
+        for k in first:
+            np.testing.assert_array_equal(c[k], first[k], err_msg=f"{other.name}: {k}")
+    # And back to SERAFIN from a 3-rank run, on 2 ranks: the same bytes.
+    mpirun(2, "convert", files[2], tmp_path / "back.slf")
+    assert (tmp_path / "back.slf").read_bytes() == expected_serafin_bytes(ab, data / name)
+
+
+def test_provenance_names_program_run_and_inputs(ab, data, tmp_path):
+    out = tmp_path / "p.h5"
+    mpirun(3, "convert", data / "r2d_gouttedo.slf", out)
+    with h5py.File(out, "r") as f:
+        p = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f["anabranch/provenance"].attrs.items()}
+    for key in ("program", "version", "git_revision", "command_line", "hosts", "node_count", "mpi_library", "compiler", "os",
+                "start_time", "inputs", "strategy", "hdf5_library"):
+        assert p.get(key), key
+    assert p["ranks"] == "3" and p["node_count"] == "1" and p["strategy"] == "hdf5"
+    assert "convert" in p["command_line"] and str(out) in p["command_line"]
+    inputs = json.loads(p["inputs"])
+    src = data / "r2d_gouttedo.slf"
+    assert inputs == [{"path": str(src), "bytes": src.stat().st_size, "crc32": "%08x" % zlib.crc32(src.read_bytes())}]
+    r = ab("info", out)
+    assert r.returncode == 0, r.stderr
+    assert "HDF5 (VTKHDF 2.0)" in r.stdout and "provenance" in r.stdout and "crc32" in r.stdout
+    j = ab("info", "--json", "--stats", "--check", out).json()[0]
+    ref = ab("info", "--json", "--stats", data / "r2d_gouttedo.slf").json()[0]
+    assert j["format"] == "hdf5" and j["checked"]
+    for key in ("nelem", "npoin", "ndp", "variables", "times", "iparam", "date", "precision", "byte_order", "stats"):
+        assert j[key] == ref[key], key
+
+
+def test_forced_record_limit_refuses_serafin_and_hdf5_takes_the_mesh(ab, tmp_path):
+    assert ab("generate", "--elements", "4000", "-o", tmp_path / "m.slf").returncode == 0
+    env = {"ANABRANCH_SERAFIN_RECORD_LIMIT": "4096"}  # X of ~2000 single-precision nodes is 8 KB
+    assert ab("convert", tmp_path / "m.slf", tmp_path / "m.h5").returncode == 0
+    proc = subprocess.run([EXE, "convert", tmp_path / "m.h5", tmp_path / "big.slf"], capture_output=True, text=True,
+                          env=dict(os.environ, **env))
+    assert proc.returncode != 0
+    assert "record limit" in proc.stderr and "HDF5" in proc.stderr and proc.stderr.count("\n") == 1
+    assert not any(p.name.startswith("big.slf") for p in tmp_path.iterdir())
+    mpirun(3, "convert", tmp_path / "m.slf", tmp_path / "m3.h5", env=env)  # the limit is SERAFIN's only
+    check_against_serafin(tmp_path / "m3.h5", slf.read(tmp_path / "m.slf"))
+
+
+def read_vtu(path):
+    """Arrays of a raw-appended VTU file, parsed independently of anabranch."""
+    raw = pathlib.Path(path).read_bytes()
+    start = raw.index(b"<AppendedData")
+    base = raw.index(b"_", start) + 1
+    root = ET.fromstring(raw[:start].decode() + "</VTKFile>")
+    types = {"Float32": "<f4", "Float64": "<f8", "Int64": "<i8", "UInt8": "u1"}
+    arrays = {}
+    for a in root.iter("DataArray"):
+        off = base + int(a.get("offset"))
+        n = struct.unpack("<Q", raw[off:off + 8])[0]
+        arrays[a.get("Name")] = np.frombuffer(raw[off + 8:off + 8 + n], dtype=types[a.get("type")])
+    piece = next(root.iter("Piece"))
+    return arrays, int(piece.get("NumberOfPoints")), int(piece.get("NumberOfCells"))
+
+
+@pytest.mark.parametrize("name", ["r2d_gouttedo.slf", "r3d_gouttedo.slf"])
+def test_vtu_holds_one_frame(ab, data, tmp_path, name):
+    s = slf.read(data / name)
+    assert ab("convert", data / name, tmp_path / "a.h5").returncode == 0
+    r = ab("convert", tmp_path / "a.h5", tmp_path / "a.vtu", "--frame", "2")
+    assert r.returncode == 0, r.stderr
+    arrays, npts, ncells = read_vtu(tmp_path / "a.vtu")
+    assert (npts, ncells) == (s.npoin, s.nelem)
+    assert arrays["TimeValue"][0] == s.frames[2][0]
+    for v, var in enumerate(s.vars):
+        np.testing.assert_array_equal(arrays[var[:16].strip()], s.frames[2][1][v])
+    np.testing.assert_array_equal(arrays["connectivity"], s.ikle.reshape(-1) - 1)
+    np.testing.assert_array_equal(arrays["Points"].reshape(-1, 3)[:, 0], s.x)
+    assert ab("convert", data / name, tmp_path / "a.vtu", "--frame", "999").returncode != 0
+
+
+def test_bad_inputs_get_one_line_errors(ab, data, tmp_path):
+    assert ab("convert", data / "r2d_gouttedo.slf", tmp_path / "a.h5").returncode == 0
+    raw = (tmp_path / "a.h5").read_bytes()
+    (tmp_path / "torn.h5").write_bytes(raw[: len(raw) // 3])
+    (tmp_path / "junk.h5").write_bytes(raw[:8] + b"\0" * 4000)
+    for bad in ("torn.h5", "junk.h5"):
+        for cmd in (("info",), ("convert",)):
+            args = [*cmd, tmp_path / bad] + ([tmp_path / "out.slf"] if cmd == ("convert",) else [])
+            r = ab(*args)
+            assert r.returncode != 0, bad
+            assert r.stderr.count("\n") == 1 and bad in r.stderr, r.stderr
+    assert not (tmp_path / "out.slf").exists()
+    r = ab("convert", data / "r2d_gouttedo.slf", tmp_path / "a.unknown")
+    assert r.returncode != 0 and "--to" in r.stderr
+    with h5py.File(tmp_path / "plain.h5", "w") as f:
+        f["x"] = [1, 2, 3]
+    r = ab("info", tmp_path / "plain.h5")
+    assert r.returncode != 0 and "not a VTKHDF file" in r.stderr
+
+
+PARAVIEW_CHECK = r"""
+import json, sys
+from paraview import simple, servermanager as sm
+path, kind, t = sys.argv[1], sys.argv[2], float(sys.argv[3])
+r = {"vtkhdf": lambda: simple.VTKHDFReader(FileName=[path]), "xdmf": lambda: simple.XDMFReader(FileNames=[path]),
+     "vtu": lambda: simple.XMLUnstructuredGridReader(FileName=[path])}[kind]()
+times = list(getattr(r, "TimestepValues", None) or [])
+r.UpdatePipeline(t)
+d = sm.Fetch(r)
+if d.IsA("vtkMultiBlockDataSet"):
+    d = d.GetBlock(0)
+pd = d.GetPointData()
+a = pd.GetArray(sys.argv[4])
+print(json.dumps({"points": d.GetNumberOfPoints(), "cells": d.GetNumberOfCells(), "times": times,
+                  "value": a.GetValue(int(sys.argv[5]))}))
+"""
+
+
+def paraview_python():
+    for exe in ("/usr/bin/python3", shutil.which("pvpython") or ""):
+        if exe and subprocess.run([exe, "-c", "import paraview.simple"], capture_output=True).returncode == 0:
+            return exe
+    return None
+
+
+def test_paraview_opens_vtkhdf_xdmf_and_vtu(ab, data, tmp_path):
+    py = paraview_python()
+    if not py:
+        pytest.skip("ParaView's Python module is not installed (Debian: python3-paraview)")
+    s = slf.read(data / "r2d_gouttedo.slf")
+    # ParaView 5.11 knows VTKHDF files by the .hdf extension.
+    assert ab("convert", data / "r2d_gouttedo.slf", tmp_path / "g.hdf").returncode == 0
+    assert ab("convert", tmp_path / "g.hdf", tmp_path / "g.vtu", "--frame", "4").returncode == 0
+    script = tmp_path / "check.py"
+    script.write_text(PARAVIEW_CHECK)
+    var, node = s.vars[0][:16].strip(), 123
+    cases = [("g.hdf", "vtkhdf", 0, 0), ("g.hdf.xmf", "xdmf", s.frames[-1][0], len(s.frames) - 1), ("g.vtu", "vtu", 0, 4)]
+    for name, kind, t, frame in cases:
+        proc = subprocess.run([py, script, tmp_path / name, kind, repr(float(t)), var, str(node)], capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        got = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert (got["points"], got["cells"]) == (s.npoin, s.nelem), kind
+        assert got["value"] == pytest.approx(float(s.frames[frame][1][0][node]), rel=1e-6), kind
+        if kind == "xdmf":
+            assert len(got["times"]) == len(s.frames)

@@ -1,8 +1,11 @@
-// hdf5: one VTKHDF file (docs/formats/hdf5.md) written with parallel HDF5. Every rank
-// sends its owned values to the rank holding their block of the global numbering (rank r:
-// nodes [NPOIN*r/P, NPOIN*(r+1)/P)), then each rank writes its block as one contiguous
-// hyperslab in a collective H5Dwrite: MPI-IO sees P large sorted requests, never the
-// scattered runs of a decomposition. No rank holds more than its own values plus its block.
+// hdf5: one VTKHDF file (docs/formats/hdf5.md) written with parallel HDF5 by a few writers
+// per node (the shared-memory split, as in aggregated). Every rank sends its owned values to
+// the writer holding their block of the global numbering (writer w of W: nodes
+// [NPOIN*w/W, NPOIN*(w+1)/W)); each writer writes its block as one contiguous hyperslab in
+// a collective H5Dwrite among writers only. HDF5 and MPI-IO see W large sorted requests,
+// never the scattered runs of a decomposition, and only writers open the file (HDF5's
+// per-frame metadata collectives cost W ranks, not P). A writer holds its block of one
+// frame besides its own values.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +14,7 @@
 #include "core/error.hpp"
 #include "pio/mpi_util.hpp"
 #include "pio/strategy.hpp"
+#include "pio/topology.hpp"
 #include "pio/vtkhdf.hpp"
 
 namespace anabranch::pio {
@@ -25,30 +29,56 @@ class Hdf5Strategy final : public Strategy {
     s_ = setup;
     MPI_Comm_rank(s_.comm, &rank_);
     MPI_Comm_size(s_.comm, &size_);
+    {
+      Topology topo(s_.comm);  // world rank 0 is node rank 0: a writer, with the mesh
+      is_writer_ = topo.node_rank < std::max(1, s_.writers_per_node);
+    }
+    check_mpi(MPI_Comm_split(s_.comm, is_writer_ ? 0 : MPI_UNDEFINED, rank_, &wcomm_), "MPI_Comm_split");
+    std::vector<int> flags(static_cast<std::size_t>(size_));
+    int me = is_writer_ ? 1 : 0;
+    MPI_Allgather(&me, 1, MPI_INT, flags.data(), 1, MPI_INT, s_.comm);
+    for (int r = 0; r < size_; ++r)
+      if (flags[static_cast<std::size_t>(r)]) writer_ranks_.push_back(r);
+    if (is_writer_) MPI_Comm_rank(wcomm_, &windex_);
     plan_exchange();
-    vtkhdf::OutputOptions o;
-    o.final_path = s_.final_path;
-    o.provenance["strategy"] = "hdf5";
-    o.provenance["hints"] = s_.hints.str();
-    const auto& e = s_.hints.entries();
-    if (auto it = e.find("striping_unit"); it != e.end()) o.alignment = std::atoll(it->second.c_str());
-    out_ = std::make_unique<vtkhdf::Output>(s_.comm, s_.path, s_.header, s_.info, o);
-    Mesh read;
-    const Mesh* mesh = nullptr;
-    collective(s_.comm, [&] {
-      if (rank_ != 0) return;
-      if (s_.mesh) {
-        mesh = s_.mesh;
-      } else {
-        if (s_.geometry.empty()) throw UsageError("rank 0 must give the global mesh or a geometry file");
-        read = serafin::Reader(s_.geometry).read_mesh();
-        mesh = &read;
+    std::exception_ptr error;
+    if (is_writer_) {
+      try {
+        vtkhdf::OutputOptions o;
+        o.final_path = s_.final_path;
+        o.provenance["strategy"] = "hdf5";
+        o.provenance["hints"] = s_.hints.str();
+        o.provenance["ranks"] = std::to_string(size_);
+        o.provenance["writers"] = std::to_string(writer_ranks_.size());
+        const auto& e = s_.hints.entries();
+        if (auto it = e.find("striping_unit"); it != e.end()) o.alignment = std::atoll(it->second.c_str());
+        out_ = std::make_unique<vtkhdf::Output>(wcomm_, s_.path, s_.header, s_.info, o);
+        Mesh read;
+        const Mesh* mesh = nullptr;
+        std::exception_ptr mesh_error;
+        if (windex_ == 0) {
+          try {
+            if (s_.mesh) {
+              mesh = s_.mesh;
+            } else {
+              if (s_.geometry.empty()) throw UsageError("rank 0 must give the global mesh or a geometry file");
+              read = serafin::Reader(s_.geometry).read_mesh();
+              mesh = &read;
+            }
+          } catch (...) {
+            mesh_error = std::current_exception();
+          }
+        }
+        agree(wcomm_, mesh_error);
+        out_->write_mesh(mesh);
+      } catch (...) {
+        error = std::current_exception();
       }
-    });
-    out_->write_mesh(mesh);
+    }
+    agree(s_.comm, error);
   }
 
-  void write(const EncodedFrame& frame) override {
+  void exchange_and_write(const EncodedFrame& frame) {
     const int nvar = s_.layout.nvar, rs = s_.layout.real_bytes;
     const auto n = static_cast<std::int64_t>(s_.owned->size());
     // Owned values are sorted by node: each destination's are one segment per variable.
@@ -74,25 +104,59 @@ class Hdf5Strategy final : public Strategy {
     MPI_Type_commit(&real);
     MPI_Alltoallv(send_.data(), sc.data(), sd.data(), real, recv_.data(), rc.data(), rd.data(), real, s_.comm);
     MPI_Type_free(&real);
+    if (!is_writer_) return;
     // Into block order: variable after variable, node after node.
     const std::int64_t count = block_last_ - block_first_;
     block_.resize(static_cast<std::size_t>(count * nvar * rs));
-    const unsigned char* p = recv_.data();
-    for (int r = 0; r < size_; ++r) {
-      const std::int64_t m = rcount_[static_cast<std::size_t>(r)], d = rdisp_[static_cast<std::size_t>(r)];
-      for (int v = 0; v < nvar; ++v)
-        for (std::int64_t i = 0; i < m; ++i, p += rs)
-          std::memcpy(block_.data() + (v * count + position_[static_cast<std::size_t>(d + i)]) * rs, p, static_cast<std::size_t>(rs));
-    }
+    if (rs == 4)
+      scatter<std::uint32_t>(nvar, count);
+    else
+      scatter<std::uint64_t>(nvar, count);
     out_->write_frame(frame.time, block_first_, count, block_.data());
   }
 
+  void write(const EncodedFrame& frame) override {
+    std::exception_ptr error;
+    try {
+      exchange_and_write(frame);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    agree(s_.comm, error);
+  }
+
   void close() override {
-    if (out_) out_->close();
+    std::exception_ptr error;
+    try {
+      if (out_) out_->close();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    if (wcomm_ != MPI_COMM_NULL) MPI_Comm_free(&wcomm_);
+    agree(s_.comm, error);
   }
 
  private:
-  std::int64_t block_start(int r) const { return s_.layout.npoin * r / size_; }
+  // Received values (per source: variable after variable) to their places in the block.
+  template <class Word>
+  void scatter(int nvar, std::int64_t count) {
+    const auto* p = reinterpret_cast<const Word*>(recv_.data());
+    auto* b = reinterpret_cast<Word*>(block_.data());
+    for (int r = 0; r < size_; ++r) {
+      const std::int64_t m = rcount_[static_cast<std::size_t>(r)];
+      const std::int64_t* pos = position_.data() + rdisp_[static_cast<std::size_t>(r)];
+      for (int v = 0; v < nvar; ++v, p += m) {
+        Word* bv = b + v * count;
+        for (std::int64_t i = 0; i < m; ++i) bv[pos[i]] = p[i];
+      }
+    }
+  }
+
+  // First node of writer w's block.
+  std::int64_t block_start(int w) const {
+    const auto nw = static_cast<std::int64_t>(writer_ranks_.size());
+    return s_.layout.npoin * w / nw;
+  }
 
   // Once: who sends what to whom, and where each received value goes in the block.
   void plan_exchange() {
@@ -101,12 +165,13 @@ class Hdf5Strategy final : public Strategy {
     scount_.assign(static_cast<std::size_t>(size_), 0);
     sdisp_.assign(static_cast<std::size_t>(size_), 0);
     std::int64_t i = 0;
-    for (int r = 0; r < size_; ++r) {
-      sdisp_[static_cast<std::size_t>(r)] = i;
-      const std::int64_t end = block_start(r + 1);
+    for (std::size_t w = 0; w < writer_ranks_.size(); ++w) {
+      const auto r = static_cast<std::size_t>(writer_ranks_[w]);
+      sdisp_[r] = i;
+      const std::int64_t end = block_start(static_cast<int>(w) + 1);
       std::int64_t j = i;
       while (j < n && owned[static_cast<std::size_t>(j)] < end) ++j;
-      scount_[static_cast<std::size_t>(r)] = j - i;
+      scount_[r] = j - i;
       i = j;
     }
     rcount_.assign(static_cast<std::size_t>(size_), 0);
@@ -117,8 +182,8 @@ class Hdf5Strategy final : public Strategy {
       rdisp_[static_cast<std::size_t>(r)] = received_;
       received_ += rcount_[static_cast<std::size_t>(r)];
     }
-    block_first_ = block_start(rank_);
-    block_last_ = block_start(rank_ + 1);
+    block_first_ = is_writer_ ? block_start(windex_) : 0;
+    block_last_ = is_writer_ ? block_start(windex_ + 1) : 0;
     collective(s_.comm, [&] {
       if (received_ != block_last_ - block_first_)
         throw UsageError("the ranks' owned nodes do not cover the block of rank " + std::to_string(rank_));
@@ -140,6 +205,10 @@ class Hdf5Strategy final : public Strategy {
 
   StrategySetup s_;
   int rank_ = 0, size_ = 1;
+  bool is_writer_ = false;
+  MPI_Comm wcomm_ = MPI_COMM_NULL;
+  int windex_ = 0;
+  std::vector<int> writer_ranks_;
   std::unique_ptr<vtkhdf::Output> out_;
   std::vector<std::int64_t> scount_, sdisp_, rcount_, rdisp_, position_;
   std::int64_t received_ = 0, block_first_ = 0, block_last_ = 0;

@@ -1,6 +1,8 @@
 // anabranch split GLOBAL.slf --plan GEO: a global result or restart file split along the
 // parts of an existing partition (per-rank GEO files or a GEO-CONCAT container), so that a
 // run restarts on any number of processes.
+#include <unistd.h>
+
 #include <cstdio>
 #include <thread>
 
@@ -9,6 +11,7 @@
 #include "core/progress.hpp"
 #include "formats/partel.hpp"
 #include "formats/serafin.hpp"
+#include "pio/results.hpp"
 
 namespace anabranch::cli {
 namespace {
@@ -28,6 +31,16 @@ std::string strip_concat(const std::string& p) {
 // Used by `partition --partel` when partel is asked to split a file on existing parts.
 partel::WriteReport split_file(const std::string& input, const std::string& plan, int parts, const std::string& dir,
                                const std::string& name, partel::Layout layout, int threads) {
+  if (pio::looks_like_hdf5(input)) {
+    // An HDF5 global file: through a temporary SERAFIN copy beside the outputs.
+    const std::string tmp = dir + "/." + name + ".split-" + std::to_string(::getpid()) + ".slf";
+    struct Remove {
+      std::string path;
+      ~Remove() { std::remove(path.c_str()); }
+    } remove{tmp};
+    pio::write_serafin_copy(*pio::ResultFile::open(input), tmp);
+    return split_file(tmp, plan, parts, dir, name, layout, threads);
+  }
   serafin::Reader reader(input);
   if (!reader.integrity().message.empty()) std::fprintf(stderr, "anabranch split: warning: %s\n", reader.integrity().message.c_str());
   const partel::PartSet set(strip_concat(plan), parts);
@@ -37,7 +50,7 @@ partel::WriteReport split_file(const std::string& input, const std::string& plan
 Runner add_split(CLI::App& app, Common& common) {
   auto o = std::make_shared<SplitOptions>();
   auto* sub = app.add_subcommand("split", "Split a global file along existing parts (restart on another process count)");
-  sub->add_option("input", o->input, "global SERAFIN file (results, restart)")->required()->check(CLI::ExistingFile);
+  sub->add_option("input", o->input, "global SERAFIN or HDF5 file (results, restart)")->required()->check(CLI::ExistingFile);
   sub->add_option("--plan", o->plan, "the partitioned geometry: base name of its parts (GEO for GEO00003-00000...) or GEO-CONCAT")
       ->required();
   sub->add_option("-n,--parts", o->parts, "number of parts (default: found from the files)");

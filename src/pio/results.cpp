@@ -89,4 +89,20 @@ std::unique_ptr<ResultFile> ResultFile::open(const std::string& path) {
   return std::make_unique<SerafinFile>(path);
 }
 
+void write_serafin_copy(const ResultFile& in, const std::string& path) {
+  const serafin::Header& h = in.header();
+  const Mesh mesh = in.read_mesh();
+  serafin::Writer w(path, h, mesh);
+  const auto times = in.times();
+  std::vector<double> buf(static_cast<std::size_t>(h.npoin));
+  for (std::int64_t f = 0; f < in.frame_count(); ++f) {
+    w.begin_frame(times[static_cast<std::size_t>(f)]);
+    for (int v = 0; v < h.nvar(); ++v) {
+      in.read_values(f, v, 0, h.npoin, buf.data());
+      w.write_variable(buf.data());
+    }
+  }
+  w.close();
+}
+
 }  // namespace anabranch::pio

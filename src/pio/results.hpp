@@ -37,4 +37,8 @@ class ResultFile {
   virtual const serafin::Reader* serafin_reader() const { return nullptr; }
 };
 
+// Writes the whole of `in` as a SERAFIN file (serially, streaming one variable of one frame
+// at a time), under a temporary name renamed when complete.
+void write_serafin_copy(const ResultFile& in, const std::string& path);
+
 }  // namespace anabranch::pio

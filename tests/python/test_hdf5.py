@@ -247,3 +247,19 @@ def test_paraview_opens_vtkhdf_xdmf_and_vtu(ab, data, tmp_path):
         assert got["value"] == pytest.approx(float(s.frames[frame][1][0][node]), rel=1e-6), kind
         if kind == "xdmf":
             assert len(got["times"]) == len(s.frames)
+
+
+def test_split_from_hdf5_restarts_on_another_process_count(ab, data, tmp_path):
+    """A run written as HDF5 restarts on 3 processes: split gives the parts split gives from SERAFIN."""
+    assert ab("convert", data / "r2d_gouttedo.slf", tmp_path / "r.h5").returncode == 0
+    (tmp_path / "parts").mkdir()
+    r = ab("partition", data / "geo_gouttedo.slf", "--cli", data / "geo_gouttedo.cli", "-n", 3, "-o", tmp_path / "parts")
+    assert r.returncode == 0, r.stderr
+    for src, out in (("r.h5", "a"), (data / "r2d_gouttedo.slf", "b")):
+        (tmp_path / out).mkdir()
+        r = ab("split", tmp_path / src, "--plan", tmp_path / "parts/geo_gouttedo.slf", "-o", tmp_path / out, "--name", "RES")
+        assert r.returncode == 0, r.stderr
+    for p in range(3):
+        name = f"RES00002-0000{p}"
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == [f"RES00002-0000{p}" for p in range(3)]

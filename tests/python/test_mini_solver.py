@@ -108,3 +108,20 @@ def test_fortran_solver_writes_the_c_solvers_bits(ab, mesh):
         mpirun(n, SOLVER_F, parts / "mesh.slf", mesh / "mesh.slf", mesh / f"f{n}.slf", "collective", 3)
         outputs += [(mesh / f"c{n}.slf").read_bytes(), (mesh / f"f{n}.slf").read_bytes()]
     assert all(o == outputs[0] for o in outputs)
+
+
+def test_hdf5_strategy_holds_the_same_frames(ab, mesh):
+    """The C solver writing HDF5 at 1-3 ranks: converted to SERAFIN, the bits of its SERAFIN run."""
+    parts = mesh / "p3h"
+    parts.mkdir()
+    ab("partition", mesh / "mesh.slf", "--cli", mesh / "mesh.cli", "-n", 3, "-o", parts)
+    mpirun(3, SOLVER, parts / "mesh.slf", mesh / "mesh.slf", mesh / "ref.slf", "aggregated", 3)
+    for n in (1, 2, 3):
+        p = mesh / f"p{n}h"
+        p.mkdir(exist_ok=True)
+        ab("partition", mesh / "mesh.slf", "--cli", mesh / "mesh.cli", "-n", n, "-o", p)
+        mpirun(n, SOLVER, p / "mesh.slf", mesh / "mesh.slf", mesh / f"r{n}.h5", "hdf5", 3)
+        r = ab("convert", mesh / f"r{n}.h5", mesh / f"r{n}.slf")
+        assert r.returncode == 0, r.stderr
+        assert (mesh / f"r{n}.slf").read_bytes() == (mesh / "ref.slf").read_bytes(), n
+        assert (mesh / f"r{n}.h5.xmf").exists()

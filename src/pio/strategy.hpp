@@ -38,6 +38,8 @@ struct StrategySetup {
   std::string geometry;
   // The hints as given (for provenance and stripe alignment).
   Hints hints;
+  bool file_per_step = false;  // hdf5: one file per frame
+  bool atomic = false;         // files appear under their names only when complete
 };
 
 // One frame, encoded in the file's precision and byte order.
@@ -66,6 +68,8 @@ class Strategy {
   // true: the file is SERAFIN (frames encoded in the header's byte order, SERAFIN's record
   // limits apply); false: another format (HDF5), frames encoded in native byte order.
   virtual bool serafin_file() const { return true; }
+  // true: everything goes to the one file setup.path (the writer may rename it at close).
+  virtual bool one_file() const { return true; }
   // Files this strategy creates (1 for a shared file, P for file-per-process).
   virtual int files_created(int nranks) const { return nranks > 0 ? 1 : 0; }
 };

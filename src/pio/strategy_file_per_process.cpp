@@ -12,6 +12,7 @@ namespace {
 class FilePerProcessStrategy final : public Strategy {
  public:
   const char* name() const override { return "file-per-process"; }
+  bool one_file() const override { return false; }
 
   void open(const StrategySetup& setup) override {
     s_ = setup;

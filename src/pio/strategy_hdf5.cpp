@@ -6,6 +6,8 @@
 // never the scattered runs of a decomposition, and only writers open the file (HDF5's
 // per-frame metadata collectives cost W ranks, not P). A writer holds its block of one
 // frame besides its own values.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -25,8 +27,14 @@ class Hdf5Strategy final : public Strategy {
   const char* name() const override { return "hdf5"; }
   bool serafin_file() const override { return false; }
 
+  bool one_file() const override { return !s_.file_per_step; }
+  int files_created(int) const override { return s_.file_per_step ? static_cast<int>(std::max<std::int64_t>(steps_, 1)) : 1; }
+
   void open(const StrategySetup& setup) override {
     s_ = setup;
+    long long pid = static_cast<long long>(::getpid());
+    MPI_Bcast(&pid, 1, MPI_LONG_LONG, 0, s_.comm);
+    pid_ = pid;
     MPI_Comm_rank(s_.comm, &rank_);
     MPI_Comm_size(s_.comm, &size_);
     {
@@ -44,15 +52,21 @@ class Hdf5Strategy final : public Strategy {
     std::exception_ptr error;
     if (is_writer_) {
       try {
-        vtkhdf::OutputOptions o;
+        vtkhdf::OutputOptions& o = options_;
         o.final_path = s_.final_path;
-        o.provenance["strategy"] = "hdf5";
+        o.provenance["strategy"] = s_.file_per_step ? "hdf5 (one file per step)" : "hdf5";
         o.provenance["hints"] = s_.hints.str();
         o.provenance["ranks"] = std::to_string(size_);
         o.provenance["writers"] = std::to_string(writer_ranks_.size());
         const auto& e = s_.hints.entries();
         if (auto it = e.find("striping_unit"); it != e.end()) o.alignment = std::atoll(it->second.c_str());
-        out_ = std::make_unique<vtkhdf::Output>(wcomm_, s_.path, s_.header, s_.info, o);
+        // One file per step: the first step's file is created now, with the mesh; the next
+        // ones link to its mesh. Each appears under its name when complete.
+        if (s_.file_per_step) {
+          o.xdmf = false;
+          o.final_path = vtkhdf::step_path(s_.final_path, 0);
+        }
+        out_ = std::make_unique<vtkhdf::Output>(wcomm_, s_.file_per_step ? temp_of(o.final_path) : s_.path, s_.header, s_.info, o);
         Mesh read;
         const Mesh* mesh = nullptr;
         std::exception_ptr mesh_error;
@@ -112,8 +126,35 @@ class Hdf5Strategy final : public Strategy {
       scatter<std::uint32_t>(nvar, count);
     else
       scatter<std::uint64_t>(nvar, count);
+    if (s_.file_per_step && steps_ > 0) {
+      vtkhdf::OutputOptions o = options_;
+      o.final_path = vtkhdf::step_path(s_.final_path, steps_);
+      o.mesh_link = base_name(vtkhdf::step_path(s_.final_path, 0));
+      out_ = std::make_unique<vtkhdf::Output>(wcomm_, temp_of(o.final_path), s_.header, s_.info, o);
+    }
     out_->write_frame(frame.time, block_first_, count, block_.data());
+    if (s_.file_per_step) {
+      finish_step(vtkhdf::step_path(s_.final_path, steps_));
+      times_.push_back(frame.time);
+    }
+    ++steps_;
   }
+
+  // Closes the step's file and gives it its name.
+  void finish_step(const std::string& target) {
+    out_->close();
+    out_.reset();
+    collective(wcomm_, [&] {
+      if (windex_ == 0 && std::rename(temp_of(target).c_str(), target.c_str()) != 0)
+        throw IoError::from_errno("cannot rename " + temp_of(target) + " to", target);
+    });
+  }
+
+  static std::string base_name(const std::string& p) {
+    const auto slash = p.rfind('/');
+    return slash == std::string::npos ? p : p.substr(slash + 1);
+  }
+  std::string temp_of(const std::string& p) const { return p + ".tmp." + std::to_string(pid_); }
 
   void write(const EncodedFrame& frame) override {
     std::exception_ptr error;
@@ -128,7 +169,17 @@ class Hdf5Strategy final : public Strategy {
   void close() override {
     std::exception_ptr error;
     try {
-      if (out_) out_->close();
+      if (s_.file_per_step) {
+        if (out_ && steps_ == 0) finish_step(vtkhdf::step_path(s_.final_path, 0));  // no frame: the mesh alone
+        if (is_writer_ && windex_ == 0) {
+          std::vector<vtkhdf::XdmfFrame> frames;
+          for (std::size_t k = 0; k < times_.size(); ++k)
+            frames.push_back({base_name(vtkhdf::step_path(s_.final_path, static_cast<std::int64_t>(k))), 0, 1, times_[k]});
+          vtkhdf::write_xdmf(vtkhdf::xdmf_path(s_.final_path), s_.header, frames);
+        }
+      } else if (out_) {
+        out_->close();
+      }
     } catch (...) {
       error = std::current_exception();
     }
@@ -210,6 +261,10 @@ class Hdf5Strategy final : public Strategy {
   int windex_ = 0;
   std::vector<int> writer_ranks_;
   std::unique_ptr<vtkhdf::Output> out_;
+  vtkhdf::OutputOptions options_;
+  std::int64_t steps_ = 0;
+  long long pid_ = 0;
+  std::vector<double> times_;  // one file per step: for the XDMF series
   std::vector<std::int64_t> scount_, sdisp_, rcount_, rdisp_, position_;
   std::int64_t received_ = 0, block_first_ = 0, block_last_ = 0;
   std::vector<unsigned char> send_, recv_, block_;

@@ -164,6 +164,63 @@ bool has_hdf5_extension(const std::string& path) {
 
 std::string xdmf_path(const std::string& path) { return path + ".xmf"; }
 
+std::string step_path(const std::string& path, std::int64_t step) {
+  const auto slash = path.rfind('/');
+  auto dot = path.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) dot = path.size();
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "_%06lld", static_cast<long long>(step));
+  return path.substr(0, dot) + buf + path.substr(dot);
+}
+
+void write_xdmf(const std::string& xmf, const serafin::Header& h, const std::vector<XdmfFrame>& frames) {
+  const std::vector<std::string> names = point_data_names_for(h);
+  const char* number = h.precision == Precision::Double ? "Precision=\"8\"" : "Precision=\"4\"";
+  const std::string tmp = xmf + ".tmp";
+  std::FILE* out = std::fopen(tmp.c_str(), "w");
+  if (!out) throw IoError::from_errno("cannot create", tmp);
+  const std::string mesh_file = xml_escape(frames.empty() ? std::string() : frames[0].file);
+  std::fprintf(out, "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n");
+  std::fprintf(out, "  <Grid Name=\"%s\" GridType=\"Collection\" CollectionType=\"Temporal\">\n", mesh_file.c_str());
+  for (std::size_t k = 0; k < frames.size(); ++k) {
+    const XdmfFrame& fr = frames[k];
+    const std::string file = xml_escape(fr.file);
+    std::fprintf(out, "   <Grid Name=\"frame %zu\" GridType=\"Uniform\">\n", k);
+    std::fprintf(out, "    <Time Value=\"%.17g\"/>\n", fr.time);
+    std::fprintf(out,
+                 "    <Topology TopologyType=\"%s\" NumberOfElements=\"%lld\">\n"
+                 "     <DataItem Dimensions=\"%lld\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">%s:/VTKHDF/Connectivity</DataItem>\n"
+                 "    </Topology>\n",
+                 xdmf_topology(h.ndp, h.nplan()), static_cast<long long>(h.nelem), static_cast<long long>(h.nelem * h.ndp),
+                 mesh_file.c_str());
+    std::fprintf(out,
+                 "    <Geometry GeometryType=\"XYZ\">\n"
+                 "     <DataItem Dimensions=\"%lld 3\" NumberType=\"Float\" %s Format=\"HDF\">%s:/VTKHDF/Points</DataItem>\n"
+                 "    </Geometry>\n",
+                 static_cast<long long>(h.npoin), number, mesh_file.c_str());
+    for (const auto& name : names) {
+      std::fprintf(out,
+                   "    <Attribute Name=\"%s\" AttributeType=\"Scalar\" Center=\"Node\">\n"
+                   "     <DataItem ItemType=\"HyperSlab\" Dimensions=\"%lld\">\n"
+                   "      <DataItem Dimensions=\"3 1\" Format=\"XML\">%lld 1 %lld</DataItem>\n"
+                   "      <DataItem Dimensions=\"%lld\" NumberType=\"Float\" %s Format=\"HDF\">%s:/VTKHDF/PointData/%s</DataItem>\n"
+                   "     </DataItem>\n"
+                   "    </Attribute>\n",
+                   xml_escape(name).c_str(), static_cast<long long>(h.npoin), static_cast<long long>(fr.index * h.npoin),
+                   static_cast<long long>(h.npoin), static_cast<long long>(fr.frames_in_file * h.npoin), number, file.c_str(),
+                   xml_escape(name).c_str());
+    }
+    std::fprintf(out, "   </Grid>\n");
+  }
+  std::fprintf(out, "  </Grid>\n </Domain>\n</Xdmf>\n");
+  const bool ok = std::fflush(out) == 0 && !std::ferror(out);
+  std::fclose(out);
+  if (!ok || std::rename(tmp.c_str(), xmf.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw IoError::from_errno("cannot write", xmf);
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 
 struct Output::Impl {
@@ -183,7 +240,6 @@ struct Output::Impl {
 
   void create();
   void write_frame(std::int64_t k, double time, std::int64_t first, std::int64_t count, const void* values);
-  void write_xdmf(std::int64_t nframes) const;
 };
 
 void Output::Impl::create() {
@@ -215,13 +271,23 @@ void Output::Impl::create() {
     Handle d = h5::create_dataset(root, name, H5T_STD_I64LE, 1, 0, f);
     h5::write_range<std::int64_t>(d, 0, rank == 0 ? 1 : 0, &v, xfer_collective, f);
   };
-  one("NumberOfPoints", npoin);
-  one("NumberOfCells", nelem);
-  one("NumberOfConnectivityIds", nelem * ndp);
-  points = h5::create_dataset_2d(root, "Points", real_type(h.precision), npoin, 3, f);
-  h5::create_dataset(root, "Connectivity", H5T_STD_I64LE, nelem * ndp, 0, f);
-  h5::create_dataset(root, "Offsets", H5T_STD_I64LE, nelem + 1, 0, f);
-  h5::create_dataset(root, "Types", H5T_STD_U8LE, nelem, 0, f);
+  const std::string& link = options.mesh_link;
+  auto external = [&](hid_t loc, const char* name, const std::string& target) {
+    check_status(H5Lcreate_external(link.c_str(), target.c_str(), loc, name, H5P_DEFAULT, H5P_DEFAULT),
+                 "cannot link " + target + " in", f);
+  };
+  if (link.empty()) {
+    one("NumberOfPoints", npoin);
+    one("NumberOfCells", nelem);
+    one("NumberOfConnectivityIds", nelem * ndp);
+    points = h5::create_dataset_2d(root, "Points", real_type(h.precision), npoin, 3, f);
+    h5::create_dataset(root, "Connectivity", H5T_STD_I64LE, nelem * ndp, 0, f);
+    h5::create_dataset(root, "Offsets", H5T_STD_I64LE, nelem + 1, 0, f);
+    h5::create_dataset(root, "Types", H5T_STD_U8LE, nelem, 0, f);
+  } else {
+    for (const char* n : {"NumberOfPoints", "NumberOfCells", "NumberOfConnectivityIds", "Points", "Connectivity", "Offsets", "Types"})
+      external(root, n, std::string(kRoot) + "/" + n);
+  }
 
   // Point data: one extendible 1-D dataset per variable, frames one after the other.
   chunk = std::max<std::int64_t>(1, std::min<std::int64_t>(npoin, (std::int64_t{32} << 20) / real_size(h.precision)));
@@ -270,7 +336,10 @@ void Output::Impl::create() {
   h5::write_attribute<std::int32_t>(meta, "sizes4", {h.sizes4}, f);
   h5::write_attribute(meta, "precision", std::string(to_string(h.precision)), f);
   h5::write_attribute(meta, "serafin_byte_order", std::string(to_string(h.byte_order)), f);
-  h5::create_dataset(meta, "IPOBO", H5T_STD_I32LE, npoin, 0, f);
+  if (link.empty())
+    h5::create_dataset(meta, "IPOBO", H5T_STD_I32LE, npoin, 0, f);
+  else
+    external(meta, "IPOBO", std::string(kMeta) + "/IPOBO");
 
   Handle prov(check(H5Gcreate2(meta, "provenance", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "cannot create provenance in", f));
   auto facts = parallel_facts(comm);
@@ -303,7 +372,7 @@ void Output::Impl::write_frame(std::int64_t k, double time, std::int64_t first, 
                  "cannot write variable " + names[static_cast<std::size_t>(v)] + " of frame " + std::to_string(k) + " in", f);
   }
   // 3D: the first frame's elevation becomes the points' Z.
-  if (k == 0 && header.nplan() > 1 && header.nvar() > 0) {
+  if (k == 0 && header.nplan() > 1 && header.nvar() > 0 && options.mesh_link.empty()) {
     Handle fspace(check(H5Dget_space(points), "H5Dget_space", f));
     const hsize_t n = static_cast<hsize_t>(count);
     Handle mspace(check(H5Screate_simple(1, &n, nullptr), "H5Screate_simple", f));
@@ -336,53 +405,6 @@ void Output::Impl::write_frame(std::int64_t k, double time, std::int64_t first, 
   if (rank == 0) times.push_back(time);
 }
 
-void Output::Impl::write_xdmf(std::int64_t nframes) const {
-  const serafin::Header& h = header;
-  const std::string target = options.final_path.empty() ? path : options.final_path;
-  const std::string h5name = base_name(target);
-  const char* number = h.precision == Precision::Double ? "Precision=\"8\"" : "Precision=\"4\"";
-  const std::string tmp = xdmf_path(target) + ".tmp";
-  std::FILE* out = std::fopen(tmp.c_str(), "w");
-  if (!out) throw IoError::from_errno("cannot create", tmp);
-  std::fprintf(out, "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n");
-  std::fprintf(out, "  <Grid Name=\"%s\" GridType=\"Collection\" CollectionType=\"Temporal\">\n", xml_escape(h5name).c_str());
-  for (std::int64_t k = 0; k < std::max<std::int64_t>(nframes, 1); ++k) {
-    std::fprintf(out, "   <Grid Name=\"frame %lld\" GridType=\"Uniform\">\n", static_cast<long long>(k));
-    if (nframes > 0) std::fprintf(out, "    <Time Value=\"%.17g\"/>\n", times[static_cast<std::size_t>(k)]);
-    std::fprintf(out,
-                 "    <Topology TopologyType=\"%s\" NumberOfElements=\"%lld\">\n"
-                 "     <DataItem Dimensions=\"%lld\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">%s:/VTKHDF/Connectivity</DataItem>\n"
-                 "    </Topology>\n",
-                 xdmf_topology(h.ndp, h.nplan()), static_cast<long long>(h.nelem), static_cast<long long>(h.nelem * h.ndp),
-                 xml_escape(h5name).c_str());
-    std::fprintf(out,
-                 "    <Geometry GeometryType=\"XYZ\">\n"
-                 "     <DataItem Dimensions=\"%lld 3\" NumberType=\"Float\" %s Format=\"HDF\">%s:/VTKHDF/Points</DataItem>\n"
-                 "    </Geometry>\n",
-                 static_cast<long long>(h.npoin), number, xml_escape(h5name).c_str());
-    for (std::size_t v = 0; nframes > 0 && v < names.size(); ++v) {
-      std::fprintf(out,
-                   "    <Attribute Name=\"%s\" AttributeType=\"Scalar\" Center=\"Node\">\n"
-                   "     <DataItem ItemType=\"HyperSlab\" Dimensions=\"%lld\">\n"
-                   "      <DataItem Dimensions=\"3 1\" Format=\"XML\">%lld 1 %lld</DataItem>\n"
-                   "      <DataItem Dimensions=\"%lld\" NumberType=\"Float\" %s Format=\"HDF\">%s:/VTKHDF/PointData/%s</DataItem>\n"
-                   "     </DataItem>\n"
-                   "    </Attribute>\n",
-                   xml_escape(names[v]).c_str(), static_cast<long long>(h.npoin), static_cast<long long>(k * h.npoin),
-                   static_cast<long long>(h.npoin), static_cast<long long>(nframes * h.npoin), number, xml_escape(h5name).c_str(),
-                   xml_escape(names[v]).c_str());
-    }
-    std::fprintf(out, "   </Grid>\n");
-  }
-  std::fprintf(out, "  </Grid>\n </Domain>\n</Xdmf>\n");
-  const bool ok = std::fflush(out) == 0 && !std::ferror(out);
-  std::fclose(out);
-  if (!ok || std::rename(tmp.c_str(), xdmf_path(target).c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw IoError::from_errno("cannot write", xdmf_path(target));
-  }
-}
-
 Output::Output(MPI_Comm comm, const std::string& path, const serafin::Header& header, MPI_Info info,
                const OutputOptions& options)
     : impl_(std::make_unique<Impl>()) {
@@ -405,6 +427,7 @@ Output::~Output() = default;
 void Output::write_mesh(const Mesh* mesh) {
   Impl& m = *impl_;
   const std::string& f = m.path;
+  if (!m.options.mesh_link.empty()) return;  // linked to another file's mesh
   collective(m.comm, [&] {
     if (m.rank != 0) return;
     if (!mesh) throw UsageError("rank 0 must give the mesh");
@@ -480,7 +503,11 @@ void Output::close() {
   });
   close_seconds_ = now() - t0;
   collective(m.comm, [&] {
-    if (m.rank == 0 && m.options.xdmf) m.write_xdmf(frames_);
+    if (m.rank != 0 || !m.options.xdmf) return;
+    const std::string target = m.options.final_path.empty() ? m.path : m.options.final_path;
+    std::vector<XdmfFrame> frames;
+    for (std::int64_t k = 0; k < frames_; ++k) frames.push_back({base_name(target), k, frames_, m.times[static_cast<std::size_t>(k)]});
+    write_xdmf(xdmf_path(target), m.header, frames);
   });
 }
 

@@ -26,9 +26,25 @@ bool has_hdf5_extension(const std::string& path);
 // The XDMF sidecar of an HDF5 file: "<path>.xmf".
 std::string xdmf_path(const std::string& path);
 
+// "run_000012.h5" for step 12 of "run.h5" (one file per step).
+std::string step_path(const std::string& path, std::int64_t step);
+
+// One frame as the XDMF sidecar refers to it: in which file, at which position.
+struct XdmfFrame {
+  std::string file;  // the HDF5 file holding it, relative to the sidecar
+  std::int64_t index = 0, frames_in_file = 1;
+  double time = 0;
+};
+// Writes an XDMF 3 temporal collection of the frames (mesh from the first frame's file)
+// to xmf, under a temporary name renamed when complete.
+void write_xdmf(const std::string& xmf, const serafin::Header& header, const std::vector<XdmfFrame>& frames);
+
 struct OutputOptions {
   bool xdmf = true;                                // write the XDMF sidecar at close
   std::string final_path;                          // the name after a rename (sidecar named after it)
+  // Not empty: the mesh datasets are HDF5 external links into this file (relative to the
+  // output), as each step's file of a one-file-per-step run links to the first step's.
+  std::string mesh_link;
   std::int64_t alignment = 0;                      // align datasets to this (the stripe size); 0: none
   bool flush_frames = false;                       // H5Fflush after every frame (a killed run keeps its frames)
   std::map<std::string, std::string> provenance;  // extra provenance attributes (strategy, hints, ...)

@@ -24,6 +24,8 @@ WriterOptions WriterOptions::parse(const std::string& text) {
         o.buffer_bytes = std::stoll(v);
       else if (k == "atomic")
         o.atomic = v == "1" || v == "true" || v == "yes";
+      else if (k == "file_per_step")
+        o.file_per_step = v == "1" || v == "true" || v == "yes";
       else
         o.hints.set(k, v);
     } catch (const std::logic_error&) {
@@ -44,6 +46,7 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
   collective(comm_, [&] {
     strategy_ = make_strategy(options_.strategy);
     if (strategy_->serafin_file()) serafin::check_record_limits(header_);
+    if (options_.file_per_step && strategy_->serafin_file()) throw UsageError("file_per_step is an option of the hdf5 strategy");
     if (nlocal_ < 0) throw UsageError("negative number of local nodes");
   });
   {
@@ -68,7 +71,7 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
 
   // The temporary name (atomic) is chosen on rank 0 and shared.
   open_path_ = path_;
-  if (options_.atomic && options_.strategy != "file-per-process") {
+  if (options_.atomic && strategy_->one_file() && !options_.file_per_step) {
     long long pid = rank_ == 0 ? static_cast<long long>(::getpid()) : 0;
     MPI_Bcast(&pid, 1, MPI_LONG_LONG, 0, comm_);
     open_path_ = path_ + ".tmp." + std::to_string(pid);
@@ -85,6 +88,8 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
   setup.writers_per_node = options_.writers_per_node;
   setup.buffer_bytes = options_.buffer_bytes;
   setup.hints = hints;
+  setup.file_per_step = options_.file_per_step;
+  setup.atomic = options_.atomic;
   if (rank_ == 0) {
     setup.mesh = out.mesh;
     setup.geometry = out.geometry;

@@ -28,9 +28,10 @@ struct WriterOptions {
   std::int64_t buffer_bytes = std::int64_t{16} << 20;  // aggregation buffer per writer and round
   Hints hints;                                        // MPI-IO hints (merged over ANABRANCH_MPIIO_HINTS)
   bool atomic = false;  // true: temporary name renamed by close() (tools); false: solver output
+  bool file_per_step = false;  // hdf5: one file per frame ("run_000012.h5") instead of one per run
 
-  // "strategy=collective writers_per_node=2 buffer_bytes=8388608 atomic=1 cb_nodes=4 ...":
-  // the four keys above, anything else is an MPI-IO hint.
+  // "strategy=collective writers_per_node=2 buffer_bytes=8388608 atomic=1 file_per_step=1
+  // cb_nodes=4 ...": the five keys above, anything else is an MPI-IO hint.
   static WriterOptions parse(const std::string& text);
 };
 

@@ -125,3 +125,30 @@ def test_hdf5_strategy_holds_the_same_frames(ab, mesh):
         assert r.returncode == 0, r.stderr
         assert (mesh / f"r{n}.slf").read_bytes() == (mesh / "ref.slf").read_bytes(), n
         assert (mesh / f"r{n}.h5.xmf").exists()
+
+
+def test_hdf5_one_file_per_step(ab, mesh):
+    """file_per_step=1: one complete VTKHDF file per frame, later steps linking to the first
+    step's mesh, and one XDMF series over them all."""
+    h5py = pytest.importorskip("h5py")
+    parts = mesh / "p2s"
+    parts.mkdir()
+    ab("partition", mesh / "mesh.slf", "--cli", mesh / "mesh.cli", "-n", 2, "-o", parts)
+    mpirun(2, SOLVER, parts / "mesh.slf", mesh / "mesh.slf", mesh / "ref.slf", "aggregated", 3)
+    mpirun(2, SOLVER, parts / "mesh.slf", mesh / "mesh.slf", mesh / "run.h5", "hdf5 file_per_step=1", 3)
+    assert sorted(p.name for p in mesh.glob("run*")) == ["run.h5.xmf", "run_000000.h5", "run_000001.h5", "run_000002.h5"]
+    ref = read(mesh / "ref.slf")
+    for k in range(3):
+        step = mesh / f"run_{k:06d}.h5"
+        with h5py.File(step, "r") as f:
+            link = f["VTKHDF"].get("Points", getlink=True)
+            assert isinstance(link, h5py.ExternalLink) == (k > 0)
+            assert f["VTKHDF/Steps"].attrs["NSteps"] == 1
+            assert f["VTKHDF/Points"].shape == (ref.npoin, 3)
+        assert ab("convert", step, mesh / f"s{k}.slf").returncode == 0
+        s = read(mesh / f"s{k}.slf")
+        assert len(s.frames) == 1 and s.frames[0][0] == ref.frames[k][0]
+        for a, b in zip(s.frames[0][1], ref.frames[k][1]):
+            assert (a == b).all()
+    xmf = (mesh / "run.h5.xmf").read_text()
+    assert all(f"run_{k:06d}.h5:/VTKHDF/PointData/TEMPERATURE" in xmf for k in range(3))

@@ -235,6 +235,8 @@ Runner add_bench(CLI::App& app, Common& common) {
         pio::WriterOptions wo;
         wo.strategy = name;
         wo.writers_per_node = o->writers;
+        wo.provenance["partition_method"] = o->plan.empty() ? "hilbert" : "plan " + o->plan;
+        wo.provenance["partition_parts"] = std::to_string(size);
         MPI_Barrier(comm);
         double t0 = MPI_Wtime();
         pio::Writer w(comm, path, out, d.knolg.data(), nloc, wo);

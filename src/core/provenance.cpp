@@ -28,8 +28,6 @@ struct State {
   std::mutex mutex;
   std::string command_line;
   std::vector<Input> inputs;
-  std::string partition_method;
-  int partition_parts = 0;
   std::string start_time;
 };
 
@@ -108,12 +106,6 @@ void add_input(const std::string& path) {
   state().inputs.push_back({path, -1, 0});
 }
 
-void set_partition(const std::string& method, int parts) {
-  std::lock_guard<std::mutex> lock(state().mutex);
-  state().partition_method = method;
-  state().partition_parts = parts;
-}
-
 std::uint32_t crc32_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError::from_errno("cannot open", path);
@@ -153,10 +145,6 @@ std::map<std::string, std::string> facts() {
               "\", \"bytes\": " + std::to_string(in.bytes) + ", \"crc32\": \"" + crc + "\"}";
   }
   f["inputs"] = inputs + "]";
-  if (!s.partition_method.empty()) {
-    f["partition_method"] = s.partition_method;
-    f["partition_parts"] = std::to_string(s.partition_parts);
-  }
   return f;
 }
 

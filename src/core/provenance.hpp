@@ -14,8 +14,6 @@ void set_command_line(int argc, char** argv);
 // Records an input file; its size and CRC-32 are computed when facts() is first asked
 // for after this call.
 void add_input(const std::string& path);
-// Partition facts, when the output follows a partition ("metis", 16).
-void set_partition(const std::string& method, int parts);
 // CRC-32 (the zlib / PNG polynomial, as `python -c "zlib.crc32"` gives) of a whole file.
 std::uint32_t crc32_file(const std::string& path);
 

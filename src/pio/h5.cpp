@@ -77,8 +77,18 @@ void write_attribute(hid_t obj, const std::string& name, const std::string& text
 template <class T>
 void write_attribute(hid_t obj, const std::string& name, const std::vector<T>& values, const std::string& file) {
   const hsize_t n = values.size();
+  if (H5Aexists(obj, name.c_str()) > 0) {
+    // Same size: rewritten in place (a counter updated every frame); otherwise replaced.
+    Handle attr(check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), "cannot open attribute " + name + " in", file));
+    Handle space(check(H5Aget_space(attr), "H5Aget_space", file));
+    if (H5Sget_simple_extent_npoints(space) == static_cast<hssize_t>(n)) {
+      check_status(H5Awrite(attr, native_type<T>(), values.data()), "cannot write attribute " + name + " in", file);
+      return;
+    }
+    attr.reset();
+    H5Adelete(obj, name.c_str());
+  }
   Handle space(check(n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr), "H5Screate", file));
-  if (H5Aexists(obj, name.c_str()) > 0) H5Adelete(obj, name.c_str());
   Handle attr(check(H5Acreate2(obj, name.c_str(), native_type<T>(), space, H5P_DEFAULT, H5P_DEFAULT),
                     "cannot create attribute " + name + " in", file));
   check_status(H5Awrite(attr, native_type<T>(), values.data()), "cannot write attribute " + name + " in", file);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,7 @@ struct StrategySetup {
   // The hints as given (for provenance and stripe alignment).
   Hints hints;
   bool file_per_step = false;  // hdf5: one file per frame
+  std::map<std::string, std::string> provenance;  // extra facts for self-describing formats
   bool atomic = false;         // files appear under their names only when complete
 };
 

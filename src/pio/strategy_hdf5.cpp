@@ -58,6 +58,7 @@ class Hdf5Strategy final : public Strategy {
         o.provenance["hints"] = s_.hints.str();
         o.provenance["ranks"] = std::to_string(size_);
         o.provenance["writers"] = std::to_string(writer_ranks_.size());
+        for (const auto& [k, v] : s_.provenance) o.provenance[k] = v;
         const auto& e = s_.hints.entries();
         if (auto it = e.find("striping_unit"); it != e.end()) o.alignment = std::atoll(it->second.c_str());
         // One file per step: the first step's file is created now, with the mesh; the next

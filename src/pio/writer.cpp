@@ -24,6 +24,8 @@ WriterOptions WriterOptions::parse(const std::string& text) {
         o.buffer_bytes = std::stoll(v);
       else if (k == "atomic")
         o.atomic = v == "1" || v == "true" || v == "yes";
+      else if (k == "partition_method" || k == "partition_parts")
+        o.provenance[k] = v;
       else if (k == "file_per_step")
         o.file_per_step = v == "1" || v == "true" || v == "yes";
       else
@@ -89,6 +91,7 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
   setup.buffer_bytes = options_.buffer_bytes;
   setup.hints = hints;
   setup.file_per_step = options_.file_per_step;
+  setup.provenance = options_.provenance;
   setup.atomic = options_.atomic;
   if (rank_ == 0) {
     setup.mesh = out.mesh;

@@ -5,7 +5,7 @@
 #   scripts/setup.sh --test   also the test tools (clang for the sanitizer/fuzz build, MPICH
 #                             for the build check, ParaView's Python module for the
 #                             VTKHDF/XDMF/VTU reading test, a Python virtual environment
-#                             with pytest, h5py and xarray-selafin)
+#                             with pytest, h5py, xarray-selafin, mpi4py and nanobind)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,14 +29,16 @@ if (( ${#missing[@]} )); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-if (( want_test )) && [[ ! -x build/venv/bin/pytest ]]; then
+if (( want_test )) && ! build/venv/bin/python -c 'import pytest, nanobind, mpi4py, h5py' 2>/dev/null; then
   echo "setup: creating the test virtual environment build/venv" >&2
   mkdir -p build
-  python3 -m venv build/venv
-  build/venv/bin/pip install -q --disable-pip-version-check numpy pytest xarray-selafin python-serafin h5py matplotlib
+  [[ -x build/venv/bin/python ]] || python3 -m venv build/venv
+  build/venv/bin/pip install -q --disable-pip-version-check numpy pytest xarray-selafin python-serafin h5py matplotlib \
+    mpi4py nanobind scikit-build-core
 fi
 
 extra=()
-(( want_test )) && extra+=(-DAB_TEST_PYTHON="$PWD/build/venv/bin/python")
+# With the test environment, its Python (with nanobind) builds the Python package too.
+(( want_test )) && extra+=(-DAB_TEST_PYTHON="$PWD/build/venv/bin/python" -DPython_EXECUTABLE="$PWD/build/venv/bin/python")
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${extra[@]}" >/dev/null
 cmake --build build -j "$(nproc)"

@@ -1,6 +1,6 @@
 /*
- * anabranch C API: write one shared SERAFIN result file from all ranks of an MPI code, and
- * read this rank's part of a partitioned mesh.
+ * anabranch C API: write one shared result file (SERAFIN or HDF5) from all ranks of an MPI
+ * code, read this rank's part of a partitioned mesh, read result files, run the commands.
  *
  * Conventions
  *  - Every function returns a status code (AB_OK = 0); ab_last_error() gives the message of
@@ -55,6 +55,9 @@ int ab_header_add_variable(ab_header* header, const char* name, const char* unit
 int ab_header_set_precision(ab_header* header, int real_bytes);
 /* Byte order: 1 big-endian (TELEMAC's convention, the default), 0 little-endian. */
 int ab_header_set_big_endian(ab_header* header, int big_endian);
+/* IPARAM(1..10) as SERAFIN stores them (IPARAM(7), the planes, must agree with the sizes
+ * set; IPARAM(10) follows the date record). Not collective. */
+int ab_header_set_iparam(ab_header* header, const int32_t iparam[10]);
 /* Date record: year, month, day, hour, minute, second. Not collective. */
 int ab_header_set_date(ab_header* header, const int32_t date[6]);
 /* Global sizes: elements, nodes (all planes), nodes per element, planes (1 in 2D). */
@@ -103,6 +106,10 @@ int ab_writer_write_frame_begin(ab_writer* writer, double time, const double* va
 int ab_writer_write_frame_end(ab_writer* writer);
 /* COLLECTIVE. Completes, closes and frees the writer (also after an error). */
 int ab_writer_close(ab_writer* writer);
+/* Not collective: frees the writer without completing the file (a rank that cannot go on;
+ * a Python writer collected unclosed). With the "atomic=1" option the temporary file is
+ * removed; a solver's output stays readable up to its last complete frame. */
+int ab_writer_abandon(ab_writer* writer);
 
 /* ---------------------------------------------------------------------------------------
  * Reading this rank's part of a mesh partitioned by `anabranch partition`.
@@ -123,6 +130,37 @@ int ab_part_frames(const ab_part* part, int64_t* frames, int* nvar);
 int ab_part_read_values(const ab_part* part, int64_t frame, int var, double* values);
 /* Frees the part (NULL is fine). Not collective. */
 int ab_part_close(ab_part* part);
+
+/* ---------------------------------------------------------------------------------------
+ * Reading a whole result file, SERAFIN or anabranch's HDF5 (chosen by its first bytes).
+ * Not collective: any rank may read any file.
+ */
+typedef struct ab_file ab_file;
+
+int ab_file_open(const char* path, ab_file** file);
+/* Sizes (any pointer may be NULL); real_bytes: 4 (single) or 8 (double). */
+int ab_file_sizes(const ab_file* file, int64_t* nelem, int64_t* npoin, int* ndp, int* nplan, int* nvar, int64_t* frames,
+                  int* real_bytes);
+/* IKLE (nelem*ndp, 1-based), IPOBO (npoin), X, Y (npoin); any pointer may be NULL. */
+int ab_file_mesh(const ab_file* file, int32_t* ikle, int32_t* ipobo, double* x, double* y);
+/* The time of every frame (frames values). */
+int ab_file_times(const ab_file* file, double* times);
+/* Values of nodes [first, first + count) (0-based) of variable var of frame. */
+int ab_file_read(const ab_file* file, int64_t frame, int var, int64_t first, int64_t count, double* values);
+int ab_file_read_float(const ab_file* file, int64_t frame, int var, int64_t first, int64_t count, float* values);
+/* Frees the file (NULL is fine). */
+int ab_file_close(ab_file* file);
+
+/* ---------------------------------------------------------------------------------------
+ * The commands, from a program: runs `anabranch ARGV... --json` in this process (argv[0]
+ * is the command: "info", "partition", "merge", "split", "convert", "generate", ...) and
+ * returns its JSON report, the same as the command line prints, in *report (free it with
+ * ab_free; "" for commands without one, and on ranks other than 0). COLLECTIVE over
+ * MPI_COMM_WORLD for the commands that use MPI (merge, convert, bench); MPI must then be
+ * initialised (or is initialised and finalised by the command when it is not). */
+int ab_command(int argc, const char* const* argv, char** report);
+/* Frees memory the library returned. */
+void ab_free(void* p);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
 // exceptions to status codes, with the message kept for ab_last_error().
 #include "anabranch/anabranch.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -12,7 +13,9 @@
 #include "formats/partel.hpp"
 #include "formats/serafin.hpp"
 #include "pio/mpi_util.hpp"
+#include "pio/results.hpp"
 #include "pio/writer.hpp"
+#include "cli/commands.hpp"
 
 using namespace anabranch;
 
@@ -36,6 +39,10 @@ struct ab_writer {
 
 struct ab_part {
   std::unique_ptr<serafin::Reader> reader;
+};
+
+struct ab_file {
+  std::unique_ptr<pio::ResultFile> file;
 };
 
 namespace {
@@ -128,6 +135,14 @@ int ab_header_set_big_endian(ab_header* h, int big_endian) {
   return guarded([&] {
     require(h, "header");
     h->header.byte_order = big_endian ? ByteOrder::Big : ByteOrder::Little;
+  });
+}
+
+int ab_header_set_iparam(ab_header* h, const int32_t iparam[10]) {
+  return guarded([&] {
+    require(h, "header");
+    require(iparam, "iparam");
+    std::copy(iparam, iparam + 10, h->header.iparam.begin());
   });
 }
 
@@ -296,6 +311,11 @@ int ab_writer_close(ab_writer* w) {
   return rc;
 }
 
+int ab_writer_abandon(ab_writer* w) {
+  delete w;  // ~Writer: no collective call; an atomic writer's temporary file is removed
+  return AB_OK;
+}
+
 int ab_part_open(MPI_Comm comm, const char* base, ab_part** part) {
   std::unique_ptr<ab_part> p;
   int rc = guarded([&] {
@@ -384,5 +404,87 @@ int ab_part_close(ab_part* p) {
   delete p;
   return AB_OK;
 }
+
+int ab_file_open(const char* path, ab_file** file) {
+  return guarded([&] {
+    require(path, "path");
+    require(file, "file");
+    auto f = std::make_unique<ab_file>();
+    f->file = pio::ResultFile::open(path);
+    *file = f.release();
+  });
+}
+
+int ab_file_sizes(const ab_file* f, int64_t* nelem, int64_t* npoin, int* ndp, int* nplan, int* nvar, int64_t* frames,
+                  int* real_bytes) {
+  return guarded([&] {
+    require(f, "file");
+    const auto& h = f->file->header();
+    if (nelem) *nelem = h.nelem;
+    if (npoin) *npoin = h.npoin;
+    if (ndp) *ndp = h.ndp;
+    if (nplan) *nplan = h.nplan();
+    if (nvar) *nvar = h.nvar();
+    if (frames) *frames = f->file->frame_count();
+    if (real_bytes) *real_bytes = real_size(h.precision);
+  });
+}
+
+int ab_file_mesh(const ab_file* f, int32_t* ikle, int32_t* ipobo, double* x, double* y) {
+  return guarded([&] {
+    require(f, "file");
+    const Mesh m = f->file->read_mesh();
+    if (ikle) std::copy(m.ikle.begin(), m.ikle.end(), ikle);
+    if (ipobo) std::copy(m.ipobo.begin(), m.ipobo.end(), ipobo);
+    if (x) std::copy(m.x.begin(), m.x.end(), x);
+    if (y) std::copy(m.y.begin(), m.y.end(), y);
+  });
+}
+
+int ab_file_times(const ab_file* f, double* times) {
+  return guarded([&] {
+    require(f, "file");
+    require(times, "times");
+    const auto t = f->file->times();
+    std::copy(t.begin(), t.end(), times);
+  });
+}
+
+int ab_file_read(const ab_file* f, int64_t frame, int var, int64_t first, int64_t count, double* values) {
+  return guarded([&] {
+    require(f, "file");
+    if (count > 0) require(values, "values");
+    f->file->read_values(frame, var, first, count, values);
+  });
+}
+
+int ab_file_read_float(const ab_file* f, int64_t frame, int var, int64_t first, int64_t count, float* values) {
+  return guarded([&] {
+    require(f, "file");
+    if (count > 0) require(values, "values");
+    f->file->read_values(frame, var, first, count, values);
+  });
+}
+
+int ab_file_close(ab_file* f) {
+  delete f;
+  return AB_OK;
+}
+
+int ab_command(int argc, const char* const* argv, char** report) {
+  return guarded([&] {
+    if (argc > 0) require(argv, "argv");
+    require(report, "report");
+    *report = nullptr;
+    std::vector<std::string> args(argv, argv + argc);
+    const std::string json = cli::run_for_report(args);
+    char* out = static_cast<char*>(std::malloc(json.size() + 1));
+    if (!out) throw std::bad_alloc();
+    std::memcpy(out, json.c_str(), json.size() + 1);
+    *report = out;
+  });
+}
+
+void ab_free(void* p) { std::free(p); }
 
 }  // extern "C"

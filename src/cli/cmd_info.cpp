@@ -176,7 +176,7 @@ Runner add_info(CLI::App& app, Common& common) {
           std::fprintf(stderr, "anabranch info: warning: %s: %s\n", f.c_str(), j["integrity"].get<std::string>().c_str());
       } catch (const Error& e) {
         ++failures;
-        std::fprintf(stderr, "anabranch info: error: %s\n", e.what());
+        if (!in_library()) std::fprintf(stderr, "anabranch info: error: %s\n", e.what());
         if (common.json) all.push_back({{"file", f}, {"error", e.what()}});
       }
     }

@@ -39,7 +39,18 @@ namespace anabranch::cli {
 partel::WriteReport split_file(const std::string& input, const std::string& plan, int parts, const std::string& dir,
                                const std::string& name, partel::Layout layout, int threads);
 
-// Prints j (indented) on stdout.
+// The executable's entry point: parses argv, runs the command, prints errors (one line).
+int main(int argc, char** argv);
+// The library's: runs `anabranch ARGS... --json` in this process and returns the JSON
+// report (empty for commands without one, and on ranks other than 0 under MPI); errors are
+// thrown as anabranch::Error, except those a command reports in its report (info's "error"
+// entries, bench's "verified").
+std::string run_for_report(const std::vector<std::string>& args);
+
+// True while run_for_report runs a command (messages meant for a terminal stay quiet).
+bool in_library();
+
+// Prints j (indented) on stdout (or hands it to run_for_report).
 void print_json(const nlohmann::json& j);
 // "12,345,678"
 std::string thousands(long long v);

@@ -1,0 +1,408 @@
+"""anabranch: scalable I/O for parallel mesh-based simulations (SERAFIN/TELEMAC, MPI-IO, HDF5).
+
+    import anabranch
+    ds = anabranch.read("result.slf")            # or "result.h5": header, mesh, lazy frames
+    ds.frames[-1]["VELOCITY U"]                   # numpy array, read on access
+    anabranch.info("result.slf")                  # the same dict as `anabranch info --json`
+    anabranch.partition("geo.slf", 16, cli="geo.cli", output="run")   # partel; the CLI's report
+    anabranch.merge("run/T2DRES", "geo.slf", output="result.slf")     # gretel; the CLI's report
+    anabranch.write("out.h5", mesh, ["DEPTH"], [(0.0, {"DEPTH": h})])
+
+    from mpi4py import MPI                        # the parallel writer: one file from all ranks
+    with anabranch.Writer(MPI.COMM_WORLD, "out.slf", header, knolg) as w:
+        w.write_frame(t, {"DEPTH": h_local})
+
+Errors raise subclasses of anabranch.Error (anabranch.errors).
+"""
+import atexit
+import json
+import os
+
+import numpy as np
+
+from . import _core
+from .errors import Error, FormatError, InternalError, IoError, MemoryError, MpiError, UsageError  # noqa: F401
+
+__version__ = _core.version()
+__all__ = ["Error", "UsageError", "FormatError", "IoError", "MpiError", "InternalError", "info", "read", "write", "Writer",
+           "read_part", "partition", "merge", "split", "convert", "generate", "Dataset"]
+
+atexit.register(_core.mpi_finalize_if_ours)
+
+_HDF5_EXT = (".h5", ".hdf", ".hdf5", ".vtkhdf")
+
+
+def _comm(comm):
+    """The Fortran handle of a communicator: mpi4py's, an integer handle, or None (world)."""
+    _core.mpi_ensure()
+    if comm is None:
+        return _core.comm_world()
+    if isinstance(comm, int):
+        return comm
+    if hasattr(comm, "py2f"):
+        return comm.py2f()
+    raise UsageError(f"not a communicator: {comm!r} (an mpi4py communicator, a Fortran handle or None)")
+
+
+def _command(*args):
+    report = _core.command([str(a) for a in args])
+    return json.loads(report) if report else None
+
+
+# --------------------------------------------------------------------------------------
+# The commands: the same code and the same reports as the command line.
+
+def info(path, check=False, stats=False):
+    """Header, sizes, variables, frames, integrity (and provenance for HDF5) of a result file:
+    the dict `anabranch info --json` prints. check: read every record; stats: min/mean/max."""
+    args = ["info", os.fspath(path)] + (["--check"] if check else []) + (["--stats"] if stats else [])
+    report = _command(*args)[0]
+    if "error" in report:
+        raise FormatError(report["error"])
+    return report
+
+
+def partition(mesh, parts, cli=None, method=None, layout="telemac", output=".", also=(), names=None, weights=None,
+              threads=None):
+    """Splits a mesh into `parts` parts in TELEMAC's layout (`anabranch partition`); returns
+    the partition report (imbalance, edge cut, files, time and memory per phase)."""
+    args = ["partition", os.fspath(mesh), "-n", parts, "--layout", layout, "-o", os.fspath(output)]
+    if cli is not None:
+        args += ["--cli", os.fspath(cli)]
+    if method:
+        args += ["--method", method]
+    for f in also:
+        args += ["--also", os.fspath(f)]
+    if names:
+        args += ["--names", names]
+    if weights is not None:
+        args += ["--weights", os.fspath(weights)]
+    if threads:
+        args += ["--threads", threads]
+    return _command(*args)
+
+
+def merge(parts, geometry, output=None, nparts=None, allow_partial=False, strategy=None):
+    """Merges per-rank result files (parts: their base name, RES for RES00003-00000...) or a
+    RES-CONCAT container into one global file (`anabranch merge`). Under mpiexec, every rank
+    calls it and the ranks share the parts; the report comes back on rank 0 (None elsewhere)."""
+    _core.mpi_ensure()
+    args = ["merge", os.fspath(parts), "--geo", os.fspath(geometry)]
+    if output is not None:
+        args += ["-o", os.fspath(output)]
+    if nparts:
+        args += ["-n", nparts]
+    if allow_partial:
+        args += ["--allow-partial"]
+    if strategy:
+        args += ["--strategy", strategy]
+    return _command(*args)
+
+
+def split(path, plan, output=".", name=None, layout="telemac"):
+    """Splits a global file (SERAFIN or HDF5) along the parts of an existing partition
+    (`anabranch split`): restart on another number of processes."""
+    args = ["split", os.fspath(path), "--plan", os.fspath(plan), "-o", os.fspath(output), "--layout", layout]
+    if name:
+        args += ["--name", name]
+    return _command(*args)
+
+
+def convert(source, target, to=None, frame=None):
+    """SERAFIN <-> HDF5 (VTKHDF + XDMF) -> VTU (`anabranch convert`); collective under mpiexec."""
+    _core.mpi_ensure()
+    args = ["convert", os.fspath(source), os.fspath(target)]
+    if to:
+        args += ["--to", to]
+    if frame is not None:
+        args += ["--frame", frame]
+    return _command(*args)
+
+
+def generate(output, elements=20000, frames=0, variables=None, planes=None):
+    """A synthetic channel mesh and its .cli file (`anabranch generate`)."""
+    args = ["generate", "-n", elements, "-o", os.fspath(output)]
+    if frames:
+        args += ["--frames", frames]
+    if variables:
+        args += ["--vars", variables]
+    if planes:
+        args += ["--planes", planes]
+    return _command(*args)
+
+
+# --------------------------------------------------------------------------------------
+# Reading.
+
+class Mesh:
+    """Mesh arrays: ikle (nelem, ndp) int32 with 1-based node numbers, ipobo (npoin,), x, y."""
+
+    def __init__(self, ikle, ipobo, x, y, nplan=1):
+        self.ikle, self.ipobo, self.x, self.y, self.nplan = ikle, ipobo, x, y, nplan
+
+    @property
+    def nelem(self):
+        return self.ikle.shape[0]
+
+    @property
+    def npoin(self):
+        return self.x.shape[0]
+
+    @property
+    def ndp(self):
+        return self.ikle.shape[1]
+
+
+class Frame:
+    """One frame: .time, and the variables by name (numpy arrays, read on first access)."""
+
+    def __init__(self, dataset, index, time):
+        self._ds, self.index, self.time, self._cache = dataset, index, time, {}
+
+    def keys(self):
+        return list(self._ds.names)
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def __len__(self):
+        return len(self._ds.names)
+
+    def __getitem__(self, name):
+        if name not in self._cache:
+            self._cache[name] = self._ds.values(self.index, self._ds.names.index(name))
+        return self._cache[name]
+
+    def items(self):
+        return [(n, self[n]) for n in self.keys()]
+
+    def __repr__(self):
+        return f"<Frame {self.index} t={self.time}: {', '.join(self.keys())}>"
+
+
+class _Frames:
+    def __init__(self, dataset):
+        self._ds = dataset
+
+    def __len__(self):
+        return len(self._ds.times)
+
+    def __getitem__(self, k):
+        n = len(self)
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(n))]
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError(f"frame {k} of {n}")
+        return Frame(self._ds, k, float(self._ds.times[k]))
+
+    def __iter__(self):
+        return (self[k] for k in range(len(self)))
+
+
+class Dataset:
+    """A result file, SERAFIN or anabranch's HDF5, opened for reading (anabranch.read)."""
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        self._file = _core.File(self.path)
+        self.header = info(self.path)
+        nelem, npoin, ndp, nplan, nvar, frames, rs = self._file.sizes()
+        self.format = self.header["format"]
+        self.title = self.header["title"]
+        self.variables = [(v["name"], v["unit"]) for v in self.header["variables"]]
+        self.names = [v[0] for v in self.variables]
+        self.nelem, self.npoin, self.ndp, self.nplan = nelem, npoin, ndp, nplan
+        self.precision = "double" if rs == 8 else "single"
+        self.dtype = np.dtype(np.float64 if rs == 8 else np.float32)
+        self.times = self._file.times()
+        self.frames = _Frames(self)
+        self._mesh = None
+
+    @property
+    def mesh(self):
+        if self._mesh is None:
+            ikle, ipobo, x, y = self._file.mesh()
+            self._mesh = Mesh(ikle.reshape(self.nelem, self.ndp), ipobo, x, y, self.nplan)
+        return self._mesh
+
+    def values(self, frame, var, first=0, count=None):
+        """Values of variable var (index or name) in frame, nodes [first, first + count)."""
+        if isinstance(var, str):
+            var = self.names.index(var)
+        if frame < 0:
+            frame += len(self.times)
+        count = self.npoin - first if count is None else count
+        read = self._file.read_double if self.dtype == np.float64 else self._file.read_float
+        return read(frame, var, first, count)
+
+    def close(self):
+        self._file = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return (f"<anabranch.Dataset {self.path}: {self.format}, {self.nelem} elements, {self.npoin} nodes, "
+                f"{len(self.names)} variables, {len(self.times)} frames>")
+
+
+def read(path):
+    """Opens a SERAFIN or anabranch HDF5 result file: header, mesh and frames read lazily."""
+    return Dataset(path)
+
+
+class Part:
+    """This rank's part of a partitioned mesh: local ikle (nelem, ndp, local 1-based),
+    knolg (global 1-based node numbers), x, y."""
+
+    def __init__(self, ikle, knolg, x, y, ndp, nplan):
+        self.ikle = ikle.reshape(-1, ndp) if ndp else ikle
+        self.knolg, self.x, self.y, self.ndp, self.nplan = knolg, x, y, ndp, nplan
+
+
+def read_part(base, comm=None):
+    """Collective: each rank's part of a mesh partitioned by `anabranch partition` (per-rank
+    files base00003-00001... or base-CONCAT); the number of parts must be the rank count."""
+    return Part(*_core.read_part(_comm(comm), os.fspath(base)))
+
+
+# --------------------------------------------------------------------------------------
+# Writing.
+
+def _header(spec):
+    """An _core.Header from a dict: title, variables [(name, unit)] or [name], precision
+    ('single'/'double'), big_endian, date (6 ints), iparam (10 ints), and geometry (a
+    SERAFIN file) or mesh (a Mesh or a dict: ikle (nelem, ndp) 1-based, x, y, ipobo, nplan)."""
+    h = _core.Header()
+    h.set_title(spec.get("title", ""))
+    for v in spec.get("variables", []):
+        name, unit = (v, "") if isinstance(v, str) else v
+        h.add_variable(name, unit)
+    prec = spec.get("precision", "single")
+    h.set_precision(8 if prec in ("double", 8) else 4)
+    h.set_big_endian(bool(spec.get("big_endian", True)))
+    if spec.get("date") is not None:
+        h.set_date([int(d) for d in spec["date"]])
+    if spec.get("geometry"):
+        h.set_geometry(os.fspath(spec["geometry"]))
+    mesh = spec.get("mesh")
+    if mesh is not None:
+        get = (lambda k, d=None: getattr(mesh, k, d)) if isinstance(mesh, Mesh) else mesh.get
+        ikle = np.ascontiguousarray(get("ikle"), dtype=np.int32)
+        x = np.ascontiguousarray(get("x"), dtype=np.float64)
+        y = np.ascontiguousarray(get("y"), dtype=np.float64)
+        ipobo = get("ipobo")
+        nplan = int(get("nplan", 1) or 1)
+        h.set_sizes(ikle.shape[0], x.shape[0], ikle.shape[1], nplan)
+        h.set_mesh(ikle.reshape(-1), None if ipobo is None else np.ascontiguousarray(ipobo, dtype=np.int32), x, y)
+    if spec.get("iparam") is not None:
+        h.set_iparam([int(i) for i in spec["iparam"]])
+    return h
+
+
+class Writer:
+    """The parallel writer: every rank of comm gives the values of the nodes it holds
+    (global_ids: 1-based, KNOLG; interface nodes may be held by several ranks); one file
+    receives each global frame. Collective: construction, write_frame, close.
+
+        with anabranch.Writer(comm, "out.slf", {"geometry": "geo.slf", "variables": [("DEPTH", "M")]},
+                              knolg, strategy="aggregated") as w:
+            w.write_frame(time, {"DEPTH": depth})
+
+    strategy: aggregated (default), aggregated-async, collective, independent,
+    file-per-process (needs local_mesh=(ikle_local (nelem, ndp), x, y)), hdf5.
+    options: more "key=value" writer options and MPI-IO hints ("file_per_step=1 cb_nodes=4").
+    """
+
+    def __init__(self, comm, path, header, global_ids, strategy="aggregated", options="", local_mesh=None):
+        self._h = _header(header)
+        if local_mesh is not None:
+            ikle, x, y = local_mesh
+            ikle = np.ascontiguousarray(ikle, dtype=np.int32)
+            self._h.set_local_mesh(ikle.reshape(-1), ikle.shape[0] if ikle.ndim == 2 else 0,
+                                   np.ascontiguousarray(x, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64))
+        self.names = [v if isinstance(v, str) else v[0] for v in header.get("variables", [])]
+        self.single = header.get("precision", "single") in ("single", 4)
+        ids = np.ascontiguousarray(global_ids, dtype=np.int32)
+        self.nlocal = ids.shape[0]
+        self._w = _core.Writer(_comm(comm), os.fspath(path), self._h, ids, len(self.names), f"strategy={strategy} {options}")
+        self.path = os.fspath(path)
+
+    def _stack(self, values, dtype):
+        if isinstance(values, dict):
+            missing = [n for n in self.names if n not in values]
+            if missing:
+                raise UsageError(f"write_frame: no values for {', '.join(missing)}")
+            values = [values[n] for n in self.names]
+        a = np.asarray(values, dtype=dtype)
+        if a.ndim == 1 and len(self.names) == 1:
+            a = a.reshape(1, -1)
+        if a.shape != (len(self.names), self.nlocal):
+            raise UsageError(f"write_frame: values of shape {a.shape}, expected ({len(self.names)}, {self.nlocal})")
+        return np.ascontiguousarray(a)
+
+    def write_frame(self, time, values):
+        """Collective: one frame; values: {name: array}, a list of arrays in variable order,
+        or an (nvar, nlocal) array. float32 arrays for a single-precision file are written
+        as they are; anything else goes through float64."""
+        if self.single and all(getattr(v, "dtype", None) == np.float32 for v in
+                               (values.values() if isinstance(values, dict) else [values])):
+            self._w.write_frame_float(float(time), self._stack(values, np.float32))
+        else:
+            self._w.write_frame_double(float(time), self._stack(values, np.float64), False)
+
+    def begin_frame(self, time, values):
+        """Collective: starts a frame and returns once the values are copied (with
+        aggregated-async the bytes go to disk while the caller computes); end_frame() completes."""
+        self._w.write_frame_double(float(time), self._stack(values, np.float64), True)
+
+    def end_frame(self):
+        self._w.end_frame()
+
+    def close(self):
+        """Collective: completes and closes the file."""
+        self._w.close()
+
+    def abandon(self):
+        """Not collective: drops the writer without completing the file (an atomic
+        writer's temporary file is removed)."""
+        self._w.abandon()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        # On an exception the writer is abandoned, not closed: closing is collective, and
+        # the other ranks may not be at the same point.
+        if exc_type is None:
+            self.close()
+        else:
+            self.abandon()
+
+
+def write(path, mesh, variables, frames, title="", precision="single", big_endian=True, date=None, iparam=None,
+          strategy=None):
+    """Writes a whole result file from this process alone: SERAFIN, or HDF5 (VTKHDF + XDMF)
+    when path ends in .h5/.hdf/.hdf5/.vtkhdf. mesh: a Mesh or a dict (ikle (nelem, ndp)
+    1-based, x, y, optional ipobo, nplan); variables: [(name, unit)] or [name]; frames: an
+    iterable of (time, values) with values as Writer.write_frame takes them."""
+    path = os.fspath(path)
+    if strategy is None:
+        strategy = "hdf5" if path.lower().endswith(_HDF5_EXT) else "aggregated"
+    spec = {"title": title, "variables": variables, "precision": precision, "big_endian": big_endian, "date": date,
+            "iparam": iparam, "mesh": mesh}
+    npoin = (mesh.npoin if isinstance(mesh, Mesh) else len(mesh["x"]))
+    ids = np.arange(1, npoin + 1, dtype=np.int32)
+    _core.mpi_ensure()
+    w = Writer(_core.comm_self(), path, spec, ids, strategy=strategy, options="atomic=1")
+    n = 0
+    with w:
+        for time, values in frames:
+            w.write_frame(time, values)
+            n += 1
+    return n

@@ -1,0 +1,264 @@
+// anabranch._core: the C API (include/anabranch/anabranch.h) for Python, numpy in and out.
+// Thin on purpose: the Pythonic API is anabranch/__init__.py. Status codes become the
+// exceptions of anabranch.errors (one base class, anabranch.Error).
+#include <anabranch/anabranch.h>
+#include <mpi.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nb = nanobind;
+
+namespace {
+
+struct Failure {
+  int code;
+  std::string message;
+};
+
+void check(int rc) {
+  if (rc != AB_OK) throw Failure{rc, ab_last_error()};
+}
+
+template <class T>
+using Array1 = nb::ndarray<nb::numpy, T, nb::ndim<1>>;
+template <class T>
+using In1 = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+template <class T>
+using In2 = nb::ndarray<const T, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+
+// A numpy array owning a new buffer of n values.
+template <class T>
+Array1<T> new_array(std::size_t n, T** data) {
+  T* p = new T[n > 0 ? n : 1];
+  *data = p;
+  nb::capsule owner(p, [](void* q) noexcept { delete[] static_cast<T*>(q); });
+  return Array1<T>(p, {n}, owner);
+}
+
+MPI_Comm comm_of(long long fortran_handle) { return MPI_Comm_f2c(static_cast<MPI_Fint>(fortran_handle)); }
+
+bool g_we_initialised = false;
+
+struct File {
+  ab_file* f = nullptr;
+  explicit File(const std::string& path) { check(ab_file_open(path.c_str(), &f)); }
+  ~File() { ab_file_close(f); }
+  std::tuple<std::int64_t, std::int64_t, int, int, int, std::int64_t, int> sizes() const {
+    std::int64_t nelem, npoin, frames;
+    int ndp, nplan, nvar, rs;
+    check(ab_file_sizes(f, &nelem, &npoin, &ndp, &nplan, &nvar, &frames, &rs));
+    return {nelem, npoin, ndp, nplan, nvar, frames, rs};
+  }
+};
+
+struct Header {
+  ab_header* h = nullptr;
+  Header() { check(ab_header_create(&h)); }
+  ~Header() { ab_header_free(h); }
+};
+
+struct Writer {
+  ab_writer* w = nullptr;
+  std::int64_t nlocal = 0;
+  int nvar = 0;
+  ~Writer() { ab_writer_abandon(w); }  // collected unclosed: nothing collective
+};
+
+}  // namespace
+
+NB_MODULE(_core, m) {
+  m.doc() = "anabranch C API bindings (use the anabranch package, not this module)";
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const Failure& e) {
+      static const char* names[] = {"Error", "UsageError", "FormatError", "IoError", "MpiError", "MemoryError", "InternalError"};
+      const char* name = e.code >= 1 && e.code <= 6 ? names[e.code] : "Error";
+      nb::object cls = nb::module_::import_("anabranch.errors").attr(name);
+      PyErr_SetString(cls.ptr(), e.message.c_str());
+    }
+  });
+
+  m.def("version", [] { return std::string(ab_version()); });
+
+  // MPI: initialised here when nobody did (mpi4py does it on import), finalised at exit.
+  m.def("mpi_ensure", [] {
+    int init = 0;
+    MPI_Initialized(&init);
+    if (init) return;
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    g_we_initialised = true;
+  });
+  m.def("mpi_finalize_if_ours", [] {
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (g_we_initialised && !fin) MPI_Finalize();
+  });
+  m.def("comm_world", [] { return static_cast<long long>(MPI_Comm_c2f(MPI_COMM_WORLD)); });
+  m.def("comm_self", [] { return static_cast<long long>(MPI_Comm_c2f(MPI_COMM_SELF)); });
+  m.def("comm_rank_size", [](long long comm) {
+    int r = 0, s = 1;
+    MPI_Comm_rank(comm_of(comm), &r);
+    MPI_Comm_size(comm_of(comm), &s);
+    return std::make_tuple(r, s);
+  });
+
+  m.def("command", [](const std::vector<std::string>& args) {
+    std::vector<const char*> argv;
+    for (const auto& a : args) argv.push_back(a.c_str());
+    char* report = nullptr;
+    int rc;
+    {
+      nb::gil_scoped_release release;
+      rc = ab_command(static_cast<int>(argv.size()), argv.data(), &report);
+    }
+    check(rc);
+    std::string out = report ? report : "";
+    ab_free(report);
+    return out;
+  });
+
+  nb::class_<File>(m, "File")
+      .def(nb::init<const std::string&>())
+      .def("sizes", &File::sizes, "(nelem, npoin, ndp, nplan, nvar, frames, real_bytes)")
+      .def("times", [](const File& f) {
+        const auto n = static_cast<std::size_t>(std::get<5>(f.sizes()));
+        double* p;
+        auto a = new_array<double>(n, &p);
+        if (n) check(ab_file_times(f.f, p));
+        return a;
+      })
+      .def("mesh", [](const File& f) {
+        auto [nelem, npoin, ndp, nplan, nvar, frames, rs] = f.sizes();
+        std::int32_t *ikle, *ipobo;
+        double *x, *y;
+        auto a = new_array<std::int32_t>(static_cast<std::size_t>(nelem * ndp), &ikle);
+        auto b = new_array<std::int32_t>(static_cast<std::size_t>(npoin), &ipobo);
+        auto c = new_array<double>(static_cast<std::size_t>(npoin), &x);
+        auto d = new_array<double>(static_cast<std::size_t>(npoin), &y);
+        check(ab_file_mesh(f.f, ikle, ipobo, x, y));
+        return std::make_tuple(a, b, c, d);
+      })
+      .def("read_float", [](const File& f, std::int64_t frame, int var, std::int64_t first, std::int64_t count) {
+        float* p;
+        auto a = new_array<float>(static_cast<std::size_t>(count), &p);
+        check(ab_file_read_float(f.f, frame, var, first, count, p));
+        return a;
+      })
+      .def("read_double", [](const File& f, std::int64_t frame, int var, std::int64_t first, std::int64_t count) {
+        double* p;
+        auto a = new_array<double>(static_cast<std::size_t>(count), &p);
+        check(ab_file_read(f.f, frame, var, first, count, p));
+        return a;
+      });
+
+  nb::class_<Header>(m, "Header")
+      .def(nb::init<>())
+      .def("set_title", [](Header& h, const std::string& t) { check(ab_header_set_title(h.h, t.c_str())); })
+      .def("add_variable", [](Header& h, const std::string& n, const std::string& u) { check(ab_header_add_variable(h.h, n.c_str(), u.c_str())); })
+      .def("set_precision", [](Header& h, int rs) { check(ab_header_set_precision(h.h, rs)); })
+      .def("set_big_endian", [](Header& h, bool b) { check(ab_header_set_big_endian(h.h, b ? 1 : 0)); })
+      .def("set_date", [](Header& h, const std::vector<std::int32_t>& d) {
+        if (d.size() != 6) throw Failure{AB_ERR_USAGE, "date: year, month, day, hour, minute, second"};
+        check(ab_header_set_date(h.h, d.data()));
+      })
+      .def("set_iparam", [](Header& h, const std::vector<std::int32_t>& ip) {
+        if (ip.size() != 10) throw Failure{AB_ERR_USAGE, "iparam: 10 integers"};
+        check(ab_header_set_iparam(h.h, ip.data()));
+      })
+      .def("set_sizes", [](Header& h, std::int64_t nelem, std::int64_t npoin, int ndp, int nplan) { check(ab_header_set_sizes(h.h, nelem, npoin, ndp, nplan)); })
+      .def("sizes", [](const Header& h) {
+        std::int64_t nelem = 0, npoin = 0;
+        int ndp = 0, nplan = 0;
+        check(ab_header_sizes(h.h, &nelem, &npoin, &ndp, &nplan));
+        return std::make_tuple(nelem, npoin, ndp, nplan);
+      })
+      .def("set_geometry", [](Header& h, const std::string& p) { check(ab_header_set_geometry(h.h, p.c_str())); })
+      .def("set_mesh", [](Header& h, In1<std::int32_t> ikle, nb::object ipobo, In1<double> x, In1<double> y) {
+        const std::int32_t* ip = nullptr;
+        In1<std::int32_t> keep;
+        if (!ipobo.is_none()) {
+          keep = nb::cast<In1<std::int32_t>>(ipobo);
+          ip = keep.data();
+        }
+        check(ab_header_set_mesh(h.h, ikle.data(), ip, x.data(), y.data()));
+      }, nb::arg("ikle"), nb::arg("ipobo").none(), nb::arg("x"), nb::arg("y"))
+      .def("set_local_mesh", [](Header& h, In1<std::int32_t> ikle, std::int64_t nelem, In1<double> x, In1<double> y) {
+        check(ab_header_set_local_mesh(h.h, nelem, ikle.data(), static_cast<std::int64_t>(x.shape(0)), x.data(), y.data()));
+      });
+
+  nb::class_<Writer>(m, "Writer")
+      .def("__init__", [](Writer* self, long long comm, const std::string& path, Header& h, In1<std::int32_t> ids, int nvar,
+                          const std::string& options) {
+        new (self) Writer();
+        self->nlocal = static_cast<std::int64_t>(ids.shape(0));
+        self->nvar = nvar;
+        int rc;
+        {
+          nb::gil_scoped_release release;
+          rc = ab_writer_open(comm_of(comm), path.c_str(), h.h, self->nlocal, ids.data(), options.c_str(), &self->w);
+        }
+        check(rc);
+      })
+      .def("write_frame_double", [](Writer& w, double time, In2<double> values, bool begin) {
+        if (values.shape(0) != static_cast<std::size_t>(w.nvar) || values.shape(1) != static_cast<std::size_t>(w.nlocal))
+          throw Failure{AB_ERR_USAGE, "values: expected (" + std::to_string(w.nvar) + ", " + std::to_string(w.nlocal) + ")"};
+        nb::gil_scoped_release release;
+        check(begin ? ab_writer_write_frame_begin(w.w, time, values.data()) : ab_writer_write_frame(w.w, time, values.data()));
+      })
+      .def("write_frame_float", [](Writer& w, double time, In2<float> values) {
+        if (values.shape(0) != static_cast<std::size_t>(w.nvar) || values.shape(1) != static_cast<std::size_t>(w.nlocal))
+          throw Failure{AB_ERR_USAGE, "values: expected (" + std::to_string(w.nvar) + ", " + std::to_string(w.nlocal) + ")"};
+        nb::gil_scoped_release release;
+        check(ab_writer_write_frame_float(w.w, time, values.data()));
+      })
+      .def("end_frame", [](Writer& w) {
+        nb::gil_scoped_release release;
+        check(ab_writer_write_frame_end(w.w));
+      })
+      .def("abandon", [](Writer& w) {
+        ab_writer_abandon(w.w);
+        w.w = nullptr;
+      })
+      .def("close", [](Writer& w) {
+        if (!w.w) return;
+        ab_writer* p = w.w;
+        w.w = nullptr;
+        int rc;
+        {
+          nb::gil_scoped_release release;
+          rc = ab_writer_close(p);
+        }
+        check(rc);
+      });
+
+  m.def("read_part", [](long long comm, const std::string& base) {
+    ab_part* p = nullptr;
+    check(ab_part_open(comm_of(comm), base.c_str(), &p));
+    std::int64_t nelem, npoin;
+    int ndp, nplan;
+    int rc = ab_part_sizes(p, &nelem, &npoin, &ndp, &nplan);
+    if (rc != AB_OK) {
+      ab_part_close(p);
+      check(rc);
+    }
+    std::int32_t *ikle, *knolg;
+    double *x, *y;
+    auto a = new_array<std::int32_t>(static_cast<std::size_t>(nelem * ndp), &ikle);
+    auto b = new_array<std::int32_t>(static_cast<std::size_t>(npoin), &knolg);
+    auto c = new_array<double>(static_cast<std::size_t>(npoin), &x);
+    auto d = new_array<double>(static_cast<std::size_t>(npoin), &y);
+    rc = ab_part_mesh(p, ikle, knolg, x, y);
+    ab_part_close(p);
+    check(rc);
+    return std::make_tuple(a, b, c, d, ndp, nplan);
+  });
+}

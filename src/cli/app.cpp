@@ -1,0 +1,125 @@
+// The command line: every command on one CLI11 app, run by the executable (main.cpp) and
+// by the library (ab_command: the same code, the JSON report returned instead of printed).
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+#include "core/progress.hpp"
+#include "core/provenance.hpp"
+#include "pio/mpi_util.hpp"
+
+namespace anabranch::cli {
+
+namespace {
+thread_local std::string* g_report = nullptr;  // set while the library runs a command
+}
+
+bool in_library() { return g_report != nullptr; }
+
+void print_json(const nlohmann::json& j) {
+  if (g_report)
+    *g_report = j.dump();
+  else
+    std::cout << j.dump(2) << std::endl;
+}
+
+std::string thousands(long long v) {
+  std::string s = std::to_string(v < 0 ? -v : v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+  return v < 0 ? "-" + s : s;
+}
+
+double seconds_since(const std::chrono::steady_clock::time_point& t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+namespace {
+
+// Builds the app and runs the one command argv names. library: errors are thrown, never
+// printed, and usage problems become UsageError.
+int run(int argc, char** argv, bool library) {
+  CLI::App app{"anabranch: scalable I/O for parallel mesh-based simulations (SERAFIN/TELEMAC, MPI-IO, HDF5)",
+               "anabranch"};
+  app.require_subcommand(1);
+  // One line on bad usage, like every other error.
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    std::string cmd = a->get_name();
+    for (const auto* sub : a->get_subcommands()) cmd += " " + sub->get_name();
+    return cmd + ": error: " + e.what() + " (see --help)\n";
+  });
+  app.set_version_flag("--version", std::string("anabranch ") + ANABRANCH_VERSION);
+  bool quiet = false;
+  app.add_flag("-q,--quiet", quiet, "no progress output on stderr");
+  Common common;
+  std::vector<std::pair<CLI::App*, Runner>> runners;
+  auto add = [&](Runner (*fn)(CLI::App&, Common&)) {
+    auto before = app.get_subcommands({});
+    Runner r = fn(app, common);
+    auto after = app.get_subcommands({});
+    runners.emplace_back(after.back(), std::move(r));
+    (void)before;
+  };
+  add(add_info);
+  add(add_generate);
+  add(add_refine);
+  add(add_partition);
+  add(add_merge);
+  add(add_split);
+  add(add_convert);
+  add(add_balance);
+  add(add_tune);
+  add(add_bench);
+  add(add_bench_plot);
+
+  if (!library) provenance::set_command_line(argc, argv);  // a library caller's own command line stays
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (library) throw UsageError(std::string(argv[argc > 2 ? 2 : 0]) + ": " + e.what());
+    return app.exit(e);
+  }
+  if (quiet) Progress::set_enabled(false);
+  // Under mpiexec, failures are agreed across ranks: rank 0 alone reports them.
+  auto reporting = [] { return pio::MpiSession::world_rank() == 0; };
+  for (auto& [sub, runner] : runners) {
+    if (!sub->parsed()) continue;
+    if (library) return runner();
+    try {
+      return runner();
+    } catch (const anabranch::Error& e) {
+      if (reporting()) std::fprintf(stderr, "anabranch %s: error: %s\n", sub->get_name().c_str(), e.what());
+      return 1;
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "anabranch %s: error: out of memory\n", sub->get_name().c_str());
+      return 1;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "anabranch %s: error: %s\n", sub->get_name().c_str(), e.what());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return run(argc, argv, false); }
+
+std::string run_for_report(const std::vector<std::string>& args) {
+  std::vector<std::string> all = {"anabranch", "-q"};
+  all.insert(all.end(), args.begin(), args.end());
+  all.push_back("--json");
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  std::string report;
+  g_report = &report;
+  struct Reset {
+    ~Reset() { g_report = nullptr; }
+  } reset;
+  const int rc = run(static_cast<int>(argv.size()), argv.data(), true);
+  // Commands that report failures inside their report (info, bench) return it.
+  if (rc != 0 && report.empty()) throw Error("anabranch " + (args.empty() ? std::string() : args[0]) + " failed");
+  return report;
+}
+
+}  // namespace anabranch::cli

@@ -1,0 +1,32 @@
+# `cmake --install`: the C API library and header, the Fortran module, the executable, and a
+# CMake package so that a solver finds it with find_package(anabranch) and links
+# anabranch::c (C, C++) or anabranch::fortran (Fortran). The C API library carries the C++
+# core inside it (static), so consumers need only MPI besides.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set_target_properties(anabranch_c PROPERTIES EXPORT_NAME c)
+target_include_directories(anabranch_c PUBLIC $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+install(TARGETS anabranch_c EXPORT anabranchTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/include/anabranch/anabranch.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/anabranch)
+install(TARGETS anabranch_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+set(AB_CONFIG_MPI_COMPONENTS C)
+if(ANABRANCH_HAVE_FORTRAN)
+  set(AB_CONFIG_MPI_COMPONENTS C Fortran)
+  set_target_properties(anabranch_fortran PROPERTIES EXPORT_NAME fortran)
+  target_include_directories(anabranch_fortran PUBLIC $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/anabranch/fortran>)
+  install(TARGETS anabranch_fortran EXPORT anabranchTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(DIRECTORY ${PROJECT_BINARY_DIR}/bindings/fortran/mod/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/anabranch/fortran)
+endif()
+set_target_properties(anabranch_c PROPERTIES INSTALL_RPATH "$ORIGIN")
+set_target_properties(anabranch_cli PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+
+set(cmakedir ${CMAKE_INSTALL_LIBDIR}/cmake/anabranch)
+install(EXPORT anabranchTargets NAMESPACE anabranch:: DESTINATION ${cmakedir})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/anabranchConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/anabranchConfig.cmake INSTALL_DESTINATION ${cmakedir})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/anabranchConfigVersion.cmake COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/anabranchConfig.cmake ${PROJECT_BINARY_DIR}/anabranchConfigVersion.cmake
+  DESTINATION ${cmakedir})

@@ -221,7 +221,7 @@ Runner add_bench(CLI::App& app, Common& common) {
     nlohmann::json results = nlohmann::json::array();
     std::uint64_t reference = 0;
     for (const auto& name : names) {
-      const bool fpp = name == "file-per-process", hdf5 = name == "hdf5";
+      const bool fpp = name == "file-per-process", hdf5 = name == "hdf5", null = name == "null";
       const std::string path = o->dir + "/anabranch-bench-" + name + (hdf5 ? ".h5" : ".slf");
       std::vector<double> t_open, t_write, t_close, t_sync, t_read;
       bool verified = true, cache_dropped = o->read;
@@ -262,66 +262,72 @@ Runner add_bench(CLI::App& app, Common& common) {
         double t3 = MPI_Wtime();
         // Verification: the shared file's bytes are the same for every strategy, and every
         // rank reads back its own nodes (the read phase).
+        // Every collective call stays outside the try blocks: a failed check on one rank
+        // must not leave the others waiting.
         int ok = 1;
         double t4 = t3;
-        try {
-          if (!fpp && !hdf5 && rank == 0) {
+        if (!fpp && !hdf5 && !null && rank == 0) {
+          try {
             const std::uint64_t h = checksum(path);
             if (reference == 0) reference = h;
             ok = h == reference;
+          } catch (const std::exception&) {
+            ok = 0;
           }
-          if (o->read || rep == o->repeat - 1) {
-            int dropped = 0;
-            if (o->read && rank == 0) dropped = drop_caches() ? 1 : 0;
-            MPI_Bcast(&dropped, 1, MPI_INT, 0, comm);
-            cache_dropped = cache_dropped && dropped;
-            MPI_Barrier(comm);
-            const double r0 = MPI_Wtime();
-            std::vector<float> buf;
-            if (hdf5) {
-#ifdef ANABRANCH_HAVE_HDF5
-              // Each rank reads its own nodes (sorted), as a restart does.
-              pio::vtkhdf::Input in(path);
-              std::vector<std::int64_t> nodes(d.knolg.begin(), d.knolg.end());
-              for (auto& n : nodes) --n;
-              std::sort(nodes.begin(), nodes.end());
-              buf.resize(nodes.size());
-              for (int f = 0; f < o->frames && ok; ++f)
+        }
+        if (!null && (o->read || rep == o->repeat - 1)) {
+          int dropped = 0;
+          if (o->read && rank == 0) dropped = drop_caches() ? 1 : 0;
+          MPI_Bcast(&dropped, 1, MPI_INT, 0, comm);
+          cache_dropped = cache_dropped && dropped;
+          MPI_Barrier(comm);
+          const double r0 = MPI_Wtime();
+          try {
+              std::vector<float> buf;
+              if (hdf5) {
+  #ifdef ANABRANCH_HAVE_HDF5
+                // Each rank reads its own nodes (sorted), as a restart does.
+                pio::vtkhdf::Input in(path);
+                std::vector<std::int64_t> nodes(d.knolg.begin(), d.knolg.end());
+                for (auto& n : nodes) --n;
+                std::sort(nodes.begin(), nodes.end());
+                buf.resize(nodes.size());
+                for (int f = 0; f < o->frames && ok; ++f)
+                  for (int v = 0; v < o->vars && ok; ++v) {
+                    in.read_nodes(f, v, nodes.data(), static_cast<std::int64_t>(nodes.size()), buf.data());
+                    for (std::size_t i = 0; i < nodes.size(); ++i)
+                      if (buf[i] != value_of(static_cast<std::int32_t>(nodes[i] + 1), v, f)) ok = 0;
+                  }
+                ok = ok && in.frame_count() == o->frames;
+  #endif
+              }
+              std::unique_ptr<serafin::Reader> rp;
+              if (!hdf5) rp = std::make_unique<serafin::Reader>(mine);
+              for (int f = 0; f < o->frames && ok && !hdf5; ++f)
                 for (int v = 0; v < o->vars && ok; ++v) {
-                  in.read_nodes(f, v, nodes.data(), static_cast<std::int64_t>(nodes.size()), buf.data());
-                  for (std::size_t i = 0; i < nodes.size(); ++i)
-                    if (buf[i] != value_of(static_cast<std::int32_t>(nodes[i] + 1), v, f)) ok = 0;
-                }
-              ok = ok && in.frame_count() == o->frames;
-#endif
-            }
-            std::unique_ptr<serafin::Reader> rp;
-            if (!hdf5) rp = std::make_unique<serafin::Reader>(mine);
-            for (int f = 0; f < o->frames && ok && !hdf5; ++f)
-              for (int v = 0; v < o->vars && ok; ++v) {
-                if (fpp) {
-                  buf.resize(static_cast<std::size_t>(nloc));
-                  rp->read_values(f, v, buf.data());
-                  for (std::int64_t i = 0; i < nloc; ++i)
-                    if (buf[static_cast<std::size_t>(i)] != value_of(d.knolg[static_cast<std::size_t>(i)], v, f)) ok = 0;
-                } else {
-                  // Runs of consecutive global nodes, read in place.
-                  for (std::int64_t i = 0; i < nloc;) {
-                    std::int64_t j = i + 1;
-                    while (j < nloc && d.knolg[static_cast<std::size_t>(j)] == d.knolg[static_cast<std::size_t>(j - 1)] + 1) ++j;
-                    buf.resize(static_cast<std::size_t>(j - i));
-                    rp->read_values(f, v, d.knolg[static_cast<std::size_t>(i)] - 1, j - i, buf.data());
-                    for (std::int64_t k = i; k < j; ++k)
-                      if (buf[static_cast<std::size_t>(k - i)] != value_of(d.knolg[static_cast<std::size_t>(k)], v, f)) ok = 0;
-                    i = j;
+                  if (fpp) {
+                    buf.resize(static_cast<std::size_t>(nloc));
+                    rp->read_values(f, v, buf.data());
+                    for (std::int64_t i = 0; i < nloc; ++i)
+                      if (buf[static_cast<std::size_t>(i)] != value_of(d.knolg[static_cast<std::size_t>(i)], v, f)) ok = 0;
+                  } else {
+                    // Runs of consecutive global nodes, read in place.
+                    for (std::int64_t i = 0; i < nloc;) {
+                      std::int64_t j = i + 1;
+                      while (j < nloc && d.knolg[static_cast<std::size_t>(j)] == d.knolg[static_cast<std::size_t>(j - 1)] + 1) ++j;
+                      buf.resize(static_cast<std::size_t>(j - i));
+                      rp->read_values(f, v, d.knolg[static_cast<std::size_t>(i)] - 1, j - i, buf.data());
+                      for (std::int64_t k = i; k < j; ++k)
+                        if (buf[static_cast<std::size_t>(k - i)] != value_of(d.knolg[static_cast<std::size_t>(k)], v, f)) ok = 0;
+                      i = j;
+                    }
                   }
                 }
-              }
-            MPI_Barrier(comm);
-            t4 = MPI_Wtime() - r0 + t3;
+          } catch (const std::exception&) {
+            ok = 0;
           }
-        } catch (const std::exception&) {
-          ok = 0;
+          MPI_Barrier(comm);
+          t4 = MPI_Wtime() - r0 + t3;
         }
         int all_ok = 0;
         MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
@@ -331,7 +337,7 @@ Runner add_bench(CLI::App& app, Common& common) {
           t_write.push_back(t2 - t1 - compute);
           t_close.push_back(t_closed - t2);
           t_sync.push_back(t3 - t2);
-          if (o->read) t_read.push_back(t4 - t3);
+          if (o->read && !null) t_read.push_back(t4 - t3);
         }
         MPI_Barrier(comm);
         if (fpp)

@@ -92,11 +92,11 @@ class AggregatedStrategy final : public Strategy {
         MPI_Request req = MPI_REQUEST_NULL;
         int rc;
         if (async_) {
-          rc = MPI_File_iwrite_at_all(fh_, offset, bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, &req);
+          rc = MPI_File_iwrite_at(fh_, offset, bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, &req);
           slot.requests.push_back(req);
         } else {
           MPI_Status st;
-          rc = MPI_File_write_at_all(fh_, offset, bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, &st);
+          rc = MPI_File_write_at(fh_, offset, bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, &st);
         }
         if (rc != MPI_SUCCESS && !error) {
           try {

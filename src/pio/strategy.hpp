@@ -26,6 +26,7 @@ struct StrategySetup {
   const std::vector<std::int64_t>* owned = nullptr;  // nodes this rank writes, increasing, 0-based
   MPI_Info info = MPI_INFO_NULL;    // MPI-IO hints
   int writers_per_node = 1;         // aggregated strategies
+  bool shared_memory = true;        // aggregated: ranks copy into their node's writer buffers
   std::int64_t buffer_bytes = std::int64_t{16} << 20;  // aggregation buffer per writer
   // Writes the global header (rank 0 only; other ranks get an empty function).
   std::function<void(ByteSink&)> write_header;

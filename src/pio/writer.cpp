@@ -26,6 +26,8 @@ WriterOptions WriterOptions::parse(const std::string& text) {
         o.atomic = v == "1" || v == "true" || v == "yes";
       else if (k == "partition_method" || k == "partition_parts")
         o.provenance[k] = v;
+      else if (k == "shared_memory")
+        o.shared_memory = !(v == "0" || v == "false" || v == "no");
       else if (k == "file_per_step")
         o.file_per_step = v == "1" || v == "true" || v == "yes";
       else
@@ -88,6 +90,7 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
   setup.owned = &owned_.gid;
   setup.info = info_;
   setup.writers_per_node = options_.writers_per_node;
+  setup.shared_memory = options_.shared_memory;
   setup.buffer_bytes = options_.buffer_bytes;
   setup.hints = hints;
   setup.file_per_step = options_.file_per_step;

@@ -26,6 +26,7 @@ namespace anabranch::pio {
 struct WriterOptions {
   std::string strategy = "aggregated";
   int writers_per_node = 1;
+  bool shared_memory = true;  // aggregated: node-local values through shared memory (0: all by MPI messages)
   std::int64_t buffer_bytes = std::int64_t{16} << 20;  // aggregation buffer per writer and round
   Hints hints;                                        // MPI-IO hints (merged over ANABRANCH_MPIIO_HINTS)
   bool atomic = false;  // true: temporary name renamed by close() (tools); false: solver output
@@ -33,7 +34,7 @@ struct WriterOptions {
   // Facts recorded in self-describing outputs (hdf5): partition_method, partition_parts.
   std::map<std::string, std::string> provenance;
 
-  // "strategy=collective writers_per_node=2 buffer_bytes=8388608 atomic=1 file_per_step=1
+  // "strategy=collective writers_per_node=2 buffer_bytes=8388608 atomic=1 file_per_step=1 shared_memory=0
   // partition_method=metis partition_parts=64 cb_nodes=4 ...": the keys above, anything
   // else is an MPI-IO hint.
   static WriterOptions parse(const std::string& text);

@@ -98,6 +98,7 @@ struct Case {
   ByteOrder order;
   int planes;
   std::int64_t buffer_bytes;
+  bool shared_memory = true;
 };
 
 void run_case(const Case& c, const std::string& dir, int id) {
@@ -137,6 +138,7 @@ void run_case(const Case& c, const std::string& dir, int id) {
   pio::WriterOptions opt;
   opt.strategy = c.strategy;
   opt.buffer_bytes = c.buffer_bytes;
+  opt.shared_memory = c.shared_memory;
   pio::Writer w(MPI_COMM_WORLD, path, out, mine.data(), nloc, opt);
   for (int f = 0; f < nframes; ++f) {
     for (int v = 0; v < 3; ++v)
@@ -228,6 +230,9 @@ TEST(ParallelWriter, EveryStrategyWritesTheSerialBytes) {
         {s, Decomposition::Partition, Precision::Double, ByteOrder::Little, 1, 16 << 20},
         {s, Decomposition::EmptyLast, Precision::Single, ByteOrder::Big, 3, 16 << 20},
         {s, Decomposition::Partition, Precision::Single, ByteOrder::Big, 4, 2048},  // many aggregation rounds
+        // Every value by MPI messages, as between nodes (the path writers on other nodes take).
+        {s, Decomposition::Random, Precision::Double, ByteOrder::Big, 1, 4096, false},
+        {s, Decomposition::EmptyLast, Precision::Single, ByteOrder::Little, 3, 16 << 20, false},
     };
     for (const auto& c : cases) {
       SCOPED_TRACE(s + " case " + std::to_string(id));

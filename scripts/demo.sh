@@ -2,7 +2,8 @@
 # The main job on a built-in example, the whole chain: generate a mesh, partition it as
 # TELEMAC's partel would, run a small parallel solver that writes ONE shared result file
 # from all ranks (and, for comparison, one file per rank as TELEMAC does today), merge the
-# per-rank files as gretel would, check both routes give the same bytes, and summarise.
+# per-rank files as gretel would, check both routes give the same bytes, convert the result
+# to HDF5 for ParaView (VTKHDF + XDMF, with provenance), and summarise.
 # Output in demo/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,8 +29,13 @@ echo "== 4. the same run writing one file per rank, as TELEMAC does today"
 mpiexec -n "$ranks" $solver demo/parts/mesh.slf demo/mesh.slf demo/T2DRES file-per-process 10; t2=$(now)
 echo "== 5. merge the per-rank files into one (gretel's job)"
 $ab merge demo/T2DRES --geo demo/mesh.slf -o demo/merged.slf; t3=$(now)
-echo "== 6. check and summarise"
+echo "== 6. convert the result for ParaView: HDF5 (VTKHDF + XDMF sidecar), and back"
+t4=$(now); $ab convert demo/result.slf demo/result.hdf | sed 's/^/   /'; t5=$(now)
+$ab -q convert demo/result.hdf demo/back.slf >/dev/null
+echo "== 7. check and summarise"
 cmp demo/result.slf demo/merged.slf && echo "   the shared file and the merged per-rank files are the same bytes"
+cmp demo/result.slf demo/back.slf && echo "   SERAFIN -> HDF5 -> SERAFIN gives the same bytes"
 $ab info demo/result.slf | sed 's/^/   /'
 echo "   shared file: 1 file in $(t "$t0" "$t1") s; per-rank files: $ranks files in $(t "$t1" "$t2") s, then merge $(t "$t2" "$t3") s"
+echo "   HDF5 for ParaView: demo/result.hdf (+ demo/result.hdf.xmf) in $(t "$t4" "$t5") s"
 echo "== done: files in demo/"

@@ -1,5 +1,6 @@
 #include "pio/results.hpp"
 
+#include <cctype>
 #include <cstring>
 #include <fstream>
 
@@ -79,7 +80,21 @@ class Hdf5File final : public ResultFile {
 }  // namespace
 
 std::unique_ptr<ResultFile> ResultFile::open(const std::string& path) {
-  if (looks_like_hdf5(path)) {
+  std::string lower = path;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  bool hdf5_name = false;
+  for (const char* ext : {".h5", ".hdf", ".hdf5", ".vtkhdf"}) {
+    const std::size_t n = std::strlen(ext);
+    hdf5_name = hdf5_name || (lower.size() > n && lower.compare(lower.size() - n, n, ext) == 0);
+  }
+  const bool hdf5_bytes = looks_like_hdf5(path);
+  if (hdf5_name && !hdf5_bytes) {
+    std::ifstream probe(path, std::ios::binary);
+    if (!probe) throw IoError::from_errno("cannot open", path);
+    throw FormatError(path, "HDF5 signature", 0,
+                      "no HDF5 signature (a truncated file, or a run killed before HDF5 first flushed it)");
+  }
+  if (hdf5_bytes) {
 #ifdef ANABRANCH_HAVE_HDF5
     return std::make_unique<Hdf5File>(path);
 #else

@@ -41,6 +41,7 @@ struct StrategySetup {
   // The hints as given (for provenance and stripe alignment).
   Hints hints;
   bool file_per_step = false;  // hdf5: one file per frame
+  bool flush_frames = false;   // hdf5: flush after every frame
   std::map<std::string, std::string> provenance;  // extra facts for self-describing formats
   bool atomic = false;         // files appear under their names only when complete
 };

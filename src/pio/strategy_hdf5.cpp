@@ -54,6 +54,7 @@ class Hdf5Strategy final : public Strategy {
       try {
         vtkhdf::OutputOptions& o = options_;
         o.final_path = s_.final_path;
+        o.flush_frames = s_.flush_frames;
         o.provenance["strategy"] = s_.file_per_step ? "hdf5 (one file per step)" : "hdf5";
         o.provenance["hints"] = s_.hints.str();
         o.provenance["ranks"] = std::to_string(size_);

@@ -28,6 +28,8 @@ WriterOptions WriterOptions::parse(const std::string& text) {
         o.provenance[k] = v;
       else if (k == "shared_memory")
         o.shared_memory = !(v == "0" || v == "false" || v == "no");
+      else if (k == "flush_frames")
+        o.flush_frames = v == "1" || v == "true" || v == "yes";
       else if (k == "file_per_step")
         o.file_per_step = v == "1" || v == "true" || v == "yes";
       else
@@ -94,6 +96,7 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
   setup.buffer_bytes = options_.buffer_bytes;
   setup.hints = hints;
   setup.file_per_step = options_.file_per_step;
+  setup.flush_frames = options_.flush_frames;
   setup.provenance = options_.provenance;
   setup.atomic = options_.atomic;
   if (rank_ == 0) {

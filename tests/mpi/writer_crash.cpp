@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "core/generate.hpp"
@@ -29,8 +30,8 @@ int main(int argc, char** argv) {
   pio::OutputDescription out;
   out.header = h;
   out.mesh = &m;
-  pio::WriterOptions opt;
-  opt.strategy = argv[2];
+  // "aggregated", or a strategy with options: "hdf5 flush_frames=1".
+  const pio::WriterOptions opt = pio::WriterOptions::parse(std::string("strategy=") + argv[2]);
   pio::Writer w(MPI_COMM_WORLD, argv[1], out, ids.data(), static_cast<std::int64_t>(ids.size()), opt);
   std::vector<double> a(ids.size(), 1.0), b(ids.size(), 2.0);
   const double* v[2] = {a.data(), b.data()};

@@ -96,6 +96,19 @@ def test_killed_between_frames_leaves_complete_frames(ab, tmp_path, strategy):
     assert info["frames"] == 3 and info["integrity"] == "torn last frame"
 
 
+def test_killed_hdf5_run_keeps_its_frames_when_flushed(ab, tmp_path):
+    """hdf5 with flush_frames=1: a run killed between frames leaves a readable file with
+    every frame written; with one file per step, the complete steps are there."""
+    if not CRASH:
+        pytest.skip("writer_crash not built")
+    mpirun(3, CRASH, tmp_path / "crash.h5", "hdf5 flush_frames=1", 4, check=False)
+    info = ab("info", "--json", tmp_path / "crash.h5").json()[0]
+    assert info["frames"] == 4 and info["times"] == [0, 1, 2, 3]
+    mpirun(3, CRASH, tmp_path / "steps.h5", "hdf5 file_per_step=1", 3, check=False)
+    for k in range(3):
+        assert ab("info", "--json", tmp_path / f"steps_{k:06d}.h5").json()[0]["times"] == [k]
+
+
 def test_fortran_solver_writes_the_c_solvers_bits(ab, mesh):
     if not SOLVER_F:
         pytest.skip("built without Fortran")

@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <type_traits>
 
 #include "core/error.hpp"
 #include "formats/partel.hpp"
@@ -146,6 +148,23 @@ Writer::~Writer() {
 
 int Writer::files_created() const { return strategy_->files_created(size_); }
 
+namespace {
+
+// out[i] = in[local[i]] as R (float or double), bytes reversed when swap.
+template <class R, class T>
+void gather_encoded(const T* in, const std::int64_t* local, std::int64_t n, bool swap, unsigned char* out) {
+  using Word = std::conditional_t<sizeof(R) == 4, std::uint32_t, std::uint64_t>;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const R r = static_cast<R>(in[local[i]]);
+    Word w;
+    std::memcpy(&w, &r, sizeof w);
+    if (swap) w = bswap(w);
+    std::memcpy(out + i * static_cast<std::int64_t>(sizeof w), &w, sizeof w);
+  }
+}
+
+}  // namespace
+
 template <class T>
 void Writer::encode(const T* const* values) {
   const int nvar = header_.nvar(), rs = layout_.real_bytes;
@@ -158,10 +177,16 @@ void Writer::encode(const T* const* values) {
   }
   const auto n = static_cast<std::int64_t>(owned_.gid.size());
   owned_values_.resize(static_cast<std::size_t>(nvar * n * rs));
-  std::vector<T> tmp(static_cast<std::size_t>(n));
+  // One pass: gather the owned values, convert to the file's precision, order the bytes.
+  const bool swap = order != native_byte_order();
+  const std::int64_t* local = owned_.local.data();
   for (int v = 0; v < nvar; ++v) {
-    for (std::int64_t i = 0; i < n; ++i) tmp[static_cast<std::size_t>(i)] = values[v][owned_.local[static_cast<std::size_t>(i)]];
-    serafin::encode_reals(tmp.data(), n, header_.precision, order, owned_values_.data() + v * n * rs);
+    const T* in = values[v];
+    unsigned char* out = owned_values_.data() + v * n * rs;
+    if (header_.precision == Precision::Single)
+      gather_encoded<float>(in, local, n, swap, out);
+    else
+      gather_encoded<double>(in, local, n, swap, out);
   }
 }
 

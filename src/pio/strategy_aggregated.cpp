@@ -35,17 +35,12 @@ class AggregatedStrategy final : public Strategy {
     MPI_Comm_rank(s_.comm, &rank_);
     MPI_Comm_size(s_.comm, &size_);
     check_mpi(MPI_Comm_split_type(s_.comm, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm_), "MPI_Comm_split_type");
-    int node_rank = 0;
-    MPI_Comm_rank(node_comm_, &node_rank);
-    is_writer_ = node_rank < std::max(1, s_.writers_per_node);
-    check_mpi(MPI_Comm_split(s_.comm, is_writer_ ? 0 : MPI_UNDEFINED, rank_, &wcomm_), "MPI_Comm_split");
-    std::vector<int> flags(static_cast<std::size_t>(size_));
-    int me = is_writer_ ? 1 : 0;
-    MPI_Allgather(&me, 1, MPI_INT, flags.data(), 1, MPI_INT, s_.comm);
-    for (int r = 0; r < size_; ++r)
-      if (flags[static_cast<std::size_t>(r)]) writer_ranks_.push_back(r);
+    NodeWriters writers = choose_writers(s_.comm, node_comm_, s_.writers_per_node);
+    is_writer_ = writers.is_writer;
+    windex_ = writers.index;
+    wcomm_ = writers.comm;
+    writer_ranks_ = std::move(writers.ranks);
     nwriters_ = static_cast<int>(writer_ranks_.size());
-    if (is_writer_) MPI_Comm_rank(wcomm_, &windex_);
     const int nvar = s_.layout.nvar, rs = s_.layout.real_bytes;
     entry_bytes_ = std::max<std::int64_t>(1, static_cast<std::int64_t>(nvar) * rs);
     chunk_ = std::max<std::int64_t>(1, s_.buffer_bytes / entry_bytes_);

@@ -38,16 +38,13 @@ class Hdf5Strategy final : public Strategy {
     MPI_Comm_rank(s_.comm, &rank_);
     MPI_Comm_size(s_.comm, &size_);
     {
-      Topology topo(s_.comm);  // world rank 0 is node rank 0: a writer, with the mesh
-      is_writer_ = topo.node_rank < std::max(1, s_.writers_per_node);
+      Topology topo(s_.comm);  // rank 0 is node rank 0: a writer, with the mesh
+      NodeWriters writers = choose_writers(s_.comm, topo.node_comm, s_.writers_per_node);
+      is_writer_ = writers.is_writer;
+      windex_ = writers.index;
+      wcomm_ = writers.comm;
+      writer_ranks_ = std::move(writers.ranks);
     }
-    check_mpi(MPI_Comm_split(s_.comm, is_writer_ ? 0 : MPI_UNDEFINED, rank_, &wcomm_), "MPI_Comm_split");
-    std::vector<int> flags(static_cast<std::size_t>(size_));
-    int me = is_writer_ ? 1 : 0;
-    MPI_Allgather(&me, 1, MPI_INT, flags.data(), 1, MPI_INT, s_.comm);
-    for (int r = 0; r < size_; ++r)
-      if (flags[static_cast<std::size_t>(r)]) writer_ranks_.push_back(r);
-    if (is_writer_) MPI_Comm_rank(wcomm_, &windex_);
     plan_exchange();
     std::exception_ptr error;
     if (is_writer_) {

@@ -28,6 +28,23 @@ Topology::~Topology() {
   if (!finalized && node_comm != MPI_COMM_NULL) MPI_Comm_free(&node_comm);
 }
 
+NodeWriters choose_writers(MPI_Comm comm, MPI_Comm node_comm, int per_node) {
+  int rank = 0, size = 1, node_rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_rank(node_comm, &node_rank);
+  NodeWriters w;
+  w.is_writer = node_rank < std::max(1, per_node);
+  check_mpi(MPI_Comm_split(comm, w.is_writer ? 0 : MPI_UNDEFINED, rank, &w.comm), "MPI_Comm_split");
+  std::vector<int> flags(static_cast<std::size_t>(size));
+  int me = w.is_writer ? 1 : 0;
+  MPI_Allgather(&me, 1, MPI_INT, flags.data(), 1, MPI_INT, comm);
+  for (int r = 0; r < size; ++r)
+    if (flags[static_cast<std::size_t>(r)]) w.ranks.push_back(r);
+  if (w.is_writer) MPI_Comm_rank(w.comm, &w.index);
+  return w;
+}
+
 std::vector<std::string> gather_host_names(MPI_Comm comm) {
   int size = 1;
   MPI_Comm_size(comm, &size);

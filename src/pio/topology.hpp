@@ -22,6 +22,17 @@ struct Topology {
   Topology& operator=(const Topology&) = delete;
 };
 
+// The writers of the aggregating strategies: the first `per_node` ranks of every node (so
+// rank 0 always writes), their ranks in comm in increasing order, and their communicator.
+struct NodeWriters {
+  bool is_writer = false;
+  int index = 0;               // this writer's number among the writers (writers only)
+  std::vector<int> ranks;      // comm ranks of all writers
+  MPI_Comm comm = MPI_COMM_NULL;  // the writers (MPI_COMM_NULL elsewhere); freed by the owner
+};
+// Collective over comm; node_comm: comm's shared-memory split.
+NodeWriters choose_writers(MPI_Comm comm, MPI_Comm node_comm, int per_node);
+
 // Collective: host names of all ranks, gathered on every rank (seed 003's method of
 // counting nodes by name).
 std::vector<std::string> gather_host_names(MPI_Comm comm);

@@ -357,19 +357,11 @@ void Output::Impl::write_frame(std::int64_t k, double time, std::int64_t first, 
     const hsize_t len = static_cast<hsize_t>((k + 1) * npoin);
     hid_t d = data[static_cast<std::size_t>(v)];
     check_status(H5Dset_extent(d, &len), "cannot extend a variable in", f);
-    Handle fspace(check(H5Dget_space(d), "H5Dget_space", f));
-    const hsize_t n = static_cast<hsize_t>(count);
-    Handle mspace(check(H5Screate_simple(1, &n, nullptr), "H5Screate_simple", f));
-    if (count == 0) {
-      H5Sselect_none(fspace);
-      H5Sselect_none(mspace);
-    } else {
-      const hsize_t start = static_cast<hsize_t>(k * npoin + first);
-      check_status(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &start, nullptr, &n, nullptr), "H5Sselect_hyperslab", f);
-    }
     const auto* src = static_cast<const unsigned char*>(values) + static_cast<std::size_t>(v * count * rs);
-    check_status(H5Dwrite(d, mem, mspace, fspace, xfer_collective, count ? src : nullptr),
-                 "cannot write variable " + names[static_cast<std::size_t>(v)] + " of frame " + std::to_string(k) + " in", f);
+    if (header.precision == Precision::Double)
+      h5::write_range<double>(d, k * npoin + first, count, reinterpret_cast<const double*>(src), xfer_collective, f);
+    else
+      h5::write_range<float>(d, k * npoin + first, count, reinterpret_cast<const float*>(src), xfer_collective, f);
   }
   // 3D: the first frame's elevation becomes the points' Z.
   if (k == 0 && header.nplan() > 1 && header.nvar() > 0 && options.mesh_link.empty()) {

@@ -106,9 +106,11 @@ int ab_writer_write_frame_begin(ab_writer* writer, double time, const double* va
 int ab_writer_write_frame_end(ab_writer* writer);
 /* COLLECTIVE. Completes, closes and frees the writer (also after an error). */
 int ab_writer_close(ab_writer* writer);
-/* Not collective: frees the writer without completing the file (a rank that cannot go on;
- * a Python writer collected unclosed). With the "atomic=1" option the temporary file is
- * removed; a solver's output stays readable up to its last complete frame. */
+/* Frees the writer without completing the file (a rank that cannot go on; a Python writer
+ * collected unclosed). Not collective for the SERAFIN strategies; the hdf5 strategy closes
+ * its HDF5 file, which is collective: call it on every rank there. With the "atomic=1"
+ * option the temporary file is removed; a solver's output stays readable up to its last
+ * complete frame. */
 int ab_writer_abandon(ab_writer* writer);
 
 /* ---------------------------------------------------------------------------------------

@@ -184,22 +184,25 @@ std::int64_t dataset_length(hid_t dset) {
   return static_cast<std::int64_t>(H5Sget_simple_extent_npoints(space));
 }
 
-namespace {
-
-// File and memory spaces selecting [first, first + count) of a 1-D dataset.
-std::pair<Handle, Handle> range_spaces(hid_t dset, std::int64_t first, std::int64_t count, const std::string& file) {
+std::pair<Handle, Handle> range_spaces(hid_t dset, std::int64_t first, std::int64_t count, const std::string& file,
+                                       int column) {
   Handle fspace(check(H5Dget_space(dset), "H5Dget_space", file));
   const hsize_t n = static_cast<hsize_t>(count);
   Handle mspace(check(H5Screate_simple(1, &n, nullptr), "H5Screate_simple", file));
   if (count == 0) {
     H5Sselect_none(fspace);
     H5Sselect_none(mspace);
-  } else {
+  } else if (column < 0) {
     const hsize_t start = static_cast<hsize_t>(first);
     check_status(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &start, nullptr, &n, nullptr), "H5Sselect_hyperslab", file);
+  } else {
+    const hsize_t start[2] = {static_cast<hsize_t>(first), static_cast<hsize_t>(column)}, cnt[2] = {n, 1};
+    check_status(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, cnt, nullptr), "H5Sselect_hyperslab", file);
   }
   return {std::move(fspace), std::move(mspace)};
 }
+
+namespace {
 
 std::string object_name(hid_t obj) {
   char name[256] = {0};

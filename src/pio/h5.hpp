@@ -67,6 +67,12 @@ Handle create_dataset_2d(hid_t loc, const std::string& name, hid_t type, std::in
                          const std::string& file);
 std::int64_t dataset_length(hid_t dset);
 
+// File and memory spaces selecting elements [first, first + count) of a 1-D dataset, or
+// rows [first, first + count) of one column of a 2-D one (column >= 0); count 0 selects
+// nothing (a rank taking part in a collective transfer with nothing).
+std::pair<Handle, Handle> range_spaces(hid_t dset, std::int64_t first, std::int64_t count, const std::string& file,
+                                       int column = -1);
+
 // Reads or writes [first, first + count) of a 1-D dataset (count may be 0: the rank takes
 // part in a collective transfer with nothing). xfer: the transfer property list.
 template <class T>

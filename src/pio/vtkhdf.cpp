@@ -365,16 +365,7 @@ void Output::Impl::write_frame(std::int64_t k, double time, std::int64_t first, 
   }
   // 3D: the first frame's elevation becomes the points' Z.
   if (k == 0 && header.nplan() > 1 && header.nvar() > 0 && options.mesh_link.empty()) {
-    Handle fspace(check(H5Dget_space(points), "H5Dget_space", f));
-    const hsize_t n = static_cast<hsize_t>(count);
-    Handle mspace(check(H5Screate_simple(1, &n, nullptr), "H5Screate_simple", f));
-    if (count == 0) {
-      H5Sselect_none(fspace);
-      H5Sselect_none(mspace);
-    } else {
-      const hsize_t start[2] = {static_cast<hsize_t>(first), 2}, cnt[2] = {n, 1};
-      check_status(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, cnt, nullptr), "H5Sselect_hyperslab", f);
-    }
+    auto [fspace, mspace] = h5::range_spaces(points, first, count, f, 2);
     check_status(H5Dwrite(points, mem, mspace, fspace, xfer_collective, count ? values : nullptr), "cannot write Points Z in", f);
   }
   // Steps: one more entry everywhere, written by rank 0.
@@ -658,16 +649,7 @@ Mesh Input::read_mesh() const {
   mesh.x.resize(static_cast<std::size_t>(h.npoin));
   mesh.y.resize(static_cast<std::size_t>(h.npoin));
   for (int col = 0; col < 2; ++col) {
-    Handle fspace(check(H5Dget_space(pts), "H5Dget_space", f));
-    const hsize_t start[2] = {0, static_cast<hsize_t>(col)}, cnt[2] = {static_cast<hsize_t>(h.npoin), 1};
-    const hsize_t n = cnt[0];
-    Handle mspace(check(H5Screate_simple(1, &n, nullptr), "H5Screate_simple", f));
-    if (n == 0) {
-      H5Sselect_none(fspace);
-      H5Sselect_none(mspace);
-    } else {
-      check_status(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, cnt, nullptr), "H5Sselect_hyperslab", f);
-    }
+    auto [fspace, mspace] = h5::range_spaces(pts, 0, h.npoin, f, col);
     check_status(H5Dread(pts, H5T_NATIVE_DOUBLE, mspace, fspace, m.xfer, (col == 0 ? mesh.x : mesh.y).data()),
                  "cannot read Points in", f);
   }

@@ -3,8 +3,9 @@
 in the gretel figures of the TELEMAC paper's class of machine) split into P per-rank result
 files by `anabranch partition`, merged back by `anabranch merge` (one process, then under
 mpiexec), against the floor of reading the parts (`cat > /dev/null`) plus writing the
-output (`dd`, fdatasync) in the same run. Every timing is the median of 3, each starting
-from a synced and (as root) dropped page cache and ending with sync. Every merged file is
+output (`dd`, fdatasync) in the same run. Every timing is the median of 5, each starting
+from a synced and (as root) dropped page cache with no previous output in place (as a user
+runs it: no old file to free on rename) and ending with sync. Every merged file is
 checked against the original.
 
 Usage: bench/merge.py [--elements N] [--parts 16 64 256] [--ranks 2] [--work DIR] [--json OUT] [--quick]
@@ -45,10 +46,12 @@ def settle():
         pass
 
 
-def timed(cmd, repeat=3, **kw):
-    """Median of `repeat` runs, each from a settled cache, including the final sync."""
+def timed(cmd, outputs, repeat=5, **kw):
+    """Median of `repeat` runs, each from a settled cache without `outputs`, including the final sync."""
     times, out = [], ""
     for _ in range(repeat):
+        for o in outputs:
+            pathlib.Path(o).unlink(missing_ok=True)
         settle()
         t0 = time.perf_counter()
         out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=ENV, **kw).stdout
@@ -76,7 +79,7 @@ def main():
     want = sha(mesh)
     size = mesh.stat().st_size
     rows = []
-    print(f"{'P':>5} {'how':>18} {'seconds':>8} {'MB/s out':>9} {'peak RSS':>10}")
+    print(f"{'P':>5} {'how':>18} {'seconds':>8} {'MB/s out':>9} {'x floor':>8} {'peak RSS':>10}")
     for parts in a.parts:
         d = w / f"p{parts}"
         shutil.rmtree(d, ignore_errors=True)
@@ -85,19 +88,20 @@ def main():
                        capture_output=True)
         files = sorted(glob.glob(str(d / "global.slf?????-?????")))
         floor, _ = timed(["sh", "-c", f'cat "$@" > /dev/null && dd if=/dev/zero of={w / "dd.out"} bs=8M count={max(1, size >> 23)} '
-                          'conv=fdatasync 2>/dev/null', "floor", *files])
+                          'conv=fdatasync 2>/dev/null', "floor", *files], [w / "dd.out"])
         (w / "dd.out").unlink()
         rows.append(dict(parts=parts, how="cat parts + dd out", seconds=floor))
-        print(f"{parts:>5} {'cat parts + dd out':>18} {floor:>8.2f} {size / floor / 1e6:>9.0f} {'':>10}", flush=True)
+        print(f"{parts:>5} {'cat parts + dd out':>18} {floor:>8.2f} {size / floor / 1e6:>9.0f} {1:>8.2f} {'':>10}", flush=True)
         for how, cmd in (("merge, 1 process", [AB, "merge", str(d / "global.slf"), "--geo", str(mesh), "-o", str(w / "m.slf"), "--json"]),
                          (f"merge, {a.ranks} ranks", ["mpiexec", "-n", str(a.ranks), AB, "merge", str(d / "global.slf"), "--geo",
                                                        str(mesh), "-o", str(w / "m.slf"), "--json"])):
-            t, out = timed(cmd)
+            t, out = timed(cmd, [w / "m.slf"])
             j = json.loads(out)
             if sha(w / "m.slf") != want:
                 sys.exit(f"{how}: the merged file differs from the original")
-            rows.append(dict(parts=parts, how=how, seconds=t, peak_rss_bytes=j["peak_rss_bytes"]))
-            print(f"{parts:>5} {how:>18} {t:>8.2f} {size / t / 1e6:>9.0f} {j['peak_rss_bytes'] / 2**20:>7.0f} MiB", flush=True)
+            rows.append(dict(parts=parts, how=how, seconds=t, floor_ratio=t / floor, peak_rss_bytes=j["peak_rss_bytes"]))
+            print(f"{parts:>5} {how:>18} {t:>8.2f} {size / t / 1e6:>9.0f} {t / floor:>8.2f} {j['peak_rss_bytes'] / 2**20:>7.0f} MiB",
+                  flush=True)
             (w / "m.slf").unlink()
         shutil.rmtree(d)
     print(f"output: {size / 1e6:.0f} MB; one variable of one frame in double precision: "

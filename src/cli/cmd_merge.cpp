@@ -3,6 +3,7 @@
 // gretel does, streaming. Under mpiexec the ranks share the parts.
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
@@ -31,10 +32,13 @@ Runner add_merge(CLI::App& app, Common& common) {
   sub->add_flag("--json", common.json, "print a JSON summary on stdout");
   return [m, &common]() {
     if (m->o.output.empty()) m->o.output = m->o.base;
-    pio::MpiSession mpi(nullptr, nullptr);  // alone, MPI runs as a singleton
+    // Alone (no MPI launcher), merge without MPI: its start-up would cost more than the
+    // merge of a small file.
+    std::optional<pio::MpiSession> mpi;
+    if (pio::started_by_launcher()) mpi.emplace(nullptr, nullptr);
+    const MPI_Comm comm = mpi ? MPI_COMM_WORLD : MPI_COMM_NULL;
     int rank = 0;
-    const MPI_Comm comm = MPI_COMM_WORLD;
-    MPI_Comm_rank(comm, &rank);
+    if (mpi) MPI_Comm_rank(comm, &rank);
     if (rank != 0) Progress::set_enabled(false);
     const pio::MergeReport r = pio::merge_parts(comm, m->o);
     if (rank != 0) return 0;

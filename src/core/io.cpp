@@ -124,6 +124,12 @@ void FileSource::advise_sequential() const {
 #endif
 }
 
+void FileSource::will_need(std::int64_t offset, std::int64_t n) const {
+#ifdef POSIX_FADV_WILLNEED
+  ::posix_fadvise(fd_, begin_ + offset, n, POSIX_FADV_WILLNEED);
+#endif
+}
+
 MemorySource::MemorySource(const void* data, std::size_t size, std::string name)
     : data_(static_cast<const unsigned char*>(data)), size_(size), name_(std::move(name)) {}
 

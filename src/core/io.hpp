@@ -21,6 +21,9 @@ class ByteSource {
   virtual const std::string& name() const = 0;
   // Hint that the range will be read once, front to back (larger read-ahead).
   virtual void advise_sequential() const {}
+  // Hint that bytes [offset, offset + n) will be read soon: the kernel starts reading them
+  // in the background.
+  virtual void will_need(std::int64_t /*offset*/, std::int64_t /*n*/) const {}
 };
 
 class FileSource final : public ByteSource {
@@ -37,6 +40,7 @@ class FileSource final : public ByteSource {
   void read_at(std::int64_t offset, void* dst, std::size_t n) const override;
   const std::string& name() const override { return name_; }
   void advise_sequential() const override;
+  void will_need(std::int64_t offset, std::int64_t n) const override;
 
  private:
   int fd_ = -1;

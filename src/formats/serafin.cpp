@@ -395,6 +395,14 @@ std::vector<double> Reader::read_times() const {
   return t;
 }
 
+void Reader::check_value_markers(std::int64_t frame, int var, std::int32_t m1, std::int32_t m2) const {
+  const std::int64_t payload = header_.npoin * layout_.real_bytes;
+  if (m1 != payload || m2 != payload)
+    throw FormatError(source_->name(), "record variable " + std::to_string(var + 1) + " of frame " + std::to_string(frame + 1),
+                      layout_.values_offset(frame, var) - 4,
+                      "length markers " + std::to_string(m1) + "/" + std::to_string(m2) + ", expected " + std::to_string(payload));
+}
+
 template <class T>
 void Reader::read_values(std::int64_t frame, int var, std::int64_t first, std::int64_t count, T* out) const {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "float or double");
@@ -408,15 +416,8 @@ void Reader::read_values(std::int64_t frame, int var, std::int64_t first, std::i
   const bool whole = first == 0 && count == header_.npoin;
   // Front to back (markers, then values, then the closing marker) so that the kernel's
   // read-ahead sees one sequential stream.
-  auto check_markers = [&](std::int32_t m1, std::int32_t m2) {
-    if (m1 != payload || m2 != payload)
-      throw FormatError(source_->name(),
-                        "record variable " + std::to_string(var + 1) + " of frame " + std::to_string(frame + 1), at - 4,
-                        "length markers " + std::to_string(m1) + "/" + std::to_string(m2) + ", expected " +
-                            std::to_string(payload));
-  };
   const std::int32_t m1 = read_i32(*source_, at - 4, header_.byte_order);
-  if (!whole) check_markers(m1, read_i32(*source_, at + payload, header_.byte_order));
+  if (!whole) check_value_markers(frame, var, m1, read_i32(*source_, at + payload, header_.byte_order));
   const std::int64_t begin = at + first * rs;
   if (static_cast<int>(sizeof(T)) == rs) {
     // Read in place, then fix the byte order in cache-sized pieces.
@@ -436,7 +437,24 @@ void Reader::read_values(std::int64_t frame, int var, std::int64_t first, std::i
                              : static_cast<T>(load<double>(buf.data() + k * 8, header_.byte_order));
     }
   }
-  if (whole) check_markers(m1, read_i32(*source_, at + payload, header_.byte_order));
+  if (whole) check_value_markers(frame, var, m1, read_i32(*source_, at + payload, header_.byte_order));
+}
+
+void Reader::read_encoded(std::int64_t frame, int var, std::int64_t first, std::int64_t count, void* out) const {
+  if (var < 0) throw UsageError(source_->name() + ": variable numbers start at 1");
+  check_frame(frame, var);
+  if (first < 0 || count < 0 || first + count > header_.npoin)
+    throw UsageError(source_->name() + ": node range out of bounds");
+  const std::int64_t at = layout_.values_offset(frame, var);
+  const std::int64_t payload = header_.npoin * layout_.real_bytes;
+  if (first == 0) check_value_markers(frame, var, read_i32(*source_, at - 4, header_.byte_order),
+                                      read_i32(*source_, at + payload, header_.byte_order));
+  source_->read_at(at + first * layout_.real_bytes, out, static_cast<std::size_t>(count * layout_.real_bytes));
+}
+
+void Reader::prefetch(std::int64_t frame, int var) const {
+  if (frame < 0 || frame >= frames_ || var < 0 || var >= header_.nvar()) return;
+  source_->will_need(layout_.values_offset(frame, var) - 4, header_.npoin * layout_.real_bytes + 8);
 }
 
 template void Reader::read_values<float>(std::int64_t, int, std::int64_t, std::int64_t, float*) const;

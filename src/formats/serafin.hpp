@@ -113,6 +113,11 @@ class Reader {
   // Values of nodes [first, first + count) only.
   template <class T>
   void read_values(std::int64_t frame, int var, std::int64_t first, std::int64_t count, T* out) const;
+  // Values of nodes [first, first + count) of one variable of one frame as stored: the
+  // file's precision and byte order, count * real_bytes bytes (record markers checked).
+  void read_encoded(std::int64_t frame, int var, std::int64_t first, std::int64_t count, void* out) const;
+  // Asks the kernel to start reading that record in the background.
+  void prefetch(std::int64_t frame, int var) const;
 
  private:
   void parse();
@@ -121,6 +126,8 @@ class Reader {
                        std::int32_t* out) const;
   std::vector<double> read_real_record(std::int64_t offset, const std::string& record) const;
   void check_frame(std::int64_t frame, int var) const;
+  // Checks that the length markers around variable `var` of `frame` hold the payload size.
+  void check_value_markers(std::int64_t frame, int var, std::int32_t m1, std::int32_t m2) const;
   // NPOIN reals of the file's precision (T) at offset, to native order.
   template <class T>
   void read_values_at(std::int64_t offset, T* out) const;

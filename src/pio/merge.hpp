@@ -25,7 +25,8 @@ struct MergeReport {
   std::string warning;  // e.g. frames left out with allow_partial
 };
 
-// Collective over comm (a single rank merges alone, without MPI-IO). The output is written
+// Collective over comm (a single rank merges alone, without MPI-IO; MPI_COMM_NULL: alone,
+// without calling MPI at all). The output is written
 // under a temporary name and renamed when complete. Errors name the part at fault.
 MergeReport merge_parts(MPI_Comm comm, const MergeOptions& options);
 

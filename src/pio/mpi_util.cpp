@@ -1,5 +1,6 @@
 #include "pio/mpi_util.hpp"
 
+#include <cstdlib>
 #include <vector>
 
 #include "core/error.hpp"
@@ -40,7 +41,24 @@ void check_mpi(int rc, const char* what) {
   throw MpiError(std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
 }
 
+bool started_by_launcher() {
+  // Open MPI, PMIx (Open MPI 5, Slurm), MPICH's Hydra and PMI-1/2 launchers (Intel MPI,
+  // MVAPICH, srun --mpi=pmi2).
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "PMI_FD", "MPI_LOCALNRANKS"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
+void allreduce(MPI_Comm comm, void* buffer, int count, MPI_Datatype type, MPI_Op op) {
+  if (comm == MPI_COMM_NULL) return;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, buffer, count, type, op, comm), "MPI_Allreduce");
+}
+
 void agree(MPI_Comm comm, std::exception_ptr error) {
+  if (comm == MPI_COMM_NULL) {
+    if (error) std::rethrow_exception(error);
+    return;
+  }
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);

@@ -13,6 +13,16 @@ namespace anabranch::pio {
 // Throws MpiError naming `what` when rc is not MPI_SUCCESS.
 void check_mpi(int rc, const char* what);
 
+// MPI_COMM_NULL stands for a process running alone without MPI (not started by an MPI
+// launcher): collective(), agree() and allreduce() then call no MPI function.
+
+// Whether an MPI launcher (mpiexec, mpirun, srun) started this process: MPI's start-up
+// (a few tenths of a second) is only worth paying then.
+bool started_by_launcher();
+
+// MPI_Allreduce in place; nothing to do on MPI_COMM_NULL.
+void allreduce(MPI_Comm comm, void* buffer, int count, MPI_Datatype type, MPI_Op op);
+
 // Collective: runs fn on every rank; if it threw on any rank, every rank throws the error of
 // the lowest failing rank (same type class: usage, format, I/O or MPI error).
 void collective(MPI_Comm comm, const std::function<void()>& fn);

@@ -58,6 +58,20 @@ def test_merge_concat_and_split_to_another_count(ab, data, tmp_path):
     assert (tmp_path / "back2.slf").read_bytes() == mesh.read_bytes()
 
 
+@pytest.mark.parametrize("precision", ["single", "double"])
+def test_merge_parts_of_either_byte_order(ab, tmp_path, precision):
+    """A part written big-endian among little-endian ones: the output keeps part 0's order."""
+    for order in ("little", "big"):
+        (tmp_path / order).mkdir()
+        ab("generate", "-n", 2000, "--frames", 3, "--precision", precision, "--endian", order, "-o", tmp_path / order / "ch.slf")
+        assert ab("partition", tmp_path / order / "ch.slf", "-n", 3, "-o", tmp_path / order).returncode == 0
+    shutil.copy(tmp_path / "big" / "ch.slf00002-00001", tmp_path / "little" / "ch.slf00002-00001")
+    out = tmp_path / "out.slf"
+    r = ab("merge", tmp_path / "little" / "ch.slf", "--geo", tmp_path / "little" / "ch.slf", "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == (tmp_path / "little" / "ch.slf").read_bytes()
+
+
 @pytest.mark.parametrize("ranks", [2, 3])
 def test_parallel_merge(ab, data, tmp_path, ranks):
     mesh = data / "r2d_gouttedo.slf"

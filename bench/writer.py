@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Parallel writer benchmark: `anabranch bench` (a synthetic solver loop: F frames of K
 variables on a generated channel mesh, Hilbert partition) at several rank counts, every
-strategy, median of N runs after a warm-up, with the raw disk rate measured in the same
-run and every file verified; then the table, and the plot (`anabranch bench-plot`, when
+strategy, median of N runs after a warm-up, with the raw disk rate and the file system's
+own rates for a file per rank and for one shared file (plain pwrite, no library: the
+shared file's ceiling) measured in the same run, and every file verified; then the table, and the plot (`anabranch bench-plot`, when
 matplotlib is there). Also "file-per-process then merge" against the shared file.
 
 Usage: bench/writer.py [--ranks 2 4 8] [--elements 2000000] [--vars 4] [--frames 20]
@@ -52,9 +53,17 @@ def main():
                 sys.exit(f"{r['strategy']}: wrong bytes")
             print(f"{ranks:>5} {r['strategy']:>17} {r['files']:>5} {r['write_mbs_median']:>11.0f} {r['to_disk_mbs_median']:>13.0f} "
                   f"{r['read_mbs_median']:>10.0f} {j['raw_disk_mbs']:>9.0f}", flush=True)
-        # File per process, then merge, against the shared file: the whole way to one file.
+        # The file system's own rates (plain pwrite, no library): the ceiling of a shared file
+        # against a file per rank.
+        own, one = j["raw_own_files"], j["raw_shared_file"]
         fpp = next(r for r in j["results"] if r["strategy"] == "file-per-process")
         agg = next(r for r in j["results"] if r["strategy"] == "aggregated")
+        print(f"{ranks:>5} raw pwrite: a file per rank {own['write_mbs']:.0f} MB/s ({own['to_disk_mbs']:.0f} to disk), one shared "
+              f"file {one['write_mbs']:.0f} ({one['to_disk_mbs']:.0f}): the shared file's ceiling is "
+              f"{100 * one['write_mbs'] / own['write_mbs']:.0f}% ({100 * one['to_disk_mbs'] / own['to_disk_mbs']:.0f}% to disk); "
+              f"aggregated / file-per-process: {100 * agg['write_mbs_median'] / fpp['write_mbs_median']:.0f}% "
+              f"({100 * agg['to_disk_mbs_median'] / fpp['to_disk_mbs_median']:.0f}% to disk)")
+        # File per process, then merge, against the shared file: the whole way to one file.
         mesh = d / "m.slf"
         subprocess.run([AB, "-q", "generate", "-n", str(a.elements), "--vars", str(a.vars), "--frames", str(a.frames), "-o", str(mesh)],
                        check=True, capture_output=True)
@@ -62,6 +71,7 @@ def main():
         parts.mkdir(exist_ok=True)
         subprocess.run([AB, "-q", "partition", str(mesh), "-n", str(ranks), "--method", "sfc", "-o", str(parts)], check=True,
                        capture_output=True)
+        subprocess.run(["sync"], check=True)  # the parts on disk: the timed sync below is the merge's own
         t0 = time.perf_counter()
         subprocess.run([AB, "-q", "merge", str(parts / "m.slf"), "--geo", str(mesh), "-o", str(d / "merged.slf")], check=True,
                        capture_output=True, env=ENV)

@@ -135,6 +135,63 @@ double raw_disk_rate(const std::string& dir, std::int64_t bytes) {
   return static_cast<double>(bytes) / secs / 1e6;
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : (v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]));
+}
+
+// The file system's own rates for this run's bytes, without the library: every rank writes
+// its share of each frame with pwrite (a barrier after each frame, as in the solver loop)
+// to its own file (what file-per-process can reach) or to its own range of one shared file
+// (what any one-file strategy can reach here: Linux's local file systems serialise buffered
+// writes to one file on the inode lock). Medians of `repeat` runs, MB/s of write calls and
+// of write + fdatasync.
+struct RawRates {
+  double own_write = 0, own_disk = 0, shared_write = 0, shared_disk = 0;
+};
+
+RawRates raw_file_rates(MPI_Comm comm, const std::string& dir, std::int64_t frame_bytes, int frames, int repeat) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const std::int64_t first = frame_bytes * rank / size, share = frame_bytes * (rank + 1) / size - first;
+  std::vector<unsigned char> block(static_cast<std::size_t>(share), static_cast<unsigned char>(rank));
+  const std::string shared = dir + "/anabranch-bench-raw.shared";
+  std::vector<double> w[2], d[2];
+  std::exception_ptr error;
+  for (int rep = -1; rep < repeat; ++rep)
+    for (int one = 0; one < 2; ++one) {
+      const std::string path = one ? shared : dir + "/anabranch-bench-raw." + std::to_string(rank);
+      int fd = -1;
+      if (one && rank == 0) fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      MPI_Barrier(comm);
+      if (!one || rank != 0) fd = ::open(path.c_str(), one ? O_WRONLY : O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      MPI_Barrier(comm);
+      const double t0 = MPI_Wtime();
+      for (int f = 0; f < frames; ++f) {
+        try {
+          if (fd < 0) throw IoError::from_errno("cannot open", path);
+          if (!error) pwrite_all(fd, block.data(), block.size(), one ? f * frame_bytes + first : f * share, path);
+        } catch (...) {
+          error = std::current_exception();
+        }
+        MPI_Barrier(comm);
+      }
+      const double t1 = MPI_Wtime();
+      if (fd >= 0 && (!one || rank == 0)) ::fdatasync(fd);
+      if (fd >= 0) ::close(fd);
+      MPI_Barrier(comm);
+      const double t2 = MPI_Wtime();
+      if (!one || rank == 0) ::unlink(path.c_str());
+      if (rep >= 0) {
+        w[one].push_back(static_cast<double>(frame_bytes * frames) / (t1 - t0) / 1e6);
+        d[one].push_back(static_cast<double>(frame_bytes * frames) / (t2 - t0) / 1e6);
+      }
+    }
+  pio::agree(comm, error);
+  return {median(w[0]), median(d[0]), median(w[1]), median(d[1])};
+}
+
 // Empties the page cache where allowed (root on Linux), so reads come from the disk.
 bool drop_caches() {
   ::sync();
@@ -156,11 +213,6 @@ std::uint64_t checksum(const std::string& path) {
     at += static_cast<std::int64_t>(n);
   }
   return h;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : (v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]));
 }
 
 }  // namespace
@@ -218,6 +270,7 @@ Runner add_bench(CLI::App& app, Common& common) {
     pio::collective(comm, [&] {
       if (rank == 0) disk = raw_disk_rate(o->dir, std::max<std::int64_t>(64LL << 20, std::min<std::int64_t>(data_bytes, 1LL << 30)));
     });
+    const RawRates raw = raw_file_rates(comm, o->dir, layout.frame_bytes, o->frames, o->repeat);
     nlohmann::json results = nlohmann::json::array();
     std::uint64_t reference = 0;
     for (const auto& name : names) {
@@ -396,9 +449,16 @@ Runner add_bench(CLI::App& app, Common& common) {
                           {"file_system", file_system_name(o->dir)},
                           {"mpiio_hints", pio::Hints::from_environment().str()}}},
                         {"raw_disk_mbs", disk},
+                        {"raw_own_files", {{"write_mbs", raw.own_write}, {"to_disk_mbs", raw.own_disk}}},
+                        {"raw_shared_file", {{"write_mbs", raw.shared_write}, {"to_disk_mbs", raw.shared_disk}}},
                         {"results", results}};
     if (rank == 0) {
-      if (!common.json) std::printf("raw disk rate (sequential write + fdatasync): %.0f MB/s; %d ranks on %d node(s)\n", disk, size, topo.nodes);
+      if (!common.json) {
+        std::printf("raw pwrite, a file per rank:  write %8.0f MB/s  to disk %8.0f MB/s\n", raw.own_write, raw.own_disk);
+        std::printf("raw pwrite, one shared file:  write %8.0f MB/s  to disk %8.0f MB/s (%.0f%% / %.0f%% of a file per rank)\n",
+                    raw.shared_write, raw.shared_disk, 100 * raw.shared_write / raw.own_write, 100 * raw.shared_disk / raw.own_disk);
+        std::printf("raw disk rate (sequential write + fdatasync): %.0f MB/s; %d ranks on %d node(s)\n", disk, size, topo.nodes);
+      }
       if (common.json) print_json(j);
       if (!o->output.empty()) {
         AtomicFileSink sink(o->output, 1 << 16);

@@ -12,8 +12,16 @@ MPI_File open_shared_file(MPI_Comm comm, const StrategySetup& setup) {
     if (rc != MPI_SUCCESS) check_mpi(rc, ("MPI_File_open " + setup.path).c_str());
   });
   MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
-  rc = MPI_File_set_size(fh, 0);
-  collective(comm, [&] { check_mpi(rc, "MPI_File_set_size"); });
+  // Truncate a file left from before, and only then: on ext4, truncating to 0 makes close()
+  // start writing back the whole file (its protection for replace-by-truncate), a cost of
+  // tens of milliseconds that a new file does not pay.
+  MPI_Offset existing = 0;
+  rc = MPI_File_get_size(fh, &existing);
+  collective(comm, [&] { check_mpi(rc, "MPI_File_get_size"); });
+  if (existing > 0) {
+    rc = MPI_File_set_size(fh, 0);
+    collective(comm, [&] { check_mpi(rc, "MPI_File_set_size"); });
+  }
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   collective(comm, [&] {

@@ -4,7 +4,8 @@
     python3 -m anabranch.bench_plot results*.json -o bench.png
 
 Each JSON file is one `anabranch bench -o FILE` run (one rank count); the raw disk rate of
-each run is drawn as the ceiling.
+each run is drawn as the ceiling, and for writes the file system's own rate for one shared
+file (plain pwrite by every rank, no library), the ceiling of the one-file strategies.
 """
 import argparse
 import json
@@ -40,6 +41,9 @@ def main(argv=None):
         ys = [next((x[a.metric] for x in r["results"] if x["strategy"] == s), float("nan")) for r in runs]
         ax.plot(ranks, ys, marker="o", label=s)
     ax.plot(ranks, [r["raw_disk_mbs"] for r in runs], "k--", label="raw disk (dd, fdatasync)")
+    raw_key = {"write_mbs_median": "write_mbs", "to_disk_mbs_median": "to_disk_mbs"}.get(a.metric)
+    if raw_key and all("raw_shared_file" in r for r in runs):
+        ax.plot(ranks, [r["raw_shared_file"][raw_key] for r in runs], "k:", label="one shared file, plain pwrite (ceiling)")
     cfg = runs[0]["config"]
     ax.set_xlabel("MPI ranks")
     ax.set_ylabel({"write_mbs_median": "write", "to_disk_mbs_median": "write + sync", "read_mbs_median": "read"}[a.metric] + " MB/s")

@@ -21,11 +21,16 @@ module anabranch
   type, public :: ab_part
     type(c_ptr) :: ptr = c_null_ptr
   end type
+  type, public :: ab_file
+    type(c_ptr) :: ptr = c_null_ptr
+  end type
 
   public :: ab_last_error, ab_header_create, ab_header_free, ab_header_set_title, ab_header_add_variable, &
             ab_header_set_precision, ab_header_set_geometry, ab_header_set_local_mesh, ab_header_sizes, &
             ab_writer_open, ab_writer_write_frame, ab_writer_write_frame_begin, ab_writer_write_frame_end, &
-            ab_writer_close, ab_part_open, ab_part_sizes, ab_part_mesh, ab_part_close
+            ab_writer_close, ab_writer_abandon, ab_header_set_iparam, ab_part_open, ab_part_sizes, ab_part_mesh, &
+            ab_part_frames, ab_part_read_values, ab_part_close, ab_file_open, ab_file_sizes, ab_file_mesh, &
+            ab_file_times, ab_file_read, ab_file_close, ab_command
 
   interface ab_writer_open
     module procedure ab_writer_open_int, ab_writer_open_f08
@@ -131,6 +136,71 @@ module anabranch
       import :: c_int, c_ptr
       type(c_ptr), value :: p
     end function
+    integer(c_int) function c_part_frames(p, frames, nvar) bind(C, name="ab_part_frames")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: p
+      integer(c_int64_t), intent(out) :: frames
+      integer(c_int), intent(out) :: nvar
+    end function
+    integer(c_int) function c_part_read_values(p, frame, var, values) bind(C, name="ab_part_read_values")
+      import :: c_int, c_ptr, c_int64_t, c_double
+      type(c_ptr), value :: p
+      integer(c_int64_t), value :: frame
+      integer(c_int), value :: var
+      real(c_double), intent(out) :: values(*)
+    end function
+    integer(c_int) function c_writer_abandon(w) bind(C, name="ab_writer_abandon")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: w
+    end function
+    integer(c_int) function c_header_set_iparam(h, iparam) bind(C, name="ab_header_set_iparam")
+      import :: c_int, c_ptr, c_int32_t
+      type(c_ptr), value :: h
+      integer(c_int32_t), intent(in) :: iparam(10)
+    end function
+    integer(c_int) function c_file_open(path, f) bind(C, name="ab_file_open")
+      import :: c_int, c_ptr, c_char
+      character(kind=c_char), intent(in) :: path(*)
+      type(c_ptr), intent(out) :: f
+    end function
+    integer(c_int) function c_file_sizes(f, ne, np, ndp, nplan, nvar, frames, rb) bind(C, name="ab_file_sizes")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: f
+      integer(c_int64_t), intent(out) :: ne, np, frames
+      integer(c_int), intent(out) :: ndp, nplan, nvar, rb
+    end function
+    integer(c_int) function c_file_mesh(f, ikle, ipobo, x, y) bind(C, name="ab_file_mesh")
+      import :: c_int, c_ptr, c_int32_t, c_double
+      type(c_ptr), value :: f
+      integer(c_int32_t), intent(out) :: ikle(*), ipobo(*)
+      real(c_double), intent(out) :: x(*), y(*)
+    end function
+    integer(c_int) function c_file_times(f, times) bind(C, name="ab_file_times")
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: f
+      real(c_double), intent(out) :: times(*)
+    end function
+    integer(c_int) function c_file_read(f, frame, var, first, count, values) bind(C, name="ab_file_read")
+      import :: c_int, c_ptr, c_int64_t, c_double
+      type(c_ptr), value :: f
+      integer(c_int64_t), value :: frame, first, count
+      integer(c_int), value :: var
+      real(c_double), intent(out) :: values(*)
+    end function
+    integer(c_int) function c_file_close(f) bind(C, name="ab_file_close")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: f
+    end function
+    integer(c_int) function c_command(argc, argv, report) bind(C, name="ab_command")
+      import :: c_int, c_ptr
+      integer(c_int), value :: argc
+      type(c_ptr), intent(in) :: argv(*)
+      type(c_ptr), intent(out) :: report
+    end function
+    subroutine c_free(p) bind(C, name="ab_free")
+      import :: c_ptr
+      type(c_ptr), value :: p
+    end subroutine
   end interface
 
 contains
@@ -138,17 +208,26 @@ contains
   ! The message of the last error on this thread.
   function ab_last_error() result(msg)
     character(len=:), allocatable :: msg
+    msg = fstr(c_last_error())
+  end function
+
+  ! A NUL-terminated C string as a Fortran string ('' for a null pointer).
+  function fstr(p) result(s)
+    type(c_ptr), intent(in) :: p
+    character(len=:), allocatable :: s
     character(kind=c_char), pointer :: c(:)
     integer :: n
-    type(c_ptr) :: p
-    p = c_last_error()
-    call c_f_pointer(p, c, [4096])
+    if (.not. c_associated(p)) then
+      s = ''
+      return
+    end if
+    call c_f_pointer(p, c, [huge(0)])
     n = 0
     do while (c(n + 1) /= c_null_char)
       n = n + 1
     end do
-    allocate (character(len=n) :: msg)
-    msg = transfer(c(1:n), msg)
+    allocate (character(len=n) :: s)
+    s = transfer(c(1:n), s)
   end function
 
   subroutine check(rc, ierr)
@@ -318,11 +397,137 @@ contains
     call check(c_part_mesh(p%ptr, ikle, knolg, x, y), ierr)
   end subroutine
 
+  ! Frames in the part and variables per frame.
+  subroutine ab_part_frames(p, frames, nvar, ierr)
+    type(ab_part), intent(in) :: p
+    integer(c_int64_t), intent(out) :: frames
+    integer, intent(out) :: nvar
+    integer, optional, intent(out) :: ierr
+    integer(c_int) :: n
+    call check(c_part_frames(p%ptr, frames, n), ierr)
+    nvar = int(n)
+  end subroutine
+
+  ! values(npoin): variable var of frame, both counted from 0 as in the C API.
+  subroutine ab_part_read_values(p, frame, var, values, ierr)
+    type(ab_part), intent(in) :: p
+    integer(c_int64_t), intent(in) :: frame
+    integer, intent(in) :: var
+    real(c_double), intent(out) :: values(*)
+    integer, optional, intent(out) :: ierr
+    call check(c_part_read_values(p%ptr, frame, int(var, c_int), values), ierr)
+  end subroutine
+
   subroutine ab_part_close(p, ierr)
     type(ab_part), intent(inout) :: p
     integer, optional, intent(out) :: ierr
     call check(c_part_close(p%ptr), ierr)
     p%ptr = c_null_ptr
+  end subroutine
+
+  ! Frees the writer without completing the file (see the C API; collective for hdf5).
+  subroutine ab_writer_abandon(w, ierr)
+    type(ab_writer), intent(inout) :: w
+    integer, optional, intent(out) :: ierr
+    call check(c_writer_abandon(w%ptr), ierr)
+    w%ptr = c_null_ptr
+  end subroutine
+
+  ! IPARAM(1..10) as SERAFIN stores them.
+  subroutine ab_header_set_iparam(h, iparam, ierr)
+    type(ab_header), intent(in) :: h
+    integer(c_int32_t), intent(in) :: iparam(10)
+    integer, optional, intent(out) :: ierr
+    call check(c_header_set_iparam(h%ptr, iparam), ierr)
+  end subroutine
+
+  ! A whole result file, SERAFIN or anabranch's HDF5. Not collective.
+  subroutine ab_file_open(path, f, ierr)
+    character(len=*), intent(in) :: path
+    type(ab_file), intent(out) :: f
+    integer, optional, intent(out) :: ierr
+    call check(c_file_open(cstr(path), f%ptr), ierr)
+  end subroutine
+
+  ! real_bytes: 4 (single precision) or 8 (double).
+  subroutine ab_file_sizes(f, nelem, npoin, ndp, nplan, nvar, frames, real_bytes, ierr)
+    type(ab_file), intent(in) :: f
+    integer(c_int64_t), intent(out) :: nelem, npoin, frames
+    integer, intent(out) :: ndp, nplan, nvar, real_bytes
+    integer, optional, intent(out) :: ierr
+    integer(c_int) :: a, b, c, d
+    call check(c_file_sizes(f%ptr, nelem, npoin, a, b, c, frames, d), ierr)
+    ndp = int(a)
+    nplan = int(b)
+    nvar = int(c)
+    real_bytes = int(d)
+  end subroutine
+
+  ! ikle(nelem*ndp) (1-based), ipobo(npoin), x(npoin), y(npoin).
+  subroutine ab_file_mesh(f, ikle, ipobo, x, y, ierr)
+    type(ab_file), intent(in) :: f
+    integer(c_int32_t), intent(out) :: ikle(*), ipobo(*)
+    real(c_double), intent(out) :: x(*), y(*)
+    integer, optional, intent(out) :: ierr
+    call check(c_file_mesh(f%ptr, ikle, ipobo, x, y), ierr)
+  end subroutine
+
+  ! times(frames).
+  subroutine ab_file_times(f, times, ierr)
+    type(ab_file), intent(in) :: f
+    real(c_double), intent(out) :: times(*)
+    integer, optional, intent(out) :: ierr
+    call check(c_file_times(f%ptr, times), ierr)
+  end subroutine
+
+  ! values(count): nodes first+1 .. first+count of variable var of frame; frame, var and
+  ! first count from 0, as in the C API.
+  subroutine ab_file_read(f, frame, var, first, count, values, ierr)
+    type(ab_file), intent(in) :: f
+    integer(c_int64_t), intent(in) :: frame, first, count
+    integer, intent(in) :: var
+    real(c_double), intent(out) :: values(*)
+    integer, optional, intent(out) :: ierr
+    call check(c_file_read(f%ptr, frame, int(var, c_int), first, count, values), ierr)
+  end subroutine
+
+  subroutine ab_file_close(f, ierr)
+    type(ab_file), intent(inout) :: f
+    integer, optional, intent(out) :: ierr
+    call check(c_file_close(f%ptr), ierr)
+    f%ptr = c_null_ptr
+  end subroutine
+
+  ! Runs a command (args(1): "info", "merge", "partition", ...; trailing blanks of each
+  ! argument dropped) and returns its JSON report, as `anabranch ARGS... --json` prints it
+  ! ('' on ranks other than 0). Collective over MPI_COMM_WORLD for merge, convert and bench
+  ! under mpiexec.
+  subroutine ab_command(args, report, ierr)
+    character(len=*), intent(in) :: args(:)
+    character(len=:), allocatable, intent(out) :: report
+    integer, optional, intent(out) :: ierr
+    type(c_ptr) :: argv(size(args)), out
+    type :: cbuf
+      character(kind=c_char), allocatable :: s(:)
+    end type
+    type(cbuf), allocatable, target :: bufs(:)
+    integer :: i, k, n
+    integer(c_int) :: rc
+    allocate (bufs(size(args)))
+    do i = 1, size(args)
+      n = len_trim(args(i))
+      allocate (bufs(i)%s(n + 1))
+      do k = 1, n
+        bufs(i)%s(k) = args(i)(k:k)
+      end do
+      bufs(i)%s(n + 1) = c_null_char
+      argv(i) = c_loc(bufs(i)%s)
+    end do
+    out = c_null_ptr
+    rc = c_command(int(size(args), c_int), argv, out)
+    report = fstr(out)
+    if (c_associated(out)) call c_free(out)
+    call check(rc, ierr)
   end subroutine
 
 end module anabranch

@@ -1,6 +1,7 @@
 ! The mini solver of examples/c/mini_solver.c in Fortran, through the anabranch module:
 ! every rank reads its part, steps an explicit diffusion in integer arithmetic, and all
 ! ranks write one shared SERAFIN file. Its output is the same bits as the C version's.
+! Rank 0 then reads the file back (ab_file_*) and runs `anabranch info` on it (ab_command).
 !
 !   mpiexec -n 4 mini_solver_f parts/mesh.slf mesh.slf result.slf [strategy] [frames]
 program mini_solver
@@ -16,6 +17,11 @@ program mini_solver
   integer(c_int64_t), allocatable :: u(:), lap(:), total(:)
   real(c_double) :: box(4), all(4), x0, y0, s
   integer(c_int32_t) :: a, b
+  integer :: nvar, real_bytes
+  integer(c_int64_t) :: nframes
+  real(c_double), allocatable :: times(:), back(:)
+  character(len=:), allocatable :: report
+  type(ab_file) :: file
   type(ab_part) :: part
   type(ab_header) :: h
   type(ab_writer) :: w
@@ -103,6 +109,18 @@ program mini_solver
   end do
   call ab_writer_close(w)
   call ab_header_free(h)
-  if (rank == 0) write (*, '(a,i0,a,i0,a)') 'mini_solver_f: wrote ', frames, ' frames of ', npoin, ' nodes to '//trim(output)
+  if (rank == 0) then
+    write (*, '(a,i0,a,i0,a)') 'mini_solver_f: wrote ', frames, ' frames of ', npoin, ' nodes to '//trim(output)
+    call ab_file_open(trim(output), file)
+    call ab_file_sizes(file, e, npoin, ndp, nplan, nvar, nframes, real_bytes)
+    allocate (times(nframes), back(npoin))
+    call ab_file_times(file, times)
+    call ab_file_read(file, nframes - 1, 0, 0_c_int64_t, npoin, back)
+    call ab_file_close(file)
+    write (*, '(a,i0,a,i0,a,f0.1,a,f0.6)') 'mini_solver_f: read back ', nframes, ' frames of ', nvar, &
+      ' variables, the last at t = ', times(nframes), ', highest TEMPERATURE ', maxval(back)
+    call ab_command([character(len=4096) :: 'info', output], report)
+    write (*, '(a)') 'mini_solver_f: info '//report
+  end if
   call MPI_Finalize()
 end program

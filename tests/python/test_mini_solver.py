@@ -1,7 +1,9 @@
 """The C mini solver under mpiexec: the shared file is the same bits at 1, 2 and 3 ranks,
 for every strategy, from per-rank or concatenated parts; file-per-process leaves one
 TELEMAC-named file per rank; a run killed between frames leaves its complete frames."""
+import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -118,8 +120,19 @@ def test_fortran_solver_writes_the_c_solvers_bits(ab, mesh):
         parts.mkdir()
         assert ab("partition", mesh / "mesh.slf", "--cli", mesh / "mesh.cli", "-n", n, "-o", parts).returncode == 0
         mpirun(n, SOLVER, parts / "mesh.slf", mesh / "mesh.slf", mesh / f"c{n}.slf", "aggregated", 3)
-        mpirun(n, SOLVER_F, parts / "mesh.slf", mesh / "mesh.slf", mesh / f"f{n}.slf", "collective", 3)
+        proc = mpirun(n, SOLVER_F, parts / "mesh.slf", mesh / "mesh.slf", mesh / f"f{n}.slf", "collective", 3)
         outputs += [(mesh / f"c{n}.slf").read_bytes(), (mesh / f"f{n}.slf").read_bytes()]
+        # Rank 0 read the file back through the module (ab_file_*) and ran `info` (ab_command).
+        f = read(mesh / f"f{n}.slf")
+        t, values = f.frames[-1]
+        lines = {l.split(":")[1].split()[0]: l for l in proc.stdout.splitlines() if l.startswith("mini_solver_f: ")}
+        m = re.search(r"read back (\d+) frames of (\d+) variables, the last at t = ([\d.]+), highest TEMPERATURE ([\d.]+)",
+                      lines["read"])
+        assert m, proc.stdout
+        assert (int(m[1]), int(m[2]), float(m[3])) == (3, 2, t)
+        assert abs(float(m[4]) - values[0].max()) < 1e-6
+        report = json.loads(lines["info"].split("info ", 1)[1])
+        assert report[0]["frames"] == 3 and report[0]["npoin"] == f.npoin, report
     assert all(o == outputs[0] for o in outputs)
 
 

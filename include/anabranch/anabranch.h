@@ -158,8 +158,9 @@ int ab_file_close(ab_file* file);
  * is the command: "info", "partition", "merge", "split", "convert", "generate", ...) and
  * returns its JSON report, the same as the command line prints, in *report (free it with
  * ab_free; "" for commands without one, and on ranks other than 0). COLLECTIVE over
- * MPI_COMM_WORLD for the commands that use MPI (merge, convert, bench); MPI must then be
- * initialised (or is initialised and finalised by the command when it is not). */
+ * MPI_COMM_WORLD for the commands that use MPI (merge and convert under an MPI launcher,
+ * bench); MPI must then be initialised (or is initialised and finalised by the command
+ * when it is not). A process not started by an MPI launcher merges alone, without MPI. */
 int ab_command(int argc, const char* const* argv, char** report);
 /* Frees memory the library returned. */
 void ab_free(void* p);

@@ -447,9 +447,12 @@ void Reader::read_encoded(std::int64_t frame, int var, std::int64_t first, std::
     throw UsageError(source_->name() + ": node range out of bounds");
   const std::int64_t at = layout_.values_offset(frame, var);
   const std::int64_t payload = header_.npoin * layout_.real_bytes;
-  if (first == 0) check_value_markers(frame, var, read_i32(*source_, at - 4, header_.byte_order),
-                                      read_i32(*source_, at + payload, header_.byte_order));
+  const auto expected = static_cast<std::int32_t>(payload);  // fits: the X record, checked at open, is as long
+  // Front to back, as read_values: the opening marker with the first piece, the closing one
+  // with the last.
+  if (first == 0) check_value_markers(frame, var, read_i32(*source_, at - 4, header_.byte_order), expected);
   source_->read_at(at + first * layout_.real_bytes, out, static_cast<std::size_t>(count * layout_.real_bytes));
+  if (first + count == header_.npoin) check_value_markers(frame, var, expected, read_i32(*source_, at + payload, header_.byte_order));
 }
 
 void Reader::prefetch(std::int64_t frame, int var) const {

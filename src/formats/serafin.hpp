@@ -114,7 +114,8 @@ class Reader {
   template <class T>
   void read_values(std::int64_t frame, int var, std::int64_t first, std::int64_t count, T* out) const;
   // Values of nodes [first, first + count) of one variable of one frame as stored: the
-  // file's precision and byte order, count * real_bytes bytes (record markers checked).
+  // file's precision and byte order, count * real_bytes bytes (the opening record marker is
+  // checked with the first node, the closing one with the last).
   void read_encoded(std::int64_t frame, int var, std::int64_t first, std::int64_t count, void* out) const;
   // Asks the kernel to start reading that record in the background.
   void prefetch(std::int64_t frame, int var) const;

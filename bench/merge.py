@@ -3,12 +3,13 @@
 in the gretel figures of the TELEMAC paper's class of machine) split into P per-rank result
 files by `anabranch partition`, merged back by `anabranch merge` (one process, then under
 mpiexec), against the floor of reading the parts (`cat > /dev/null`) plus writing the
-output (`dd`, fdatasync) in the same run. Every timing is the median of 5, each starting
-from a synced and (as root) dropped page cache with no previous output in place (as a user
-runs it: no old file to free on rename) and ending with sync. Every merged file is
+output (`dd`, fdatasync) in the same run. Every timing is the median of 5 (--repeat), each
+starting from a synced and (as root) dropped page cache with no previous output in place
+(as a user runs it: no old file to free on rename) and ending with sync; the floor and the
+merges take turns, and "x floor" is the median of the ratios of runs made side by side. Every merged file is
 checked against the original.
 
-Usage: bench/merge.py [--elements N] [--parts 16 64 256] [--ranks 2] [--work DIR] [--json OUT] [--quick]
+Usage: bench/merge.py [--elements N] [--parts 16 64 256] [--ranks 2] [--repeat 5] [--work DIR] [--json OUT] [--quick]
 """
 import argparse
 import glob
@@ -46,18 +47,19 @@ def settle():
         pass
 
 
-def timed(cmd, outputs, repeat=5, **kw):
-    """Median of `repeat` runs, each from a settled cache without `outputs`, including the final sync."""
-    times, out = [], ""
-    for _ in range(repeat):
-        for o in outputs:
-            pathlib.Path(o).unlink(missing_ok=True)
-        settle()
-        t0 = time.perf_counter()
-        out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=ENV, **kw).stdout
-        subprocess.run(["sync"], check=True)
-        times.append(time.perf_counter() - t0)
-    return sorted(times)[len(times) // 2], out
+def run_once(cmd, outputs):
+    """One run from a settled cache without `outputs`, including the final sync: (seconds, stdout)."""
+    for o in outputs:
+        pathlib.Path(o).unlink(missing_ok=True)
+    settle()
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=ENV).stdout
+    subprocess.run(["sync"], check=True)
+    return time.perf_counter() - t0, out
+
+
+def median(v):
+    return sorted(v)[len(v) // 2]
 
 
 def main():
@@ -65,12 +67,13 @@ def main():
     p.add_argument("--elements", type=int, default=6650000)
     p.add_argument("--parts", type=int, nargs="+", default=[16, 64, 256])
     p.add_argument("--ranks", type=int, default=2)
+    p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--work", default="bench-work")
     p.add_argument("--json")
     p.add_argument("--quick", action="store_true")
     a = p.parse_args()
     if a.quick:
-        a.elements, a.parts = 20000, [4]
+        a.elements, a.parts, a.repeat = 20000, [4], 1
     w = pathlib.Path(a.work)
     w.mkdir(parents=True, exist_ok=True)
     mesh = w / "global.slf"
@@ -87,22 +90,32 @@ def main():
         subprocess.run([AB, "-q", "partition", str(mesh), "-n", str(parts), "--method", "sfc", "-o", str(d)], check=True,
                        capture_output=True)
         files = sorted(glob.glob(str(d / "global.slf?????-?????")))
-        floor, _ = timed(["sh", "-c", f'cat "$@" > /dev/null && dd if=/dev/zero of={w / "dd.out"} bs=8M count={max(1, size >> 23)} '
-                          'conv=fdatasync 2>/dev/null', "floor", *files], [w / "dd.out"])
+        # The floor and the merges take turns, so that each ratio compares runs made under
+        # the same disk conditions (they drift by +-30% over minutes on a virtual disk).
+        floor_cmd = ["sh", "-c", f'cat "$@" > /dev/null && dd if=/dev/zero of={w / "dd.out"} bs=8M count={max(1, size >> 23)} '
+                     'conv=fdatasync 2>/dev/null', "floor", *files]
+        merges = (("merge, 1 process", [AB, "merge", str(d / "global.slf"), "--geo", str(mesh), "-o", str(w / "m.slf"), "--json"]),
+                  (f"merge, {a.ranks} ranks", ["mpiexec", "-n", str(a.ranks), AB, "merge", str(d / "global.slf"), "--geo",
+                                                str(mesh), "-o", str(w / "m.slf"), "--json"]))
+        floors, times, ratios, rss = [], {h: [] for h, _ in merges}, {h: [] for h, _ in merges}, {}
+        for _ in range(a.repeat):
+            floors.append(run_once(floor_cmd, [w / "dd.out"])[0])
+            for how, cmd in merges:
+                t, out = run_once(cmd, [w / "m.slf"])
+                if sha(w / "m.slf") != want:
+                    sys.exit(f"{how}: the merged file differs from the original")
+                times[how].append(t)
+                ratios[how].append(t / floors[-1])
+                rss[how] = json.loads(out)["peak_rss_bytes"]
         (w / "dd.out").unlink()
-        rows.append(dict(parts=parts, how="cat parts + dd out", seconds=floor))
+        (w / "m.slf").unlink()
+        floor = median(floors)
+        rows.append(dict(parts=parts, how="cat parts + dd out", seconds=floor, runs=floors))
         print(f"{parts:>5} {'cat parts + dd out':>18} {floor:>8.2f} {size / floor / 1e6:>9.0f} {1:>8.2f} {'':>10}", flush=True)
-        for how, cmd in (("merge, 1 process", [AB, "merge", str(d / "global.slf"), "--geo", str(mesh), "-o", str(w / "m.slf"), "--json"]),
-                         (f"merge, {a.ranks} ranks", ["mpiexec", "-n", str(a.ranks), AB, "merge", str(d / "global.slf"), "--geo",
-                                                       str(mesh), "-o", str(w / "m.slf"), "--json"])):
-            t, out = timed(cmd, [w / "m.slf"])
-            j = json.loads(out)
-            if sha(w / "m.slf") != want:
-                sys.exit(f"{how}: the merged file differs from the original")
-            rows.append(dict(parts=parts, how=how, seconds=t, floor_ratio=t / floor, peak_rss_bytes=j["peak_rss_bytes"]))
-            print(f"{parts:>5} {how:>18} {t:>8.2f} {size / t / 1e6:>9.0f} {t / floor:>8.2f} {j['peak_rss_bytes'] / 2**20:>7.0f} MiB",
-                  flush=True)
-            (w / "m.slf").unlink()
+        for how, _ in merges:
+            t, r = median(times[how]), median(ratios[how])
+            rows.append(dict(parts=parts, how=how, seconds=t, runs=times[how], floor_ratio=r, peak_rss_bytes=rss[how]))
+            print(f"{parts:>5} {how:>18} {t:>8.2f} {size / t / 1e6:>9.0f} {r:>8.2f} {rss[how] / 2**20:>7.0f} MiB", flush=True)
         shutil.rmtree(d)
     print(f"output: {size / 1e6:.0f} MB; one variable of one frame in double precision: "
           f"{json.loads(subprocess.run([AB, 'info', '--json', str(mesh)], capture_output=True, text=True).stdout)[0]['npoin'] * 8 / 2**20:.0f} MiB")

@@ -455,9 +455,10 @@ void Reader::read_encoded(std::int64_t frame, int var, std::int64_t first, std::
   if (first + count == header_.npoin) check_value_markers(frame, var, expected, read_i32(*source_, at + payload, header_.byte_order));
 }
 
-void Reader::prefetch(std::int64_t frame, int var) const {
-  if (frame < 0 || frame >= frames_ || var < 0 || var >= header_.nvar()) return;
-  source_->will_need(layout_.values_offset(frame, var) - 4, header_.npoin * layout_.real_bytes + 8);
+void Reader::prefetch(std::int64_t first, std::int64_t count) const {
+  const std::int64_t end = std::min(frames_, first + count);
+  if (first < 0 || first >= end) return;
+  source_->will_need(layout_.frame_offset(first), layout_.frame_offset(end) - layout_.frame_offset(first));
 }
 
 template void Reader::read_values<float>(std::int64_t, int, std::int64_t, std::int64_t, float*) const;

@@ -117,8 +117,9 @@ class Reader {
   // file's precision and byte order, count * real_bytes bytes (the opening record marker is
   // checked with the first node, the closing one with the last).
   void read_encoded(std::int64_t frame, int var, std::int64_t first, std::int64_t count, void* out) const;
-  // Asks the kernel to start reading that record in the background.
-  void prefetch(std::int64_t frame, int var) const;
+  // Asks the kernel to start reading frames [first, first + count) (those the file has)
+  // in the background.
+  void prefetch(std::int64_t first, std::int64_t count) const;
 
  private:
   void parse();

@@ -51,9 +51,9 @@ void scatter(const unsigned char* local, const std::int32_t* gid, std::int64_t n
 
 // One process: stream variable by variable, values kept as stored (the output has part 0's
 // precision and byte order; no conversion unless a part's byte order differs). Memory: one
-// variable of one frame plus a piece of 2^17 values. Before a record is merged the
-// kernel is asked to start reading the next record of every part, so the disk works while
-// this one is scattered and written. The geometry's mesh records are streamed into the
+// variable of one frame plus a piece of 2^17 values. The kernel is asked to read the
+// parts' frames ahead (one contiguous range per part and frame, up to about 64 MiB ahead),
+// so the disk works while a record is scattered and written. The geometry's mesh records are streamed into the
 // header. (A second buffer, written by a helper thread while the next record is merged,
 // gained about 6% here for one more variable of memory: not worth it.)
 void merge_alone(const std::vector<Part>& parts, const MergeOptions& o, const serafin::Header& out,
@@ -62,18 +62,24 @@ void merge_alone(const std::vector<Part>& parts, const MergeOptions& o, const se
   const int rs = real_size(out.precision);
   const int nvar = out.nvar();
   const std::int64_t records = frames * nvar;
-  auto prefetch = [&](std::int64_t k) {
-    if (k < records)
-      for (const auto& p : parts) p.reader->prefetch(k / nvar, static_cast<int>(k % nvar));
+  // Frames [0, requested) of every part have been asked for; keep `ahead` frames (about
+  // 64 MiB of parts) requested beyond the one being merged, one contiguous range per part.
+  std::int64_t requested = 0, part_frame_bytes = 0;
+  for (const auto& p : parts) part_frame_bytes += p.reader->layout().frame_bytes;
+  const std::int64_t ahead = std::max<std::int64_t>(1, (std::int64_t{64} << 20) / std::max<std::int64_t>(1, part_frame_bytes));
+  auto prefetch_to = [&](std::int64_t end) {
+    end = std::min(end, frames);
+    if (end <= requested) return;
+    for (const auto& p : parts) p.reader->prefetch(requested, end - requested);
+    requested = end;
   };
   constexpr std::int64_t kPiece = 1 << 17;  // values read at a time from a part
   std::vector<unsigned char> global(static_cast<std::size_t>(out.npoin * rs)), local(static_cast<std::size_t>(kPiece * rs));
   Progress progress("merge " + o.output, records);
-  prefetch(0);
   for (std::int64_t k = 0; k < records; ++k) {
     const std::int64_t f = k / nvar;
     const int v = static_cast<int>(k % nvar);
-    prefetch(k + 1);
+    if (v == 0) prefetch_to(f + 1 + ahead);
     for (const auto& p : parts) {
       const bool swap = p.reader->header().byte_order != out.byte_order;
       const std::int64_t n = static_cast<std::int64_t>(p.gid.size());

@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from conftest import EXE
+from slf import Slf
 
 MPIEXEC = os.environ.get("AB_MPIEXEC", "mpiexec")
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
@@ -96,7 +97,19 @@ def test_merge_errors_name_the_part(ab, data, tmp_path):
     assert not (tmp_path / "o.slf").exists()
     r = ab("merge", base, "--geo", mesh, "-o", tmp_path / "o.slf", "--allow-partial", "--json")
     assert r.returncode == 0 and r.json()["frames"] == 20 and "20 frames" in r.stderr
+    # A damaged record marker in the middle of a part: the file, the record and its byte offset.
+    f = Slf(good)
+    frame_bytes = 8 + f.rs + len(f.vars) * (8 + f.npoin * f.rs)
+    record = f.header_bytes + frame_bytes + 8 + f.rs  # variable 1 of frame 2
+    damaged = bytearray(good)
+    damaged[record + 4 + f.npoin * f.rs:record + 8 + f.npoin * f.rs] = b"\0\0\0\7"
+    part1.write_bytes(damaged)
+    r = ab("merge", base, "--geo", mesh, "-o", tmp_path / "o1.slf")
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "00002-00001" in r.stderr and "variable 1 of frame 2" in r.stderr and f"byte {record}" in r.stderr, r.stderr
+    assert not (tmp_path / "o1.slf").exists()
     # Missing part.
+    part1.write_bytes(good)
     part1.unlink()
     r = ab("merge", base, "--geo", mesh, "-o", tmp_path / "o2.slf")
     assert r.returncode == 1 and "missing" in r.stderr and "00002-00001" in r.stderr

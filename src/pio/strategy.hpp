@@ -46,12 +46,23 @@ struct StrategySetup {
   bool atomic = false;         // files appear under their names only when complete
 };
 
+// Encodes owned values on demand, straight into a strategy's buffer (one pass from the
+// caller's arrays, no intermediate copy).
+class OwnedEncoder {
+ public:
+  virtual ~OwnedEncoder() = default;
+  // Owned values [first, first + count) of variable var, encoded, to dst.
+  virtual void encode(int var, std::int64_t first, std::int64_t count, unsigned char* dst) const = 0;
+};
+
 // One frame, encoded in the file's precision and byte order.
 struct EncodedFrame {
   std::int64_t index = 0;  // frame number (0-based)
   double time = 0;
-  // Owned values, variable after variable: nvar blocks of owned->size() reals.
+  // Owned values, variable after variable: nvar blocks of owned->size() reals (strategies
+  // whose encodes_owned() is true get `encoder` instead).
   const std::vector<unsigned char>* owned_values = nullptr;
+  const OwnedEncoder* encoder = nullptr;
   // file-per-process: all local values, variable after variable.
   const std::vector<unsigned char>* local_values = nullptr;
 };
@@ -72,6 +83,9 @@ class Strategy {
   // true: the file is SERAFIN (frames encoded in the header's byte order, SERAFIN's record
   // limits apply); false: another format (HDF5), frames encoded in native byte order.
   virtual bool serafin_file() const { return true; }
+  // true: the strategy encodes owned values itself, through EncodedFrame::encoder, during
+  // write() (the caller's arrays are read before write() returns).
+  virtual bool encodes_owned() const { return false; }
   // true: everything goes to the one file setup.path (the writer may rename it at close).
   virtual bool one_file() const { return true; }
   // Files this strategy creates (1 for a shared file, P for file-per-process).

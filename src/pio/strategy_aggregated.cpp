@@ -11,8 +11,10 @@
 // nodes travel by MPI_Alltoallv and are placed by the writer. The pieces are already large
 // and contiguous, so writers write them with independent MPI_File_write_at: measured here,
 // MPI_File_write_at_all added Open MPI's own two-phase shuffle on top (2.0 vs 2.4 GB/s at 2
-// ranks with 2 writers). The async variant posts MPI_File_iwrite_at from a second buffer and returns: the
-// caller computes while the frame goes to disk; wait() (or the next frame) completes it.
+// ranks with 2 writers). Ranks encode their values (precision, byte order) as they copy
+// them: one pass from the caller's arrays to the writer's buffer. The async variant posts
+// MPI_File_iwrite_at from a second buffer and returns: the caller computes while the frame
+// goes to disk; wait() (or the next frame) completes it.
 #include <algorithm>
 #include <cstring>
 
@@ -29,6 +31,7 @@ class AggregatedStrategy final : public Strategy {
  public:
   explicit AggregatedStrategy(bool async) : async_(async) {}
   const char* name() const override { return async_ ? "aggregated-async" : "aggregated"; }
+  bool encodes_owned() const override { return true; }
 
   void open(const StrategySetup& setup) override {
     s_ = setup;
@@ -61,9 +64,7 @@ class AggregatedStrategy final : public Strategy {
 
   void write(const EncodedFrame& frame) override {
     std::exception_ptr error;
-    const auto n = static_cast<std::int64_t>(s_.owned->size());
     const int nvar = s_.layout.nvar, rs = s_.layout.real_bytes;
-    const unsigned char* values = frame.owned_values->data();
     for (std::int64_t r = 0; r < rounds_; ++r) {
       Round& R = rounds_plan_[static_cast<std::size_t>(r)];
       const int slot = static_cast<int>(uses_++ % slots_.size());
@@ -76,15 +77,13 @@ class AggregatedStrategy final : public Strategy {
       MPI_Win_sync(win_);
       MPI_Barrier(node_comm_);
       MPI_Win_sync(win_);
-      // Values for writers on this node: straight into their buffers.
+      // Values for writers on this node: encoded straight into their buffers.
       for (const auto& part : R.local) {
         unsigned char* base = buffer_of(part.writer, slot);
         const Stretch st = stretch(r, part.writer);
         for (int v = 0; v < nvar; ++v) {
           unsigned char* dst = base + st.value_off[static_cast<std::size_t>(v)];
-          const unsigned char* src = values + static_cast<std::int64_t>(v) * n * rs;
-          for (const auto& run : part.runs)
-            std::memcpy(dst + run.off * rs, src + run.at * rs, static_cast<std::size_t>(run.len * rs));
+          for (const auto& run : part.runs) frame.encoder->encode(v, run.at, run.len, dst + run.off * rs);
         }
       }
       // Values for writers on other nodes: by MPI, placed by the writer.
@@ -93,9 +92,8 @@ class AggregatedStrategy final : public Strategy {
         unsigned char* out = send_.data();
         for (const auto& seg : R.segments)
           for (int v = 0; v < nvar; ++v) {
-            const std::size_t len = static_cast<std::size_t>((seg.i1 - seg.i0) * rs);
-            std::memcpy(out, values + (v * n + seg.i0) * rs, len);
-            out += len;
+            frame.encoder->encode(v, seg.i0, seg.i1 - seg.i0, out);
+            out += (seg.i1 - seg.i0) * rs;
           }
         recv_.resize(static_cast<std::size_t>(R.recv_bytes));
         MPI_Alltoallv(send_.data(), R.scount.data(), R.sdisp.data(), MPI_BYTE, recv_.data(), R.rcount.data(), R.rdisp.data(),

@@ -163,6 +163,21 @@ void gather_encoded(const T* in, const std::int64_t* local, std::int64_t n, bool
   }
 }
 
+// Owned values of the caller's arrays (T) to the file's precision (R) and byte order.
+template <class R, class T>
+class Encoder final : public OwnedEncoder {
+ public:
+  Encoder(const T* const* values, const std::int64_t* local, bool swap) : values_(values), local_(local), swap_(swap) {}
+  void encode(int var, std::int64_t first, std::int64_t count, unsigned char* dst) const override {
+    gather_encoded<R>(values_[var], local_ + first, count, swap_, dst);
+  }
+
+ private:
+  const T* const* values_;
+  const std::int64_t* local_;
+  bool swap_;
+};
+
 }  // namespace
 
 template <class T>
@@ -194,12 +209,18 @@ template <class T>
 void Writer::begin_frame(double time, const T* const* values) {
   if (closed_) throw UsageError("begin_frame on a closed writer");
   if (pending_) end_frame();
-  collective(comm_, [&] { encode(values); });
   EncodedFrame f;
   f.index = frames_;
   f.time = time;
   f.owned_values = &owned_values_;
   f.local_values = &local_values_;
+  const bool swap = (strategy_->serafin_file() ? header_.byte_order : native_byte_order()) != native_byte_order();
+  const Encoder<float, T> to_single(values, owned_.local.data(), swap);
+  const Encoder<double, T> to_double(values, owned_.local.data(), swap);
+  if (strategy_->encodes_owned())
+    f.encoder = header_.precision == Precision::Single ? static_cast<const OwnedEncoder*>(&to_single) : &to_double;
+  else
+    collective(comm_, [&] { encode(values); });
   strategy_->write(f);
   ++frames_;
   pending_ = true;

@@ -26,6 +26,7 @@ class Hdf5Strategy final : public Strategy {
  public:
   const char* name() const override { return "hdf5"; }
   bool serafin_file() const override { return false; }
+  bool encodes_owned() const override { return true; }
 
   bool one_file() const override { return !s_.file_per_step; }
   int files_created(int) const override { return s_.file_per_step ? static_cast<int>(std::max<std::int64_t>(steps_, 1)) : 1; }
@@ -94,15 +95,15 @@ class Hdf5Strategy final : public Strategy {
   void exchange_and_write(const EncodedFrame& frame) {
     const int nvar = s_.layout.nvar, rs = s_.layout.real_bytes;
     const auto n = static_cast<std::int64_t>(s_.owned->size());
-    // Owned values are sorted by node: each destination's are one segment per variable.
+    // Owned values are sorted by node: each destination's are one segment per variable,
+    // encoded straight from the caller's arrays into the send buffer.
     send_.resize(static_cast<std::size_t>(n * nvar * rs));
     unsigned char* out = send_.data();
-    const unsigned char* in = frame.owned_values->data();
     for (int r = 0; r < size_; ++r)
       for (int v = 0; v < nvar; ++v) {
-        const std::size_t len = static_cast<std::size_t>(scount_[static_cast<std::size_t>(r)] * rs);
-        std::memcpy(out, in + (v * n + sdisp_[static_cast<std::size_t>(r)]) * rs, len);
-        out += len;
+        const std::int64_t count = scount_[static_cast<std::size_t>(r)];
+        frame.encoder->encode(v, sdisp_[static_cast<std::size_t>(r)], count, out);
+        out += count * rs;
       }
     std::vector<int> sc(static_cast<std::size_t>(size_)), sd(sc.size()), rc(sc.size()), rd(sc.size());
     for (int r = 0; r < size_; ++r) {

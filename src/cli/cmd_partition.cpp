@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "core/contour.hpp"
 #include "core/error.hpp"
+#include "core/io.hpp"
 #include "core/plan.hpp"
 #include "core/progress.hpp"
 #include "core/refine.hpp"
@@ -24,6 +25,7 @@ namespace {
 
 struct PartitionOptions {
   std::string mesh, cli, output = ".", names, method, layout = "telemac", weights;
+  std::string sections, zones, weirs;  // case files split per part as partel does
   std::vector<std::string> also;
   int parts = 0;
   int threads = 0;
@@ -91,10 +93,11 @@ void read_partel_answers(std::istream& in, PartitionOptions& o) {
   if (a[4] != "1" && a[4] != "2") throw UsageError("partel answers: line 5, the method, is '" + a[4] + "' (1 METIS, 2 SCOTCH)");
   o.method = a[4] == "1" ? "metis" : "sfc";
   if (a[4] == "2") std::fprintf(stderr, "anabranch partition: SCOTCH is not available; using the space-filling curve\n");
-  for (int i : {5, 6, 7})
-    if (!a[static_cast<std::size_t>(i)].empty())
-      std::fprintf(stderr, "anabranch partition: warning: partel answer %d ('%s') is not used (sections, zones and weirs are not partitioned)\n",
-                   i + 1, a[static_cast<std::size_t>(i)].c_str());
+  o.sections = a[5];
+  o.zones = a[6];
+  o.weirs = a[7];
+  for (const auto* f : {&o.sections, &o.zones, &o.weirs})
+    if (!f->empty() && !file_exists(*f)) throw IoError("partel answers: " + *f + " does not exist");
   if (input != geometry) o.split_on = geometry;  // partel's second mode: split on existing parts
   o.layout = "telemac";
   if (a.size() >= 11 && (a[10] == "YES" || a[10] == "yes" || a[10] == "TRUE")) o.layout = "concat";
@@ -118,6 +121,9 @@ Runner add_partition(CLI::App& app, Common& common) {
       ->check(CLI::IsMember({"telemac", "concat"}));
   sub->add_option("--also", o->also, "other SERAFIN files on the same mesh, split the same way")->check(CLI::ExistingFile);
   sub->add_option("--names", o->names, "base names of the outputs: GEO,CLI (default: the input file names)");
+  sub->add_option("--sections", o->sections, "control-sections file, split per part as partel does (T2DSEC)")->check(CLI::ExistingFile);
+  sub->add_option("--zones", o->zones, "friction-zones file, split per part as partel does (T2DZFI)")->check(CLI::ExistingFile);
+  sub->add_option("--weirs", o->weirs, "weirs file (TYPE OF WEIRS = 2), split per part as partel does (T2DSEU)")->check(CLI::ExistingFile);
   sub->add_option("--weights", o->weights, "text file with one integer weight per (2D) element")->check(CLI::ExistingFile);
   sub->add_option("-o,--output", o->output, "output folder")->capture_default_str();
   sub->add_option("--threads", o->threads, "threads writing parts (default: all cores)");
@@ -251,7 +257,21 @@ Runner add_partition(CLI::App& app, Common& common) {
     if (!cli.lines.empty() && names.cli.empty()) throw UsageError("--names: give GEO,CLI");
     names.par = partel::par_name(names.geo);
     for (const auto& f : o->also) names.also.push_back(basename_of(f));
-    auto report = partel::write_parts(plan, reader, also_ptrs, gm, names, layout, threads);
+    std::vector<partel::PartText> texts;
+    if (nplan > 1) {
+      for (const auto* f : {&o->sections, &o->zones, &o->weirs})
+        if (!f->empty())
+          std::fprintf(stderr, "anabranch partition: warning: %s is not split: partel splits sections, zones and weirs of 2D meshes only\n",
+                       f->c_str());
+    } else {
+      if (!o->sections.empty()) {
+        if (ndp2 != 3) throw UsageError(o->sections + ": control sections need a mesh of triangles");
+        texts.push_back(partel::control_sections(o->sections, plan, ikle2.data(), x, y));
+      }
+      if (!o->zones.empty()) texts.push_back(partel::friction_zones(o->zones, plan));
+      if (!o->weirs.empty()) texts.push_back(partel::weirs(o->weirs, plan));
+    }
+    auto report = partel::write_parts(plan, reader, also_ptrs, gm, names, layout, threads, texts);
     phase("write", t);
     const double total = seconds_since(t0);
 

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdarg>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -17,11 +16,14 @@
 #include "core/io.hpp"
 #include "core/outputs.hpp"
 #include "core/progress.hpp"
+#include "formats/fortran_text.hpp"
 
 namespace anabranch::partel {
 namespace {
 
 constexpr int kSolid = 2;  // LIHBOR code of a wall
+// Parts a node may be shared by, besides its own: TELEMAC's NBMAXNSHARE - 1.
+constexpr std::size_t kMaxShare = 9;
 
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -83,16 +85,6 @@ void parts_of(const Plan& plan, std::int32_t n, Fn&& fn) {
   }
   for (std::int64_t i = plan.iface_offset[static_cast<std::size_t>(k)]; i < plan.iface_offset[static_cast<std::size_t>(k) + 1]; ++i)
     fn(plan.iface_parts[static_cast<std::size_t>(i)]);
-}
-
-std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
-std::string fmt(const char* f, ...) {
-  char buf[256];
-  va_list ap;
-  va_start(ap, f);
-  int n = std::vsnprintf(buf, sizeof buf, f, ap);
-  va_end(ap);
-  return std::string(buf, static_cast<std::size_t>(std::min(n, 255)));
 }
 
 // Global -> local node numbers of one part: an open-addressing hash table sized to the
@@ -223,6 +215,7 @@ void part_mesh(const Context& c, const serafin::Header& g, int p, const LocalInd
   const int nplan = g.nplan();
   const std::int64_t ne = plan.part_nelem(p), np = plan.part_npoin(p);
   h = g;
+  h.set_title(g.title.substr(0, 72));  // partel: the title's format word is the one it writes
   h.nelem = nplan > 1 ? ne * (nplan - 1) : ne;
   h.npoin = np * nplan;
   h.iparam = {1, 0, g.iparam[2], g.iparam[3], 0, 0, g.iparam[6], static_cast<std::int32_t>(c.boundary.count(p)),
@@ -273,72 +266,84 @@ std::string cli_text(const Context& c, int p, const LocalIndex& loc) {
   return out;
 }
 
+// The PAR file as partel v8 writes it (gfortran): list-directed boundary lines (the
+// colour, local node, ISEG, the neighbour's X and Y in single precision, NUMLIQ), then
+// the interface nodes in (10(I7,1X)) and the halo elements in (7(I9,1X)).
 std::string par_text(const Context& c, int p, const LocalIndex& loc) {
   const Plan& plan = c.plan;
   const auto& x = *c.mesh.x;
   const auto& y = *c.mesh.y;
   const auto& contour = *c.mesh.contour;
-  std::string out = fmt("%12lld\n", static_cast<long long>(c.boundary.count(p)));
+  std::string out = fortran::ListRecord().integer(c.boundary.count(p)).line();
   for (const std::int32_t* kp = c.boundary.begin(p); kp != c.boundary.end(p); ++kp) {
     const std::int32_t k = *kp;
     const std::int32_t node = c.bnodes[static_cast<std::size_t>(k)];
     const std::int32_t next = contour.next[static_cast<std::size_t>(k)], prev = contour.prev[static_cast<std::size_t>(k)];
     std::int64_t iseg = 0;
-    double xs = 0, ys = 0;
+    float xs = 0, ys = 0;
     int away = 0;
     if (plan.epart[static_cast<std::size_t>(contour.nelbor[static_cast<std::size_t>(k)])] != p) {
       const std::int32_t n = c.bnodes[static_cast<std::size_t>(next)];
       iseg = n + 1;
-      xs = x[static_cast<std::size_t>(n)], ys = y[static_cast<std::size_t>(n)];
+      xs = static_cast<float>(x[static_cast<std::size_t>(n)]), ys = static_cast<float>(y[static_cast<std::size_t>(n)]);
       ++away;
     }
     if (plan.epart[static_cast<std::size_t>(contour.nelbor[static_cast<std::size_t>(prev)])] != p) {
       const std::int32_t n = c.bnodes[static_cast<std::size_t>(prev)];
       iseg = -(n + 1);
-      xs = x[static_cast<std::size_t>(n)], ys = y[static_cast<std::size_t>(n)];
+      xs = static_cast<float>(x[static_cast<std::size_t>(n)]), ys = static_cast<float>(y[static_cast<std::size_t>(n)]);
       ++away;
     }
     if (away == 2) iseg = -9999;
-    out += fmt("%9d %9d %10lld %27.15f %27.15f %8d\n", k + 1, loc[node] + 1,
-               static_cast<long long>(iseg), xs, ys, (*c.mesh.numliq)[static_cast<std::size_t>(k)]);
+    out += fortran::ListRecord()
+               .integer(c.mesh.cli->lines[static_cast<std::size_t>(k)].k)
+               .integer(loc[node] + 1)
+               .integer(iseg)
+               .real4(xs)
+               .real4(ys)
+               .integer((*c.mesh.numliq)[static_cast<std::size_t>(k)])
+               .line();
   }
-  out += fmt("%12lld\n", static_cast<long long>(c.iface.count(p)));
+  out += fortran::ListRecord().integer(c.iface.count(p)).line();
+  std::vector<std::int64_t> row;
   for (const std::int32_t* ip = c.iface.begin(p); ip != c.iface.end(p); ++ip) {
     const std::int32_t n = plan.iface_nodes[static_cast<std::size_t>(*ip)];
-    out += fmt("%7d ", loc[n] + 1);
-    int written = 0;
+    row.assign(1, loc[n] + 1);
     for (std::int64_t i = plan.iface_offset[static_cast<std::size_t>(*ip)]; i < plan.iface_offset[static_cast<std::size_t>(*ip) + 1]; ++i) {
       const int q = plan.iface_parts[static_cast<std::size_t>(i)];
-      if (q == p) continue;
-      if (++written > 9)
-        throw UsageError("node " + std::to_string(n + 1) + " is shared by more than 10 parts, more than TELEMAC accepts "
-                         "(NBMAXNSHARE = 10): use fewer parts");
-      out += fmt("%7d ", q);
+      if (q != p) row.push_back(q);
     }
-    for (; written < 9; ++written) out += fmt("%7d ", -1);
+    if (row.size() > kMaxShare)
+      throw UsageError("node " + std::to_string(n + 1) + " is shared by " + std::to_string(row.size()) +
+                       " parts, more than TELEMAC accepts (NBMAXNSHARE - 1 = " + std::to_string(kMaxShare - 1) + "): use fewer parts");
+    row.resize(kMaxShare + 1, -1);
+    out += fortran::iw_group(row, 7);
     out += '\n';
   }
-  out += fmt("%9lld\n", static_cast<long long>(c.halo.count(p)));
+  out += fortran::iw(c.halo.count(p), 9);
+  out += '\n';
   const int ndp = plan.ndp;
   for (const std::int32_t* ep = c.halo.begin(p); ep != c.halo.end(p); ++ep) {
     const std::int32_t e = *ep;
     const std::int32_t* v = c.mesh.ikle2->data() + static_cast<std::int64_t>(e) * c.mesh.stride;
-    std::int64_t ranks[4], elems[4];
+    row.assign(1, plan.local_element(e) + 1);
+    row.resize(static_cast<std::size_t>(1 + 2 * ndp));
     for (int k = 0; k < ndp; ++k) {
       const std::int32_t a = v[k] - 1, b = v[(k + 1) % ndp] - 1;
       const std::int32_t f = c.neighbour(e, a, b);
+      std::int64_t rank, elem;
       if (f >= 0) {
-        ranks[k] = plan.epart[static_cast<std::size_t>(f)];
-        elems[k] = plan.local_element(f) + 1;
+        rank = plan.epart[static_cast<std::size_t>(f)];
+        elem = plan.local_element(f) + 1;
       } else {
         const bool liquid = !c.liquid_node.empty() && c.liquid_node[static_cast<std::size_t>(a)] &&
                             c.liquid_node[static_cast<std::size_t>(b)];
-        ranks[k] = elems[k] = liquid ? 0 : -1;
+        rank = elem = liquid ? 0 : -1;
       }
+      row[static_cast<std::size_t>(1 + k)] = rank;
+      row[static_cast<std::size_t>(1 + ndp + k)] = elem;
     }
-    out += fmt("%9lld ", static_cast<long long>(plan.local_element(e) + 1));
-    for (int k = 0; k < ndp; ++k) out += fmt("%9lld ", static_cast<long long>(ranks[k]));
-    for (int k = 0; k < ndp; ++k) out += fmt("%9lld ", static_cast<long long>(elems[k]));
+    out += fortran::iw_group(row, 9);
     out += '\n';
   }
   return out;
@@ -499,11 +504,14 @@ Layout parse_layout(const std::string& name) {
 const char* to_string(Layout l) { return l == Layout::Telemac ? "telemac" : "concat"; }
 
 WriteReport write_parts(const Plan& plan, const serafin::Reader& geo, const std::vector<const serafin::Reader*>& also,
-                        const GlobalMesh& mesh, const Names& names, Layout layout, int threads, std::int64_t memory_budget) {
+                        const GlobalMesh& mesh, const Names& names, Layout layout, int threads,
+                        const std::vector<PartText>& texts, std::int64_t memory_budget) {
   const auto t0 = std::chrono::steady_clock::now();
   const int nparts = plan.nparts;
   const bool concat = layout == Layout::Concat && nparts > 1;
   const bool with_cli = mesh.cli != nullptr;
+  // partel v8 writes PAR files for 2D meshes only (TELEMAC-3D partitions its 2D mesh).
+  const bool with_par = with_cli && geo.header().nplan() == 1;
   Context c(plan, mesh);
   prepare(c);
 
@@ -536,8 +544,11 @@ WriteReport write_parts(const Plan& plan, const serafin::Reader& geo, const std:
   if (with_cli && !concat)
     for (int p = 0; p < nparts; ++p) {
       cli_ids.push_back(out.add(path(names.cli, suffix(nparts, p))));
-      par_ids.push_back(out.add(path(names.par, suffix(nparts, p))));
+      if (with_par) par_ids.push_back(out.add(path(names.par, suffix(nparts, p))));
     }
+  std::vector<std::vector<std::size_t>> text_ids(texts.size());
+  for (std::size_t i = 0; i < texts.size(); ++i)
+    for (int p = 0; p < nparts; ++p) text_ids[i].push_back(out.add(path(texts[i].name, suffix(nparts, p))));
   std::vector<LocalIndex> locs(static_cast<std::size_t>(std::max(1, threads)));
   Progress progress("partition: writing parts", nparts);
   std::atomic<int> done{0};
@@ -553,14 +564,18 @@ WriteReport write_parts(const Plan& plan, const serafin::Reader& geo, const std:
       out.write_at(sp.file[static_cast<std::size_t>(p)], sink.bytes.data(), sink.bytes.size(), sp.base[static_cast<std::size_t>(p)]);
     }
     if (with_cli) {
-      std::string cli = cli_text(c, p, loc), par = par_text(c, p, loc);
+      std::string cli = cli_text(c, p, loc), par = with_par ? par_text(c, p, loc) : std::string();
       if (concat) {
         cli_texts[static_cast<std::size_t>(p)] = std::move(cli);
         par_texts[static_cast<std::size_t>(p)] = std::move(par);
       } else {
         out.write_at(cli_ids[static_cast<std::size_t>(p)], cli.data(), cli.size(), 0);
-        out.write_at(par_ids[static_cast<std::size_t>(p)], par.data(), par.size(), 0);
+        if (with_par) out.write_at(par_ids[static_cast<std::size_t>(p)], par.data(), par.size(), 0);
       }
+    }
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      const std::string text = texts[i].text(p);
+      out.write_at(text_ids[i][static_cast<std::size_t>(p)], text.data(), text.size(), 0);
     }
     progress.update(++done);
   });
@@ -577,7 +592,7 @@ WriteReport write_parts(const Plan& plan, const serafin::Reader& geo, const std:
       const auto cl = static_cast<std::int64_t>(std::count(ct.begin(), ct.end(), '\n'));
       store<std::int32_t>(cli_index.data() + 8 * p, static_cast<std::int32_t>(cli_line), ByteOrder::Big);
       store<std::int32_t>(cli_index.data() + 8 * p + 4, static_cast<std::int32_t>(cli_line + cl), ByteOrder::Big);
-      par_index += fmt("%12lld\n", static_cast<long long>(par_line));
+      if (with_par) par_index += fortran::ListRecord().integer(par_line).line();
       out.write_at(cli_id, ct.data(), ct.size(), cli_at);
       out.write_at(par_id, pt.data(), pt.size(), par_at);
       cli_at += static_cast<std::int64_t>(ct.size());

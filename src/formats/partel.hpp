@@ -11,6 +11,7 @@
 #include "core/contour.hpp"
 #include "core/plan.hpp"
 #include "formats/boundary.hpp"
+#include "formats/partel_extras.hpp"
 #include "formats/serafin.hpp"
 
 namespace anabranch::partel {
@@ -57,9 +58,10 @@ struct WriteReport {
 // Writes every part of the mesh file (and of each `also` file on the same mesh) with all
 // their frames, the .cli and PAR files, in the given layout, through temporary names
 // renamed when everything is complete. threads > 1 builds and writes parts concurrently.
+// texts: case files split per part (sections, zones, weirs), dir/<name><suffix> in both layouts.
 WriteReport write_parts(const Plan& plan, const serafin::Reader& geo, const std::vector<const serafin::Reader*>& also,
                         const GlobalMesh& mesh, const Names& names, Layout layout, int threads,
-                        std::int64_t memory_budget = std::int64_t{128} << 20);
+                        const std::vector<PartText>& texts = {}, std::int64_t memory_budget = std::int64_t{128} << 20);
 
 // Reads a GEO index: (begin, end) byte ranges (0-based begin, exclusive end) of each part.
 std::vector<std::pair<std::int64_t, std::int64_t>> read_geo_index(const std::string& path);

@@ -1,0 +1,179 @@
+// Fortran text records (gfortran's rules). See fortran_text.hpp.
+#include "formats/fortran_text.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/error.hpp"
+
+namespace anabranch::fortran {
+namespace {
+
+std::string right(const std::string& s, int w) {
+  if (static_cast<int>(s.size()) > w) return std::string(static_cast<std::size_t>(w), '*');
+  return std::string(static_cast<std::size_t>(w) - s.size(), ' ') + s;
+}
+
+// Gw.dEe as gfortran's list-directed output uses it (scale factor 1 for E editing).
+std::string g_edit(double v, int w, int d, int e) {
+  const int trailing = e + 2;
+  char buf[64];
+  if (v == 0) {
+    std::snprintf(buf, sizeof buf, "%s%.*f", std::signbit(v) ? "-" : "", d - 1, 0.0);
+    return right(buf, w - trailing) + std::string(static_cast<std::size_t>(trailing), ' ');
+  }
+  if (std::isnan(v) || std::isinf(v)) {
+    std::string s = std::isnan(v) ? "NaN" : (v < 0 ? "-Infinity" : "Infinity");
+    return right(s, w);
+  }
+  // The decimal exponent after rounding to d significant digits decides F or E.
+  std::snprintf(buf, sizeof buf, "%.*e", d - 1, v);
+  const char* ep = std::strchr(buf, 'e');
+  const int exp10 = std::atoi(ep + 1);
+  const int k = exp10 + 1;  // digits before the decimal point
+  if (k >= 0 && k <= d) {
+    std::snprintf(buf, sizeof buf, "%.*f", d - k, v);
+    return right(buf, w - trailing) + std::string(static_cast<std::size_t>(trailing), ' ');
+  }
+  std::string mant(buf, static_cast<std::size_t>(ep - buf));
+  char ex[16];
+  std::snprintf(ex, sizeof ex, "E%c%0*d", exp10 < 0 ? '-' : '+', e, std::abs(exp10));
+  return right(mant + ex, w);
+}
+
+}  // namespace
+
+void ListRecord::separate(bool character) {
+  if (empty_ || !(character && last_character_)) out_ += ' ';
+  empty_ = false;
+  last_character_ = character;
+}
+
+ListRecord& ListRecord::integer(std::int64_t v) {
+  separate(false);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%11lld", static_cast<long long>(v));
+  out_ += buf;
+  return *this;
+}
+
+ListRecord& ListRecord::real4(float v) {
+  separate(false);
+  out_ += g_edit(static_cast<double>(v), 16, 9, 2);
+  return *this;
+}
+
+ListRecord& ListRecord::real8(double v) {
+  separate(false);
+  out_ += g_edit(v, 25, 17, 3);
+  return *this;
+}
+
+ListRecord& ListRecord::text(const std::string& s) {
+  separate(true);
+  out_ += s;
+  return *this;
+}
+
+std::string iw(std::int64_t v, int w) { return right(std::to_string(v), w); }
+
+std::string i0(std::int64_t v) { return std::to_string(v); }
+
+std::string fw(double v, int w, int d) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%.*f", d, v);
+  return right(buf, w);
+}
+
+std::string iw_group(const std::vector<std::int64_t>& values, int w) {
+  std::string s;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i) s += ' ';
+    s += iw(values[i], w);
+  }
+  return s;
+}
+
+std::vector<std::string> ListReader::read(int n, const char* what) {
+  std::vector<std::string> values;
+  start_line_ = line_;
+  start_offset_ = static_cast<std::int64_t>(pos_);
+  if (pos_ >= text_.size())
+    throw FormatError(path_, std::string(what) + " (line " + std::to_string(line_) + ")", start_offset_, "the file ends here");
+  auto end_record = [&] {
+    while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
+    if (pos_ < text_.size()) ++pos_;
+    ++line_;
+  };
+  bool slash = false;
+  while (static_cast<int>(values.size()) < n && !slash) {
+    if (pos_ >= text_.size())
+      throw FormatError(path_, std::string(what) + " (line " + std::to_string(start_line_) + ")", start_offset_,
+                        "the file ends after " + std::to_string(values.size()) + " of " + std::to_string(n) + " values");
+    const char c = text_[pos_];
+    if (c == '\n') {
+      ++pos_;
+      ++line_;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r' || c == ',') {
+      ++pos_;
+      continue;
+    }
+    if (c == '/') {
+      slash = true;
+      break;
+    }
+    std::string v;
+    if (c == '\'' || c == '"') {
+      ++pos_;
+      while (pos_ < text_.size() && text_[pos_] != c && text_[pos_] != '\n') v += text_[pos_++];
+      if (pos_ < text_.size() && text_[pos_] == c) ++pos_;
+    } else {
+      while (pos_ < text_.size() && !std::strchr(" \t\r\n,/", text_[pos_])) v += text_[pos_++];
+    }
+    values.push_back(std::move(v));
+  }
+  end_record();
+  return values;
+}
+
+std::vector<std::int64_t> ListReader::read_integers(int n, const char* what) {
+  const auto v = read(n, what);
+  std::vector<std::int64_t> r;
+  for (const auto& s : v) {
+    char* end = nullptr;
+    const long long x = std::strtoll(s.c_str(), &end, 10);
+    if (s.empty() || *end != '\0')
+      throw FormatError(path_, std::string(what) + " (line " + std::to_string(start_line_) + ")", start_offset_,
+                        "'" + s + "' is not an integer");
+    r.push_back(x);
+  }
+  if (static_cast<int>(r.size()) < n)
+    throw FormatError(path_, std::string(what) + " (line " + std::to_string(start_line_) + ")", start_offset_,
+                      "expected " + std::to_string(n) + " values, found " + std::to_string(r.size()));
+  return r;
+}
+
+std::vector<double> ListReader::read_reals(int n, const char* what) {
+  const auto v = read(n, what);
+  std::vector<double> r;
+  for (auto s : v) {
+    for (auto& ch : s)
+      if (ch == 'd' || ch == 'D') ch = 'e';
+    char* end = nullptr;
+    const double x = std::strtod(s.c_str(), &end);
+    if (s.empty() || *end != '\0')
+      throw FormatError(path_, std::string(what) + " (line " + std::to_string(start_line_) + ")", start_offset_,
+                        "'" + s + "' is not a number");
+    r.push_back(x);
+  }
+  if (static_cast<int>(r.size()) < n)
+    throw FormatError(path_, std::string(what) + " (line " + std::to_string(start_line_) + ")", start_offset_,
+                      "expected " + std::to_string(n) + " values, found " + std::to_string(r.size()));
+  return r;
+}
+
+}  // namespace anabranch::fortran

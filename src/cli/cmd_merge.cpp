@@ -3,10 +3,12 @@
 // gretel does, streaming. Under mpiexec the ranks share the parts.
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <optional>
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
+#include "core/io.hpp"
 #include "core/progress.hpp"
 #include "pio/merge.hpp"
 #include "pio/mpi_util.hpp"
@@ -16,21 +18,62 @@ namespace {
 
 struct MergeCli {
   pio::MergeOptions o;
+  bool gretel = false;
 };
+
+// gretel's 8 answers on standard input, as TELEMAC's runner writes them: geometry, its
+// format, boundary file, result base name, its format, parts, planes, method.
+void read_gretel_answers(std::istream& in, pio::MergeOptions& o) {
+  std::vector<std::string> a;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    a.push_back(trimmed(line));
+  }
+  if (a.size() < 8) throw UsageError("gretel answers: expected 8 lines on standard input, got " + std::to_string(a.size()));
+  auto unquote = [](std::string s) {
+    if (s.size() >= 2 && (s.front() == '\'' || s.front() == '"') && s.back() == s.front()) s = s.substr(1, s.size() - 2);
+    return s;
+  };
+  for (int i : {1, 4})
+    if (a[static_cast<std::size_t>(i)].rfind("SERAFIN", 0) != 0)
+      throw UsageError("gretel answers: line " + std::to_string(i + 1) + ", the format, is '" + a[static_cast<std::size_t>(i)] +
+                       "' (SERAFIN or SERAFIND; MED is not supported)");
+  o.geometry = unquote(a[0]);
+  o.cli = unquote(a[2]);
+  o.base = unquote(a[3]);
+  o.output = o.base;
+  try {
+    o.nparts = std::stoi(a[5]);
+    (void)std::stoi(a[6]);  // planes: taken from the parts
+    (void)std::stoi(a[7]);  // method: memory use is always one variable of one frame
+  } catch (...) {
+    throw UsageError("gretel answers: lines 6-8 (parts, planes, method) must be integers: '" + a[5] + "', '" + a[6] + "', '" + a[7] + "'");
+  }
+  if (o.nparts < 1) throw UsageError("gretel answers: line 6, the number of parts, is " + a[5]);
+  for (const auto* f : {&o.geometry, &o.cli})
+    if (!file_exists(*f)) throw IoError("gretel answers: " + *f + " does not exist");
+}
 
 }  // namespace
 
 Runner add_merge(CLI::App& app, Common& common) {
   auto m = std::make_shared<MergeCli>();
   auto* sub = app.add_subcommand("merge", "Merge per-rank result files (or a CONCAT container) into one global file (gretel)");
-  sub->add_option("parts", m->o.base, "base name of the parts: RES for RES00003-00000..., or RES for RES-CONCAT")->required();
-  sub->add_option("--geo", m->o.geometry, "the global geometry (connectivity, IPOBO, coordinates)")->required()->check(CLI::ExistingFile);
+  sub->add_option("parts", m->o.base, "base name of the parts: RES for RES00003-00000..., or RES for RES-CONCAT");
+  sub->add_option("--geo", m->o.geometry, "the global geometry (connectivity, IPOBO, coordinates; for 3D parts the 2D mesh "
+                                          "may be given, extruded as gretel does)")->check(CLI::ExistingFile);
+  sub->add_option("--cli", m->o.cli, "the global boundary file: IPARAM(8) = its boundary points, as gretel writes it")
+      ->check(CLI::ExistingFile);
+  sub->add_flag("--gretel", m->gretel, "read gretel's 8 answers from standard input (as TELEMAC's runner calls gretel)");
   sub->add_option("-n,--parts", m->o.nparts, "number of parts (default: found from the files)");
   sub->add_option("-o,--output", m->o.output, "output file (default: the base name)");
   sub->add_flag("--allow-partial", m->o.allow_partial, "merge the frames every part has when some parts have fewer");
   sub->add_option("--strategy", m->o.strategy, "write strategy when run on several ranks")->capture_default_str();
   sub->add_flag("--json", common.json, "print a JSON summary on stdout");
   return [m, &common]() {
+    if (m->gretel) read_gretel_answers(std::cin, m->o);
+    if (m->o.base.empty()) throw UsageError("no parts given (the base name of the per-rank files)");
+    if (m->o.geometry.empty()) throw UsageError("merge needs the global geometry file (--geo)");
     if (m->o.output.empty()) m->o.output = m->o.base;
     // Alone (no MPI launcher), merge without MPI: its start-up would cost more than the
     // merge of a small file.

@@ -12,6 +12,7 @@
 #include "core/byteorder.hpp"
 #include "core/error.hpp"
 #include "core/progress.hpp"
+#include "formats/boundary.hpp"
 #include "formats/partel.hpp"
 #include "formats/serafin.hpp"
 #include "pio/mpi_util.hpp"
@@ -35,6 +36,30 @@ struct Part {
   std::vector<std::int32_t> gid;  // global node (0-based) of each local node, all planes
 };
 
+// A 2D triangle mesh extruded to nplan planes of prisms, as gretel makes it for 3D results:
+// layer after layer, IPOBO 0, the coordinates repeated on every plane.
+Mesh extruded(const serafin::Reader& geo, int nplan) {
+  const Mesh m2 = geo.read_mesh();
+  Mesh m;
+  m.ndp = 6;
+  m.nplan = nplan;
+  m.nelem = m2.nelem * (nplan - 1);
+  m.npoin = m2.npoin * nplan;
+  const auto np = static_cast<std::int32_t>(m2.npoin);
+  m.ikle.reserve(static_cast<std::size_t>(m.nelem * 6));
+  for (int l = 0; l + 1 < nplan; ++l)
+    for (std::int64_t e = 0; e < m2.nelem; ++e) {
+      for (int k = 0; k < 3; ++k) m.ikle.push_back(m2.ikle[static_cast<std::size_t>(e * 3 + k)] + l * np);
+      for (int k = 0; k < 3; ++k) m.ikle.push_back(m2.ikle[static_cast<std::size_t>(e * 3 + k)] + (l + 1) * np);
+    }
+  m.ipobo.assign(static_cast<std::size_t>(m.npoin), 0);
+  for (int l = 0; l < nplan; ++l) {
+    m.x.insert(m.x.end(), m2.x.begin(), m2.x.end());
+    m.y.insert(m.y.end(), m2.y.begin(), m2.y.end());
+  }
+  return m;
+}
+
 bool same_variables(const serafin::Header& a, const serafin::Header& b) {
   if (a.nvar() != b.nvar()) return false;
   for (int v = 0; v < a.nvar(); ++v)
@@ -56,9 +81,9 @@ void scatter(const unsigned char* local, const std::int32_t* gid, std::int64_t n
 // so the disk works while a record is scattered and written. The geometry's mesh records are streamed into the
 // header. (A second buffer, written by a helper thread while the next record is merged,
 // gained about 6% here for one more variable of memory: not worth it.)
-void merge_alone(const std::vector<Part>& parts, const MergeOptions& o, const serafin::Header& out,
+void merge_alone(const std::vector<Part>& parts, const MergeOptions& o, const serafin::Header& out, const Mesh* mesh,
                  const std::vector<double>& times, std::int64_t frames, MergeReport& report) {
-  serafin::Writer w(o.output, out, serafin::Reader(o.geometry));
+  serafin::Writer w = mesh ? serafin::Writer(o.output, out, *mesh) : serafin::Writer(o.output, out, serafin::Reader(o.geometry));
   const int rs = real_size(out.precision);
   const int nvar = out.nvar();
   const std::int64_t records = frames * nvar;
@@ -108,7 +133,7 @@ void merge_alone(const std::vector<Part>& parts, const MergeOptions& o, const se
 // T) and writes through the shared-file writer (temporary name, renamed at close).
 template <class T>
 void merge_together(MPI_Comm comm, const std::vector<Part>& parts, const MergeOptions& o, const serafin::Header& out,
-                    const std::vector<double>& times, std::int64_t frames, MergeReport& report) {
+                    const Mesh* mesh, const std::vector<double>& times, std::int64_t frames, MergeReport& report) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   std::vector<std::int32_t> ids;
@@ -123,6 +148,7 @@ void merge_together(MPI_Comm comm, const std::vector<Part>& parts, const MergeOp
   OutputDescription desc;
   desc.header = out;
   desc.geometry = o.geometry;  // rank 0 reads the mesh arrays from it
+  desc.mesh = mesh;            // or has them made
   WriterOptions wo;
   wo.strategy = o.strategy;
   wo.atomic = true;
@@ -170,12 +196,25 @@ MergeReport merge_parts(MPI_Comm comm, const MergeOptions& o) {
   std::vector<Part> parts;
   serafin::Header geo;
   std::int64_t npoin2 = 0;
+  bool extrude = false;
   collective(comm, [&] {
     if (o.geometry.empty()) throw UsageError("merge needs the global geometry file (--geo)");
     set = std::make_unique<partel::PartSet>(o.base, o.nparts);
     geo = serafin::Reader(o.geometry).header();
     npoin2 = geo.npoin / geo.nplan();
     const int n = set->size();
+    const int nplan = set->open(0)->header().nplan();
+    if (nplan > 1 && geo.nplan() == 1) {
+      // 3D parts on a 2D geometry: the mesh is extruded to the parts' planes (gretel).
+      if (geo.ndp != 3)
+        throw UsageError(o.geometry + " has NDP " + std::to_string(geo.ndp) + ": only triangles extrude to the prisms of " + set->name(0));
+      extrude = true;
+      geo.nelem *= nplan - 1;
+      geo.npoin *= nplan;
+      geo.ndp = 6;
+      geo.iparam[6] = nplan;
+      geo.iparam[7] = geo.iparam[8] = 0;
+    }
     for (int p = rank * n / size; p < (rank + 1) * n / size; ++p) {
       Part part{p, set->open(p), {}};
       const auto& h = part.reader->header();
@@ -266,23 +305,35 @@ MergeReport merge_parts(MPI_Comm comm, const MergeOptions& o) {
   }
   report.frames = frames;
 
-  // The output header: part 0's title, variables, date, IPARAM; the geometry's sizes;
-  // IPARAM(8) = NPTFR of the geometry, IPARAM(9) = 0.
+  // The output header, as gretel writes it (merge.hpp).
+  std::int32_t nptfr = geo.iparam[7];
+  if (!o.cli.empty() && !extrude) {
+    std::int64_t lines = 0;
+    collective(comm, [&] { lines = static_cast<std::int64_t>(boundary::read(o.cli).lines.size()); });
+    nptfr = static_cast<std::int32_t>(lines);
+  }
   serafin::Header out = h0;
+  out.set_title(h0.title.substr(0, 72));
   out.nelem = geo.nelem;
   out.npoin = geo.npoin;
   out.ndp = geo.ndp;
   out.sizes4 = geo.sizes4;
-  out.iparam[7] = geo.iparam[7];
-  out.iparam[8] = 0;
+  if (extrude) out.date.reset();
+  out.iparam = {1, 0, geo.iparam[2], geo.iparam[3], 0, 0, h0.iparam[6], nptfr, geo.iparam[8], out.date ? 1 : 0};
   report.npoin = geo.npoin;
+  // The extruded mesh is made by the rank that writes the header.
+  Mesh mesh;
+  collective(comm, [&] {
+    if (extrude && rank == 0) mesh = extruded(serafin::Reader(o.geometry), out.nplan());
+  });
+  const Mesh* made = extrude && rank == 0 ? &mesh : nullptr;
 
   if (size == 1)
-    merge_alone(parts, o, out, times0, frames, report);
+    merge_alone(parts, o, out, made, times0, frames, report);
   else if (out.precision == Precision::Single)
-    merge_together<float>(comm, parts, o, out, times0, frames, report);
+    merge_together<float>(comm, parts, o, out, made, times0, frames, report);
   else
-    merge_together<double>(comm, parts, o, out, times0, frames, report);
+    merge_together<double>(comm, parts, o, out, made, times0, frames, report);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return report;
 }

@@ -32,7 +32,6 @@ int main(int argc, char** argv) {
     std::vector<std::int32_t>().swap(ikle);
     idx_t ne = static_cast<idx_t>(ne2), nn = static_cast<idx_t>(h.npoin / nplan), ncommon = 2, np = std::atoi(argv[2]), objval = 0;
     std::vector<idx_t> epart(static_cast<std::size_t>(ne)), npart(static_cast<std::size_t>(nn));
-    anabranch::reset_peak_rss();
     const auto t0 = std::chrono::steady_clock::now();
     int rc = METIS_PartMeshDual(&ne, &nn, eptr.data(), eind.data(), nullptr, nullptr, &ncommon, &np, nullptr, nullptr, &objval,
                                 epart.data(), npart.data());

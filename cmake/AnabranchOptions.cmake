@@ -9,7 +9,7 @@ if(ANABRANCH_SANITIZE)
   add_link_options(-fsanitize=address,undefined)
 endif()
 
-# ab_find_optional(METIS|HDF5): honours ANABRANCH_WITH_<NAME> = AUTO|ON|OFF and sets
+# ab_find_optional(METIS|SCOTCH|HDF5): honours ANABRANCH_WITH_<NAME> = AUTO|ON|OFF and sets
 # ANABRANCH_HAVE_<NAME>. A component left out still answers "built without <NAME>" at run time.
 function(ab_find_optional name)
   set(mode ${ANABRANCH_WITH_${name}})
@@ -22,6 +22,18 @@ function(ab_find_optional name)
         add_library(ab_metis INTERFACE IMPORTED GLOBAL)
         target_include_directories(ab_metis INTERFACE ${METIS_INCLUDE_DIR})
         target_link_libraries(ab_metis INTERFACE ${METIS_LIBRARY})
+        set(found TRUE)
+      endif()
+    elseif(name STREQUAL "SCOTCH")
+      # Debian's libscotch-dev: the 32-bit scotch.h (METIS's idx_t) and libscotch + libscotcherr,
+      # never libscotchmetis (it defines METIS's symbols).
+      find_path(SCOTCH_INCLUDE_DIR scotch.h PATH_SUFFIXES scotch)
+      find_library(SCOTCH_LIBRARY scotch)
+      find_library(SCOTCHERR_LIBRARY scotcherr)
+      if(SCOTCH_INCLUDE_DIR AND SCOTCH_LIBRARY AND SCOTCHERR_LIBRARY)
+        add_library(ab_scotch INTERFACE IMPORTED GLOBAL)
+        target_include_directories(ab_scotch INTERFACE ${SCOTCH_INCLUDE_DIR})
+        target_link_libraries(ab_scotch INTERFACE ${SCOTCH_LIBRARY} ${SCOTCHERR_LIBRARY})
         set(found TRUE)
       endif()
     elseif(name STREQUAL "HDF5")

@@ -91,8 +91,7 @@ void read_partel_answers(std::istream& in, PartitionOptions& o) {
     throw UsageError("partel answers: line 4, the number of parts, is '" + a[3] + "'");
   }
   if (a[4] != "1" && a[4] != "2") throw UsageError("partel answers: line 5, the method, is '" + a[4] + "' (1 METIS, 2 SCOTCH)");
-  o.method = a[4] == "1" ? "metis" : "sfc";
-  if (a[4] == "2") std::fprintf(stderr, "anabranch partition: SCOTCH is not available; using the space-filling curve\n");
+  o.method = a[4] == "1" ? "metis" : "scotch";
   o.sections = a[5];
   o.zones = a[6];
   o.weirs = a[7];
@@ -115,8 +114,9 @@ Runner add_partition(CLI::App& app, Common& common) {
   sub->add_option("mesh", o->mesh, "SERAFIN mesh (geometry) file; its frames are carried into the parts")->check(CLI::ExistingFile);
   sub->add_option("--cli", o->cli, "boundary-conditions file (needed for TELEMAC's .cli and PAR part files)")->check(CLI::ExistingFile);
   sub->add_option("-n,--parts", o->parts, "number of parts P (1..100000)");
-  sub->add_option("--method", o->method, "metis (partel's partition) or sfc (Hilbert curve; fast, little memory)")
-      ->check(CLI::IsMember({"metis", "sfc"}));
+  sub->add_option("--method", o->method,
+                  "metis (partel's method 1), scotch (partel's method 2) or sfc (Hilbert curve; fast, little memory)")
+      ->check(CLI::IsMember({"metis", "scotch", "sfc"}));
   sub->add_option("--layout", o->layout, "telemac (3 files per part) or concat (6 files)")->capture_default_str()
       ->check(CLI::IsMember({"telemac", "concat"}));
   sub->add_option("--also", o->also, "other SERAFIN files on the same mesh, split the same way")->check(CLI::ExistingFile);
@@ -157,8 +157,7 @@ Runner add_partition(CLI::App& app, Common& common) {
       phases[name] = seconds_since(since);
       const std::int64_t rss = peak_rss_bytes();
       phase_rss[name] = rss;
-      peak = std::max(peak, rss);
-      reset_peak_rss();
+      peak = std::max(peak, rss);  // the kernel's high-water mark, never reset (users' accounting reads it)
     };
 
     auto t = std::chrono::steady_clock::now();
@@ -200,10 +199,15 @@ Runner add_partition(CLI::App& app, Common& common) {
     std::vector<std::int32_t> epart;
     int ndp2 = 0;
     Coordinates x, y;
-    if (method == PartitionMethod::Metis) {
+    if (method == PartitionMethod::Metis || method == PartitionMethod::Scotch) {
       auto eind = base_ikle(reader, ndp2);
       for (auto& v : eind) --v;
-      epart = partition_metis(std::move(eind), nelem2, ndp2, npoin2, o->parts, weights, &stats);
+      if (method == PartitionMethod::Metis)
+        epart = partition_metis(std::move(eind), nelem2, ndp2, npoin2, o->parts, weights, &stats);
+      else if (!weights.empty())
+        throw UsageError("--weights: partel's SCOTCH call takes no weights; use --method metis or sfc");
+      else
+        epart = partition_scotch(std::move(eind), nelem2, ndp2, npoin2, o->parts, &stats);
     } else {
       auto ikle2 = base_ikle(reader, ndp2);
       x = reader.read_coordinates(false);
@@ -311,7 +315,7 @@ Runner add_partition(CLI::App& app, Common& common) {
       std::printf("  time               read %.2f s, %s %.2f s (%.0f%%), plan %.2f s, write %.2f s\n", phases["read"].get<double>(),
                   o->method.c_str(), phases["partition"].get<double>(), 100.0 * phases["partition"].get<double>() / total,
                   phases["plan"].get<double>(), phases["write"].get<double>());
-      std::printf("  peak memory        %s (read %s, %s %s, plan %s, write %s)\n", human_bytes(static_cast<double>(peak)).c_str(),
+      std::printf("  peak memory        %s (reached by the end of: read %s, %s %s, plan %s, write %s)\n", human_bytes(static_cast<double>(peak)).c_str(),
                   human_bytes(phase_rss["read"].get<double>()).c_str(), o->method.c_str(),
                   human_bytes(phase_rss["partition"].get<double>()).c_str(), human_bytes(phase_rss["plan"].get<double>()).c_str(),
                   human_bytes(phase_rss["write"].get<double>()).c_str());

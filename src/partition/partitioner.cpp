@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 
 #include "core/error.hpp"
 #include "core/progress.hpp"
 
 #ifdef ANABRANCH_HAVE_METIS
 #include <metis.h>
+#endif
+#ifdef ANABRANCH_HAVE_SCOTCH
+#include <cstdio>  // scotch.h needs FILE
+#include <scotch.h>
 #endif
 
 namespace anabranch {
@@ -39,11 +42,22 @@ std::uint64_t hilbert_index(std::uint32_t x, std::uint32_t y, int order) {
 
 PartitionMethod parse_partition_method(const std::string& name) {
   if (name == "metis") return PartitionMethod::Metis;
+  if (name == "scotch") return PartitionMethod::Scotch;
   if (name == "sfc") return PartitionMethod::Sfc;
-  throw UsageError("unknown partitioning method '" + name + "' (metis or sfc)");
+  throw UsageError("unknown partitioning method '" + name + "' (metis, scotch or sfc)");
 }
 
-const char* to_string(PartitionMethod m) { return m == PartitionMethod::Metis ? "metis" : "sfc"; }
+const char* to_string(PartitionMethod m) {
+  return m == PartitionMethod::Metis ? "metis" : m == PartitionMethod::Scotch ? "scotch" : "sfc";
+}
+
+bool scotch_available() {
+#if defined(ANABRANCH_HAVE_SCOTCH) && defined(ANABRANCH_HAVE_METIS)
+  return true;
+#else
+  return false;
+#endif
+}
 
 bool metis_available() {
 #ifdef ANABRANCH_HAVE_METIS
@@ -51,13 +65,6 @@ bool metis_available() {
 #else
   return false;
 #endif
-}
-
-bool reset_peak_rss() {
-  std::ofstream f("/proc/self/clear_refs");
-  if (!f) return false;
-  f << "5" << std::flush;
-  return static_cast<bool>(f);
 }
 
 std::vector<std::int32_t> partition_metis(std::vector<std::int32_t>&& eind, std::int64_t nelem, int ndp,
@@ -69,7 +76,6 @@ std::vector<std::int32_t> partition_metis(std::vector<std::int32_t>&& eind, std:
 #else
   static_assert(sizeof(idx_t) == sizeof(std::int32_t), "METIS must be built with 32-bit indices");
   const auto t0 = std::chrono::steady_clock::now();
-  reset_peak_rss();
   std::vector<std::int32_t> epart(static_cast<std::size_t>(nelem), 0);
   if (nparts > 1) {
     idx_t ne = static_cast<idx_t>(nelem), nn = static_cast<idx_t>(npoin), ncommon = 2, numflag = 0;
@@ -97,11 +103,66 @@ std::vector<std::int32_t> partition_metis(std::vector<std::int32_t>&& eind, std:
 #endif
 }
 
+std::vector<std::int32_t> partition_scotch(std::vector<std::int32_t>&& eind, std::int64_t nelem, int ndp,
+                                           std::int64_t npoin, int nparts, PartitionStats* stats) {
+#if !defined(ANABRANCH_HAVE_SCOTCH) || !defined(ANABRANCH_HAVE_METIS)
+  (void)eind, (void)nelem, (void)ndp, (void)npoin, (void)nparts, (void)stats;
+  throw UsageError("built without SCOTCH (and METIS): use --method metis or sfc, or rebuild with libscotch-dev and libmetis-dev");
+#else
+  static_assert(sizeof(SCOTCH_Num) == sizeof(idx_t), "SCOTCH and METIS must use the same integer size");
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::int32_t> epart(static_cast<std::size_t>(nelem), 0);
+  if (nparts > 1) {
+    // As partel does: the dual graph (ncommon 2) 1-based from METIS_MeshToDual, built into
+    // a SCOTCH graph with base 1, no weights, partitioned with the default strategy.
+    idx_t ne = static_cast<idx_t>(nelem), nn = static_cast<idx_t>(npoin), ncommon = 2, numflag = 1;
+    std::vector<idx_t> eptr(static_cast<std::size_t>(nelem) + 1);
+    for (std::int64_t e = 0; e <= nelem; ++e) eptr[static_cast<std::size_t>(e)] = static_cast<idx_t>(e * ndp + 1);
+    for (auto& v : eind) ++v;
+    idx_t *xadj = nullptr, *adjncy = nullptr;
+    int rc = METIS_MeshToDual(&ne, &nn, eptr.data(), eind.data(), &ncommon, &numflag, &xadj, &adjncy);
+    if (rc != METIS_OK) throw Error("METIS_MeshToDual failed (code " + std::to_string(rc) + ")");
+    std::vector<idx_t>().swap(eptr);
+    std::vector<std::int32_t>().swap(eind);
+    // One difference: Debian's SCOTCH seeds its random generator from the clock, so the
+    // same call gives another partition on every run; a context with a fixed seed and
+    // deterministic threads makes the partition repeat.
+    SCOTCH_Graph graph, bound;
+    SCOTCH_Strat strat;
+    SCOTCH_Context context;
+    SCOTCH_stratInit(&strat);
+    SCOTCH_graphInit(&graph);
+    SCOTCH_contextInit(&context);
+    SCOTCH_contextOptionSetNum(&context, SCOTCH_OPTIONNUMDETERMINISTIC, 1);
+    SCOTCH_contextOptionSetNum(&context, SCOTCH_OPTIONNUMRANDOMFIXEDSEED, 1);
+    SCOTCH_contextRandomClone(&context);
+    SCOTCH_contextRandomSeed(&context, 1);
+    const SCOTCH_Num edges = xadj[ne] - 1;
+    rc = SCOTCH_graphBuild(&graph, 1, ne, xadj, xadj + 1, nullptr, nullptr, edges, adjncy, nullptr);
+    if (rc == 0) rc = SCOTCH_graphCheck(&graph);
+    bool bound_ok = false;
+    if (rc == 0) bound_ok = (rc = SCOTCH_contextBindGraph(&context, &graph, &bound)) == 0;
+    if (rc == 0) rc = SCOTCH_graphPart(&bound, nparts, &strat, epart.data());
+    if (bound_ok) SCOTCH_graphExit(&bound);
+    SCOTCH_graphExit(&graph);
+    SCOTCH_contextExit(&context);
+    SCOTCH_stratExit(&strat);
+    METIS_Free(xadj);
+    METIS_Free(adjncy);
+    if (rc != 0) throw Error("SCOTCH could not partition the dual graph (code " + std::to_string(rc) + ")");
+  }
+  if (stats) {
+    stats->seconds = since(t0);
+    stats->peak_rss = peak_rss_bytes();
+  }
+  return epart;
+#endif
+}
+
 std::vector<std::int32_t> partition_sfc(const std::int32_t* ikle, std::int64_t nelem, int ndp, int stride,
                                         const Coordinates& x, const Coordinates& y, int nparts,
                                         const std::vector<std::int32_t>& weights, PartitionStats* stats) {
   const auto t0 = std::chrono::steady_clock::now();
-  reset_peak_rss();
   std::vector<std::int32_t> epart(static_cast<std::size_t>(nelem), 0);
   if (nparts > 1 && nelem > 0) {
     double x0 = x[0], x1 = x[0], y0 = y[0], y1 = y[0];  // bounding box

@@ -9,15 +9,16 @@
 
 namespace anabranch {
 
-enum class PartitionMethod { Metis, Sfc };
+enum class PartitionMethod { Metis, Scotch, Sfc };
 
 PartitionMethod parse_partition_method(const std::string& name);
 const char* to_string(PartitionMethod m);
 bool metis_available();
+bool scotch_available();
 
 struct PartitionStats {
   double seconds = 0;            // time spent in the partitioner itself
-  std::int64_t peak_rss = 0;     // highest resident memory while it ran (bytes)
+  std::int64_t peak_rss = 0;     // the process's peak resident memory when it ended (bytes)
   std::int64_t objective = 0;    // METIS's edge cut (0 for sfc)
 };
 
@@ -29,6 +30,12 @@ std::vector<std::int32_t> partition_metis(std::vector<std::int32_t>&& eind, std:
                                           std::int64_t npoin, int nparts, const std::vector<std::int32_t>& weights,
                                           PartitionStats* stats = nullptr);
 
+// SCOTCH, called as partel's method 2 calls it: the 1-based dual graph from
+// METIS_MeshToDual (ncommon = 2) built into a SCOTCH graph, SCOTCH_graphPart with the
+// default strategy. eind: 0-based node numbers, freed once the dual graph exists.
+std::vector<std::int32_t> partition_scotch(std::vector<std::int32_t>&& eind, std::int64_t nelem, int ndp,
+                                           std::int64_t npoin, int nparts, PartitionStats* stats = nullptr);
+
 // Hilbert curve through the element centroids, cut into nparts stretches of equal element
 // count (or equal weight). ikle is 1-based, `stride` ints per element, first ndp used.
 std::vector<std::int32_t> partition_sfc(const std::int32_t* ikle, std::int64_t nelem, int ndp, int stride,
@@ -37,9 +44,5 @@ std::vector<std::int32_t> partition_sfc(const std::int32_t* ikle, std::int64_t n
 
 // Position of cell (x, y) along the Hilbert curve through a 2^order x 2^order grid.
 std::uint64_t hilbert_index(std::uint32_t x, std::uint32_t y, int order);
-
-// Resets the kernel's peak-RSS counter to the current RSS (Linux), so the peak of one phase
-// can be measured; returns false where unsupported.
-bool reset_peak_rss();
 
 }  // namespace anabranch

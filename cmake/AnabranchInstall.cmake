@@ -30,3 +30,13 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/anabranchConfig.cmake.
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/anabranchConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/anabranchConfig.cmake ${PROJECT_BINARY_DIR}/anabranchConfigVersion.cmake
   DESTINATION ${cmakedir})
+
+# <prefix>/libexec/anabranch/telemac/{partel,gretel}: TELEMAC's par_path (docs/telemac.md).
+foreach(tool partel gretel)
+  install(CODE "
+    set(dir \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBEXECDIR}/anabranch/telemac\")
+    file(MAKE_DIRECTORY \"\$ENV{DESTDIR}\${dir}\")
+    file(RELATIVE_PATH rel \"\${dir}\" \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/anabranch\")
+    file(CREATE_LINK \"\${rel}\" \"\$ENV{DESTDIR}\${dir}/${tool}\" SYMBOLIC)
+    message(STATUS \"Installing: \$ENV{DESTDIR}\${dir}/${tool} -> \${rel}\")")
+endforeach()

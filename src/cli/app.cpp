@@ -103,7 +103,20 @@ int run(int argc, char** argv, bool library) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return run(argc, argv, false); }
+// Called as `partel` or `gretel` (a link to the executable in a folder TELEMAC's
+// configuration names), anabranch answers as they do: their answers on standard input.
+int main(int argc, char** argv) {
+  const std::string self = argc > 0 ? argv[0] : "";
+  const std::string name = self.substr(self.find_last_of('/') == std::string::npos ? 0 : self.find_last_of('/') + 1);
+  if (name == "partel" || name == "gretel") {
+    std::vector<std::string> all = {"anabranch", name == "partel" ? "partition" : "merge", name == "partel" ? "--partel" : "--gretel"};
+    for (int i = 1; i < argc; ++i) all.emplace_back(argv[i]);
+    std::vector<char*> args;
+    for (auto& a : all) args.push_back(a.data());
+    return run(static_cast<int>(args.size()), args.data(), false);
+  }
+  return run(argc, argv, false);
+}
 
 std::string run_for_report(const std::vector<std::string>& args) {
   std::vector<std::string> all = {"anabranch", "-q"};

@@ -87,6 +87,12 @@ std::string fw(double v, int w, int d) {
   return right(buf, w);
 }
 
+std::string g0(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
 std::string iw_group(const std::vector<std::int64_t>& values, int w) {
   std::string s;
   for (std::size_t i = 0; i < values.size(); ++i) {

@@ -33,6 +33,8 @@ std::string iw(std::int64_t v, int w);
 std::string i0(std::int64_t v);
 // Fw.d of a double, right-justified, w asterisks when it does not fit.
 std::string fw(double v, int w, int d);
+// The shortest text of a number read from a file (for messages): 893, 1.5.
+std::string g0(double v);
 // A repeated group such as (10(I7,1X)) over values: gfortran leaves out the blanks of X
 // descriptors that end a record.
 std::string iw_group(const std::vector<std::int64_t>& values, int w);

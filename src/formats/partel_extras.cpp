@@ -246,7 +246,7 @@ PartText weirs(const std::string& path, const Plan& plan) {
         for (auto [src, dst] : {std::pair<double, std::int32_t*>{v[4 + k], &w.n1[k]}, {v[11 + k], &w.n2[k]}}) {
           if (src != static_cast<double>(static_cast<std::int64_t>(src)) || src < 1 || src > static_cast<double>(npoin))
             throw bad(in, "weir element " + std::to_string(st->w.size() + 1),
-                      "node " + std::to_string(src) + " is outside the mesh (1.." + std::to_string(npoin) + ")");
+                      "node " + fortran::g0(src) + " is outside the mesh (1.." + std::to_string(npoin) + ")");
           *dst = static_cast<std::int32_t>(src) - 1;
         }
       }

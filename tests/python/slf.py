@@ -46,3 +46,22 @@ class Slf:
 def read(path):
     with open(path, "rb") as f:
         return Slf(f.read(), str(path))
+
+
+def as_gretel_writes(data):
+    """The bytes of a global SERAFIN file as gretel (and `anabranch merge`) writes it back from
+    its parts: the title's last 8 bytes the format word of its precision, IPARAM (1, 0, origin,
+    0, 0, NPLAN, IPARAM(8), IPARAM(9), date flag); everything else as it is."""
+    order = ">" if struct.unpack(">i", data[:4])[0] == 80 else "<"
+    pos = 88
+    nbv1, nbv2 = struct.unpack(order + "2i", data[pos + 4:pos + 12])
+    pos += 16 + 40 * (nbv1 + nbv2)
+    ip = list(struct.unpack(order + "10i", data[pos + 4:pos + 44]))
+    at = pos + 48 + (32 if ip[9] == 1 else 0)  # the sizes record
+    nelem, npoin, ndp = struct.unpack(order + "3i", data[at + 4:at + 16])
+    xrec = at + 24 + 8 + 4 * nelem * ndp + 8 + 4 * npoin
+    rs = struct.unpack(order + "i", data[xrec:xrec + 4])[0] // npoin
+    out = bytearray(data)
+    out[4 + 72:4 + 80] = b"SERAFIND" if rs == 8 else b"SERAFIN "
+    out[pos + 4:pos + 44] = struct.pack(order + "10i", 1, 0, ip[2], ip[3], 0, 0, ip[6], ip[7], ip[8], 1 if ip[9] == 1 else 0)
+    return bytes(out)

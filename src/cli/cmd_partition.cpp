@@ -97,9 +97,11 @@ void read_partel_answers(std::istream& in, PartitionOptions& o) {
   o.weirs = a[7];
   for (const auto* f : {&o.sections, &o.zones, &o.weirs})
     if (!f->empty() && !file_exists(*f)) throw IoError("partel answers: " + *f + " does not exist");
-  if (input != geometry) o.split_on = geometry;  // partel's second mode: split on existing parts
   o.layout = "telemac";
   if (a.size() >= 11 && (a[10] == "YES" || a[10] == "yes" || a[10] == "TRUE")) o.layout = "concat";
+  // partel's second mode: another file on a geometry whose parts exist is split on them.
+  const bool parts_exist = o.layout == "concat" ? file_exists(geometry + "-CONCAT") : file_exists(geometry + partel::suffix(o.parts, 0));
+  if (input != geometry && parts_exist) o.split_on = geometry;
   o.mesh = input;
   o.cli = cli;
   o.output = ".";

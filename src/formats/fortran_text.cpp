@@ -35,7 +35,9 @@ std::string g_edit(double v, int w, int d, int e) {
   const int k = exp10 + 1;  // digits before the decimal point
   if (k >= 0 && k <= d) {
     std::snprintf(buf, sizeof buf, "%.*f", d - k, v);
-    return right(buf, w - trailing) + std::string(static_cast<std::size_t>(trailing), ' ');
+    std::string f = buf;
+    if (d == k) f += '.';  // Fortran keeps the decimal point
+    return right(f, w - trailing) + std::string(static_cast<std::size_t>(trailing), ' ');
   }
   std::string mant(buf, static_cast<std::size_t>(ep - buf));
   char ex[16];

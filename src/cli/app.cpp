@@ -5,6 +5,7 @@
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
+#include "core/io.hpp"
 #include "core/progress.hpp"
 #include "core/provenance.hpp"
 #include "pio/mpi_util.hpp"
@@ -82,6 +83,7 @@ int run(int argc, char** argv, bool library) {
   if (quiet) Progress::set_enabled(false);
   // Under mpiexec, failures are agreed across ranks: rank 0 alone reports them.
   auto reporting = [] { return pio::MpiSession::world_rank() == 0; };
+  const InputScope inputs;  // no output of this command may replace a file it read
   for (auto& [sub, runner] : runners) {
     if (!sub->parsed()) continue;
     if (library) return runner();

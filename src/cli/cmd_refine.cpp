@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/paths.hpp"
 #include "core/error.hpp"
+#include "core/io.hpp"
 #include "core/progress.hpp"
 #include "core/refine.hpp"
 #include "formats/boundary.hpp"
@@ -100,6 +101,9 @@ Runner add_refine(CLI::App& app, Common& common) {
       }
     }
 
+    // Every output checked before anything is written.
+    const std::string cli_out = lines.empty() ? std::string() : o->cli_output.empty() ? replace_extension(output, ".cli") : o->cli_output;
+    if (!cli_out.empty()) refuse_open_input(cli_out);
     serafin::Writer w(output, h, out);
     const std::int64_t nframes = reader.frame_count();
     Progress progress("refine " + output, nframes * h.nvar());
@@ -120,11 +124,7 @@ Runner add_refine(CLI::App& app, Common& common) {
     }
     const std::int64_t bytes = w.bytes_written();
     w.close();
-    std::string cli_out;
-    if (!lines.empty()) {
-      cli_out = o->cli_output.empty() ? replace_extension(output, ".cli") : o->cli_output;
-      boundary::write(cli_out, lines);
-    }
+    if (!cli_out.empty()) boundary::write(cli_out, lines);
     progress.finish();
     const double secs = seconds_since(t0);
     if (common.json) {

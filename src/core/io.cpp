@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "core/error.hpp"
 
@@ -77,6 +79,35 @@ std::string file_system_name(const std::string& path) {
   }
 }
 
+namespace {
+// The files open for reading in this process: (device, inode) -> (open count, a name).
+std::mutex inputs_mu;
+std::map<std::pair<std::uint64_t, std::uint64_t>, std::pair<int, std::string>> open_inputs;
+int scopes = 0;  // InputScopes alive: closed inputs are kept (count 0) until the last ends
+}  // namespace
+
+InputScope::InputScope() {
+  std::lock_guard<std::mutex> lock(inputs_mu);
+  ++scopes;
+}
+
+InputScope::~InputScope() {
+  std::lock_guard<std::mutex> lock(inputs_mu);
+  if (--scopes > 0) return;
+  for (auto it = open_inputs.begin(); it != open_inputs.end();) it = it->second.first == 0 ? open_inputs.erase(it) : std::next(it);
+}
+
+void refuse_open_input(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return;
+  std::lock_guard<std::mutex> lock(inputs_mu);
+  auto it = open_inputs.find({static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)});
+  if (it == open_inputs.end()) return;
+  const std::string& input = it->second.second;
+  throw UsageError("the output " + path + " is " + (input == path ? "" : input + ", ") +
+                   "an input of this command: writing it would destroy it (choose another output name)");
+}
+
 bool file_exists(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0;
@@ -95,6 +126,12 @@ FileSource::FileSource(const std::string& path) : path_(path), name_(path) {
     throw IoError("cannot read " + path + ": is a directory");
   }
   length_ = static_cast<std::int64_t>(st.st_size);
+  dev_ = static_cast<std::uint64_t>(st.st_dev);
+  ino_ = static_cast<std::uint64_t>(st.st_ino);
+  std::lock_guard<std::mutex> lock(inputs_mu);
+  auto& e = open_inputs[{dev_, ino_}];
+  if (e.second.empty()) e.second = path;
+  ++e.first;
 }
 
 FileSource::FileSource(const std::string& path, std::int64_t begin, std::int64_t length) : FileSource(path) {
@@ -107,7 +144,11 @@ FileSource::FileSource(const std::string& path, std::int64_t begin, std::int64_t
 }
 
 FileSource::~FileSource() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ < 0) return;
+  ::close(fd_);
+  std::lock_guard<std::mutex> lock(inputs_mu);
+  auto it = open_inputs.find({dev_, ino_});
+  if (it != open_inputs.end() && --it->second.first == 0 && scopes == 0) open_inputs.erase(it);
 }
 
 void FileSource::read_at(std::int64_t offset, void* dst, std::size_t n) const {
@@ -146,6 +187,7 @@ void MemorySink::write(const void* data, std::size_t n) {
 
 AtomicFileSink::AtomicFileSink(std::string path, std::size_t buffer_bytes, bool direct)
     : path_(std::move(path)), direct_(direct), buffer_(buffer_bytes) {
+  refuse_open_input(path_);
   temp_ = direct ? path_ : path_ + ".tmp." + std::to_string(::getpid());
   fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) throw IoError::from_errno("cannot create", temp_);
@@ -202,6 +244,12 @@ void AtomicFileSink::commit() {
   }
   fd_ = -1;
   if (direct_) return;
+  try {
+    refuse_open_input(path_);
+  } catch (...) {
+    ::unlink(temp_.c_str());
+    throw;
+  }
   if (::rename(temp_.c_str(), path_.c_str()) != 0) {
     int e = errno;
     ::unlink(temp_.c_str());

@@ -46,6 +46,7 @@ class FileSource final : public ByteSource {
   int fd_ = -1;
   std::int64_t begin_ = 0, length_ = 0;
   std::string path_, name_;
+  std::uint64_t dev_ = 0, ino_ = 0;  // registered as an open input while it lives
 };
 
 class MemorySource final : public ByteSource {
@@ -116,6 +117,19 @@ std::int64_t file_size(const std::string& path);
 // The whole file as text; throws IoError.
 std::string read_text_file(const std::string& path);
 bool file_exists(const std::string& path);
+// Throws UsageError when `path` is a file this process has open for reading (compared by
+// device and inode, so ./a.slf, links and other spellings are caught): an output must never
+// replace an input. Every output is checked when it is created and again before its rename.
+void refuse_open_input(const std::string& path);
+// While one lives (a command), files read and closed again still count as inputs: a command
+// that read a .cli file must not write over it later.
+class InputScope {
+ public:
+  InputScope();
+  ~InputScope();
+  InputScope(const InputScope&) = delete;
+  InputScope& operator=(const InputScope&) = delete;
+};
 // The file system holding path: ext4, xfs, lustre, gpfs, nfs, tmpfs, overlay... (statfs),
 // or its magic number in hex; "unknown" when statfs fails.
 std::string file_system_name(const std::string& path);

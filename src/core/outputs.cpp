@@ -16,6 +16,7 @@ TempOutputs::~TempOutputs() {
 }
 
 std::size_t TempOutputs::add(const std::string& final_path) {
+  refuse_open_input(final_path);
   std::string temp = final_path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError::from_errno("cannot create", temp);
@@ -43,6 +44,7 @@ void TempOutputs::write_at(std::size_t id, const void* data, std::size_t n, std:
 }
 
 void TempOutputs::commit() {
+  for (const auto& f : final_) refuse_open_input(f);
   for (std::size_t i = 0; i < final_.size(); ++i)
     if (::rename(temp_[i].c_str(), final_[i].c_str()) != 0)
       throw IoError::from_errno("cannot rename " + temp_[i] + " to", final_[i]);

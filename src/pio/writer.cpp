@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "core/error.hpp"
+#include "core/io.hpp"
 #include "formats/partel.hpp"
 #include "pio/mpi_util.hpp"
 
@@ -56,6 +57,7 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
     if (strategy_->serafin_file()) serafin::check_record_limits(header_);
     if (options_.file_per_step && strategy_->serafin_file()) throw UsageError("file_per_step is an option of the hdf5 strategy");
     if (nlocal_ < 0) throw UsageError("negative number of local nodes");
+    refuse_open_input(path_);
   });
   {
     std::int64_t mine[6] = {header_.npoin, header_.nelem, header_.ndp, header_.nvar(), header_.nplan(),
@@ -251,6 +253,14 @@ void Writer::close() {
   if (open_path_ != path_) {
     MPI_Barrier(comm_);
     collective(comm_, [&] {
+      if (rank_ == 0) {
+        try {
+          refuse_open_input(path_);
+        } catch (...) {
+          ::unlink(open_path_.c_str());
+          throw;
+        }
+      }
       if (rank_ == 0 && std::rename(open_path_.c_str(), path_.c_str()) != 0)
         throw IoError::from_errno("cannot rename " + open_path_ + " to", path_);
     });

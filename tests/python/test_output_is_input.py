@@ -1,0 +1,34 @@
+"""An output named like an input (any spelling: ./a.slf, a link, a part the command reads)
+is refused before anything is written: one line, exit 1, every input unchanged, no file left."""
+import hashlib
+
+import pytest
+
+
+def digest(folder):
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def test_outputs_never_replace_inputs(ab, data, tmp_path):
+    for name in ("r2d_gouttedo.slf", "geo_gouttedo.slf", "geo_gouttedo.cli"):
+        (tmp_path / name).write_bytes((data / name).read_bytes())
+    (tmp_path / "link.slf").symlink_to("r2d_gouttedo.slf")
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    assert ab("partition", tmp_path / "r2d_gouttedo.slf", "-n", 3, "-o", parts).returncode == 0
+    before = digest(tmp_path), digest(parts)
+    cases = [
+        ("convert", "r2d_gouttedo.slf", "./r2d_gouttedo.slf"),
+        ("convert", "r2d_gouttedo.slf", "link.slf"),
+        ("refine", "geo_gouttedo.slf", "--cli", "geo_gouttedo.cli", "-o", "geo_gouttedo.slf"),
+        ("refine", "geo_gouttedo.slf", "--cli", "geo_gouttedo.cli", "-o", "fine.slf", "--cli-output", "./geo_gouttedo.cli"),
+        ("merge", "parts/r2d_gouttedo.slf", "--geo", "geo_gouttedo.slf", "-o", "parts/r2d_gouttedo.slf00002-00001"),
+        ("merge", "parts/r2d_gouttedo.slf", "--geo", "geo_gouttedo.slf", "-o", "geo_gouttedo.slf"),
+        ("split", "r2d_gouttedo.slf", "--plan", "parts/r2d_gouttedo.slf", "-o", "parts", "--name", "r2d_gouttedo.slf"),
+    ]
+    for args in cases:
+        r = ab(*args, cwd=tmp_path)
+        assert r.returncode == 1, (args, r.stdout, r.stderr)
+        line = r.stderr.strip()
+        assert "\n" not in line and "input of this command" in line, (args, line)
+        assert (digest(tmp_path), digest(parts)) == before, args  # nothing changed, nothing left

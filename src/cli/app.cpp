@@ -1,5 +1,6 @@
 // The command line: every command on one CLI11 app, run by the executable (main.cpp) and
 // by the library (ab_command: the same code, the JSON report returned instead of printed).
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 
@@ -108,6 +109,9 @@ int run(int argc, char** argv, bool library) {
 // Called as `partel` or `gretel` (a link to the executable in a folder TELEMAC's
 // configuration names), anabranch answers as they do: their answers on standard input.
 int main(int argc, char** argv) {
+  // A file-size limit (RLIMIT_FSIZE) must fail the write (EFBIG, one line, temporaries
+  // removed), not kill the process with SIGXFSZ and leave them behind.
+  std::signal(SIGXFSZ, SIG_IGN);
   const std::string self = argc > 0 ? argv[0] : "";
   const std::string name = self.substr(self.find_last_of('/') == std::string::npos ? 0 : self.find_last_of('/') + 1);
   if (name == "partel" || name == "gretel") {

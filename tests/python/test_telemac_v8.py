@@ -155,3 +155,30 @@ def test_bad_case_files(tmp_path, ab):
         line = r.stderr.strip()
         assert "\n" not in line and all(w in line for w in words), line
         assert list(out.iterdir()) == []
+
+
+def test_file_size_limit(tmp_path):
+    """A write that hits RLIMIT_FSIZE (a full disk's stand-in): one line naming the file, exit 1,
+    no output and no temporary left, for partel with a case file and for gretel."""
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (30 * 1024, 30 * 1024))
+
+    ref = V8 / "partel-sections-p3"
+    link(ref / "geo_tracer_decay.slf", tmp_path / "T2DGEO")
+    link(ref / "geo_tracer_decay.cli", tmp_path / "T2DCLI")
+    link(ref / "Control_Section.dat", tmp_path / "T2DSEC")
+    env = dict(os.environ, ANABRANCH_PROGRESS="0")
+    r = subprocess.run(["partel"], input=partel_answers(sec="T2DSEC"), capture_output=True, text=True, cwd=tmp_path,
+                       timeout=300, executable=EXE, env=env, preexec_fn=limit)
+    assert r.returncode == 1 and "File too large" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["T2DCLI", "T2DGEO", "T2DSEC"]
+    g = tmp_path / "gretel"
+    g.mkdir()
+    for p in range(3):
+        link(V8 / "gretel-p3" / f"T2DRES00002-0000{p}", g / f"T2DRES00002-0000{p}")
+    r = subprocess.run(["gretel"], input=f"{DATA / 'geo_gouttedo.slf'}\nSERAFIN\n{DATA / 'geo_gouttedo.cli'}\nT2DRES\nSERAFIN\n3\n0\n1\n",
+                       capture_output=True, text=True, cwd=g, timeout=300, executable=EXE, env=env, preexec_fn=limit)
+    assert r.returncode == 1 and "T2DRES" in r.stderr and "File too large" in r.stderr, r.stderr
+    assert sorted(p.name for p in g.iterdir()) == [f"T2DRES00002-0000{p}" for p in range(3)]

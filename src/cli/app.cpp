@@ -19,6 +19,16 @@ thread_local std::string* g_report = nullptr;  // set while the library runs a c
 
 bool in_library() { return g_report != nullptr; }
 
+std::vector<std::string> read_answers(std::istream& in) {
+  std::vector<std::string> a;
+  for (std::string line; std::getline(in, line);) {
+    std::string s = trimmed(line);  // also drops a DOS line end
+    if (s.size() >= 2 && (s.front() == '\'' || s.front() == '"') && s.back() == s.front()) s = s.substr(1, s.size() - 2);
+    a.push_back(std::move(s));
+  }
+  return a;
+}
+
 void print_json(const nlohmann::json& j) {
   if (g_report)
     *g_report = j.dump();

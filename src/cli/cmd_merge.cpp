@@ -24,23 +24,15 @@ struct MergeCli {
 // gretel's 8 answers on standard input, as TELEMAC's runner writes them: geometry, its
 // format, boundary file, result base name, its format, parts, planes, method.
 void read_gretel_answers(std::istream& in, pio::MergeOptions& o) {
-  std::vector<std::string> a;
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    a.push_back(trimmed(line));
-  }
+  const std::vector<std::string> a = read_answers(in);
   if (a.size() < 8) throw UsageError("gretel answers: expected 8 lines on standard input, got " + std::to_string(a.size()));
-  auto unquote = [](std::string s) {
-    if (s.size() >= 2 && (s.front() == '\'' || s.front() == '"') && s.back() == s.front()) s = s.substr(1, s.size() - 2);
-    return s;
-  };
   for (int i : {1, 4})
     if (a[static_cast<std::size_t>(i)].rfind("SERAFIN", 0) != 0)
       throw UsageError("gretel answers: line " + std::to_string(i + 1) + ", the format, is '" + a[static_cast<std::size_t>(i)] +
                        "' (SERAFIN or SERAFIND; MED is not supported)");
-  o.geometry = unquote(a[0]);
-  o.cli = unquote(a[2]);
-  o.base = unquote(a[3]);
+  o.geometry = a[0];
+  o.cli = a[2];
+  o.base = a[3];
   o.output = o.base;
   try {
     o.nparts = std::stoi(a[5]);

@@ -73,18 +73,10 @@ std::vector<std::int32_t> read_weights(const std::string& path, std::int64_t nel
 // partel's standard-input answers (TELEMAC 2018: 10 lines; v8: 11, the last YES/NO for
 // concatenation).
 void read_partel_answers(std::istream& in, PartitionOptions& o) {
-  std::vector<std::string> a;
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    a.push_back(trimmed(line));
-  }
+  const std::vector<std::string> a = read_answers(in);
   if (a.size() < 10)
     throw UsageError("partel answers: expected 10 (TELEMAC 2018) or 11 (v8) lines on standard input, got " + std::to_string(a.size()));
-  auto unquote = [](std::string s) {
-    if (s.size() >= 2 && (s.front() == '\'' || s.front() == '"') && s.back() == s.front()) s = s.substr(1, s.size() - 2);
-    return s;
-  };
-  const std::string input = unquote(a[0]), cli = unquote(a[2]), geometry = unquote(a[8]);
+  const std::string input = a[0], cli = a[2], geometry = a[8];
   try {
     o.parts = std::stoi(a[3]);
   } catch (...) {

@@ -2,6 +2,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,9 @@ bool in_library();
 void print_json(const nlohmann::json& j);
 // "12,345,678"
 std::string thousands(long long v);
+// The answers a TELEMAC tool (partel, gretel) reads on standard input: one per line,
+// trimmed, a file name's quotes removed.
+std::vector<std::string> read_answers(std::istream& in);
 // Seconds since t0.
 double seconds_since(const std::chrono::steady_clock::time_point& t0);
 

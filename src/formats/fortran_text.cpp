@@ -148,40 +148,37 @@ std::vector<std::string> ListReader::read(int n, const char* what) {
   return values;
 }
 
-std::vector<std::int64_t> ListReader::read_integers(int n, const char* what) {
+template <class T, class Parse>
+std::vector<T> ListReader::read_numbers(int n, const char* what, const char* kind, Parse parse) {
   const auto v = read(n, what);
-  std::vector<std::int64_t> r;
+  const std::string record = std::string(what) + " (line " + std::to_string(start_line_) + ")";
+  std::vector<T> r;
   for (const auto& s : v) {
-    char* end = nullptr;
-    const long long x = std::strtoll(s.c_str(), &end, 10);
-    if (s.empty() || *end != '\0')
-      throw FormatError(path_, std::string(what) + " (line " + std::to_string(start_line_) + ")", start_offset_,
-                        "'" + s + "' is not an integer");
+    T x{};
+    if (s.empty() || !parse(s, x)) throw FormatError(path_, record, start_offset_, "'" + s + "' is not " + kind);
     r.push_back(x);
   }
   if (static_cast<int>(r.size()) < n)
-    throw FormatError(path_, std::string(what) + " (line " + std::to_string(start_line_) + ")", start_offset_,
-                      "expected " + std::to_string(n) + " values, found " + std::to_string(r.size()));
+    throw FormatError(path_, record, start_offset_, "expected " + std::to_string(n) + " values, found " + std::to_string(r.size()));
   return r;
 }
 
-std::vector<double> ListReader::read_reals(int n, const char* what) {
-  const auto v = read(n, what);
-  std::vector<double> r;
-  for (auto s : v) {
-    for (auto& ch : s)
-      if (ch == 'd' || ch == 'D') ch = 'e';
+std::vector<std::int64_t> ListReader::read_integers(int n, const char* what) {
+  return read_numbers<std::int64_t>(n, what, "an integer", [](const std::string& s, std::int64_t& x) {
     char* end = nullptr;
-    const double x = std::strtod(s.c_str(), &end);
-    if (s.empty() || *end != '\0')
-      throw FormatError(path_, std::string(what) + " (line " + std::to_string(start_line_) + ")", start_offset_,
-                        "'" + s + "' is not a number");
-    r.push_back(x);
-  }
-  if (static_cast<int>(r.size()) < n)
-    throw FormatError(path_, std::string(what) + " (line " + std::to_string(start_line_) + ")", start_offset_,
-                      "expected " + std::to_string(n) + " values, found " + std::to_string(r.size()));
-  return r;
+    x = std::strtoll(s.c_str(), &end, 10);
+    return *end == '\0';
+  });
+}
+
+std::vector<double> ListReader::read_reals(int n, const char* what) {
+  return read_numbers<double>(n, what, "a number", [](std::string s, double& x) {
+    for (auto& ch : s)
+      if (ch == 'd' || ch == 'D') ch = 'e';  // Fortran's 1.5D+00
+    char* end = nullptr;
+    x = std::strtod(s.c_str(), &end);
+    return *end == '\0';
+  });
 }
 
 }  // namespace anabranch::fortran

@@ -59,6 +59,8 @@ class ListReader {
   bool at_end() const { return pos_ >= text_.size(); }
 
  private:
+  template <class T, class Parse>
+  std::vector<T> read_numbers(int n, const char* what, const char* kind, Parse parse);
   std::string text_, path_;
   std::size_t pos_ = 0;
   std::int64_t line_ = 1, start_line_ = 1, start_offset_ = 0;

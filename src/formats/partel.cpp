@@ -349,11 +349,6 @@ std::string par_text(const Context& c, int p, const LocalIndex& loc) {
   return out;
 }
 
-std::string base_name(const std::string& path) {
-  const auto s = path.find_last_of('/');
-  return s == std::string::npos ? path : path.substr(s + 1);
-}
-
 // One SERAFIN file split into parts: where each part's bytes go.
 struct SerafinParts {
   const serafin::Reader* reader;
@@ -491,6 +486,11 @@ std::string suffix(int nparts, int part) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%05d-%05d", nparts - 1, part);
   return buf;
+}
+
+std::string base_name(const std::string& path) {
+  const auto s = path.find_last_of('/');
+  return s == std::string::npos ? path : path.substr(s + 1);
 }
 
 std::string par_name(const std::string& geo_name) { return base_name(geo_name).substr(0, 3) + "PAR"; }

@@ -20,6 +20,8 @@ constexpr int kMaxParts = 100000;
 
 // "NNNNN-IIIII": nparts - 1 and part, zero-padded to 5 digits.
 std::string suffix(int nparts, int part);
+// The file name without its folder.
+std::string base_name(const std::string& path);
 // The PAR file base name: the first 3 letters of the mesh name, then "PAR".
 std::string par_name(const std::string& geo_name);
 

@@ -18,11 +18,6 @@ namespace {
 
 using fortran::ListRecord;
 
-std::string base_name(const std::string& path) {
-  const auto s = path.find_last_of('/');
-  return s == std::string::npos ? path : path.substr(s + 1);
-}
-
 // Local numbers (1-based) of some nodes in every part holding them: partel's KNOGL,
 // for the nodes a case file names only.
 class LocalNumbers {

@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
+#include "core/outputs.hpp"
 #include "core/progress.hpp"
 #include "core/provenance.hpp"
 #include "pio/mpi_util.hpp"
@@ -62,7 +63,8 @@ int run(int argc, char** argv, bool library) {
   });
   app.set_version_flag("--version", std::string("anabranch ") + ANABRANCH_VERSION);
   bool quiet = false;
-  app.add_flag("-q,--quiet", quiet, "no progress output on stderr");
+  app.add_flag("-q,--quiet", quiet, "no progress output on stderr (accepted before or after the command)");
+  app.fallthrough();  // subcommands made from here on pass -q up to the app
   Common common;
   std::vector<std::pair<CLI::App*, Runner>> runners;
   auto add = [&](Runner (*fn)(CLI::App&, Common&)) {
@@ -95,6 +97,7 @@ int run(int argc, char** argv, bool library) {
   // Under mpiexec, failures are agreed across ranks: rank 0 alone reports them.
   auto reporting = [] { return pio::MpiSession::world_rank() == 0; };
   const InputScope inputs;  // no output of this command may replace a file it read
+  const pio::FinalizeLater finalize_after_report;
   for (auto& [sub, runner] : runners) {
     if (!sub->parsed()) continue;
     if (library) return runner();
@@ -122,6 +125,7 @@ int main(int argc, char** argv) {
   // A file-size limit (RLIMIT_FSIZE) must fail the write (EFBIG, one line, temporaries
   // removed), not kill the process with SIGXFSZ and leave them behind.
   std::signal(SIGXFSZ, SIG_IGN);
+  remove_temporaries_on_signals();  // first: every later thread (MPI's) inherits the mask
   const std::string self = argc > 0 ? argv[0] : "";
   const std::string name = self.substr(self.find_last_of('/') == std::string::npos ? 0 : self.find_last_of('/') + 1);
   if (name == "partel" || name == "gretel") {

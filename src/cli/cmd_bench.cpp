@@ -10,12 +10,14 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 #include <thread>
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
 #include "core/generate.hpp"
 #include "core/io.hpp"
+#include "core/outputs.hpp"
 #include "core/plan.hpp"
 #include "formats/partel.hpp"
 #include "formats/serafin.hpp"
@@ -122,6 +124,7 @@ void sync_path(const std::string& path) {
 // Sequential write of `bytes` with fdatasync: the disk's ceiling (what dd conv=fdatasync does).
 double raw_disk_rate(const std::string& dir, std::int64_t bytes) {
   const std::string path = dir + "/anabranch-bench-dd." + std::to_string(::getpid());
+  const ScratchFile scratch(path);  // removed also when the disk fills
   const double t0 = MPI_Wtime();
   {
     AtomicFileSink sink(path, 8u << 20, true);
@@ -131,7 +134,6 @@ double raw_disk_rate(const std::string& dir, std::int64_t bytes) {
   }
   sync_path(path);
   const double secs = MPI_Wtime() - t0;
-  ::unlink(path.c_str());
   return static_cast<double>(bytes) / secs / 1e6;
 }
 
@@ -162,6 +164,8 @@ RawRates raw_file_rates(MPI_Comm comm, const std::string& dir, std::int64_t fram
   for (int rep = -1; rep < repeat; ++rep)
     for (int one = 0; one < 2; ++one) {
       const std::string path = one ? shared : dir + "/anabranch-bench-raw." + std::to_string(rank);
+      std::optional<ScratchFile> scratch;  // removed by the rank that created it
+      if (!one || rank == 0) scratch.emplace(path);
       int fd = -1;
       if (one && rank == 0) fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       MPI_Barrier(comm);
@@ -182,7 +186,6 @@ RawRates raw_file_rates(MPI_Comm comm, const std::string& dir, std::int64_t fram
       if (fd >= 0) ::close(fd);
       MPI_Barrier(comm);
       const double t2 = MPI_Wtime();
-      if (!one || rank == 0) ::unlink(path.c_str());
       if (rep >= 0) {
         w[one].push_back(static_cast<double>(frame_bytes * frames) / (t1 - t0) / 1e6);
         d[one].push_back(static_cast<double>(frame_bytes * frames) / (t2 - t0) / 1e6);
@@ -276,6 +279,8 @@ Runner add_bench(CLI::App& app, Common& common) {
     for (const auto& name : names) {
       const bool fpp = name == "file-per-process", hdf5 = name == "hdf5", null = name == "null";
       const std::string path = o->dir + "/anabranch-bench-" + name + (hdf5 ? ".h5" : ".slf");
+      const ScratchFile scratch(path), scratch_xdmf(path + ".xmf"),
+          scratch_mine(fpp ? path + partel::suffix(size, rank) : path + ".unused");
       std::vector<double> t_open, t_write, t_close, t_sync, t_read;
       bool verified = true, cache_dropped = o->read;
       int files = 0;

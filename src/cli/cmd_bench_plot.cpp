@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "core/outputs.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
 
@@ -30,6 +31,7 @@ Runner add_bench_plot(CLI::App& app, Common&) {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
+    unblock_termination_signals();  // the plotting program is interrupted as any other
     ::execvp(argv[0], argv.data());
     throw IoError::from_errno("cannot run", args[0]);
   };

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "cli/commands.hpp"
+#include "cli/paths.hpp"
 #include "core/error.hpp"
 #include "core/progress.hpp"
 #include "core/provenance.hpp"
@@ -29,10 +30,9 @@ bool ends_with(const std::string& s, const std::string& e) {
 
 std::string target_format(const ConvertOptions& o) {
   if (!o.to.empty()) return o.to;
+  if (hdf5_name(o.output)) return "hdf5";
   std::string lower = o.output;
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (const char* e : {".h5", ".hdf", ".hdf5", ".vtkhdf"})
-    if (ends_with(lower, e)) return "hdf5";
   if (ends_with(lower, ".vtu")) return "vtu";
   for (const char* e : {".slf", ".srf", ".sel", ".res", ".geo", ".selafin", ".serafin"})
     if (ends_with(lower, e)) return "serafin";

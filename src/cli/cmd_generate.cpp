@@ -2,6 +2,8 @@
 // planes and result frames with smooth fields. Deterministic from --seed.
 #include <cstdio>
 
+#include <unistd.h>
+
 #include "cli/commands.hpp"
 #include "cli/paths.hpp"
 #include "core/error.hpp"
@@ -91,8 +93,13 @@ Runner add_generate(CLI::App& app, Common& common) {
       }
     }
     const std::int64_t bytes = w.bytes_written();
-    boundary::write(cli_path, lines);
     w.close();
+    try {
+      boundary::write(cli_path, lines);
+    } catch (...) {
+      ::unlink(o->output.c_str());  // the pair is the output: no mesh without its .cli
+      throw;
+    }
     progress.finish();
     const double secs = seconds_since(t0);
     if (common.json) {

@@ -7,11 +7,13 @@
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/paths.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "core/progress.hpp"
 #include "pio/merge.hpp"
 #include "pio/mpi_util.hpp"
+#include "pio/strategy.hpp"
 
 namespace anabranch::cli {
 namespace {
@@ -60,17 +62,30 @@ Runner add_merge(CLI::App& app, Common& common) {
   sub->add_option("-n,--parts", m->o.nparts, "number of parts (default: found from the files)");
   sub->add_option("-o,--output", m->o.output, "output file (default: the base name)");
   sub->add_flag("--allow-partial", m->o.allow_partial, "merge the frames every part has when some parts have fewer");
-  sub->add_option("--strategy", m->o.strategy, "write strategy when run on several ranks")->capture_default_str();
+  auto* strategy = sub->add_option("--strategy", m->o.strategy, "write strategy when run on several ranks (hdf5 for an "
+                                                                 "output named .h5, .hdf, .hdf5 or .vtkhdf)")
+                       ->capture_default_str();
   sub->add_flag("--json", common.json, "print a JSON summary on stdout");
-  return [m, &common]() {
+  return [m, &common, strategy]() {
     if (m->gretel) read_gretel_answers(std::cin, m->o);
     if (m->o.base.empty()) throw UsageError("no parts given (the base name of the per-rank files)");
     if (m->o.geometry.empty()) throw UsageError("merge needs the global geometry file (--geo)");
     if (m->o.output.empty()) m->o.output = m->o.base;
+    // The output's name says its format; the strategy must agree with it.
+    pio::make_strategy(m->o.strategy);  // refuses unknown names, also when run alone
+    if (m->o.strategy == "file-per-process") throw UsageError("merge writes one file: --strategy file-per-process does not apply");
+    if (hdf5_name(m->o.output) && m->o.strategy != "hdf5") {
+      if (strategy->count() > 0)
+        throw UsageError("the output " + m->o.output + " is named as HDF5 but --strategy " + m->o.strategy +
+                         " writes SERAFIN (use --strategy hdf5, or name it .slf)");
+      m->o.strategy = "hdf5";
+    }
+    if (m->o.strategy == "hdf5" && !hdf5_name(m->o.output))
+      throw UsageError("--strategy hdf5 writes HDF5: name the output .h5, .hdf, .hdf5 or .vtkhdf (" + m->o.output + ")");
     // Alone (no MPI launcher), merge without MPI: its start-up would cost more than the
-    // merge of a small file.
+    // merge of a small file. HDF5 is written through MPI-IO, also alone.
     std::optional<pio::MpiSession> mpi;
-    if (pio::started_by_launcher()) mpi.emplace(nullptr, nullptr);
+    if (pio::started_by_launcher() || m->o.strategy == "hdf5") mpi.emplace(nullptr, nullptr);
     const MPI_Comm comm = mpi ? MPI_COMM_WORLD : MPI_COMM_NULL;
     int rank = 0;
     if (mpi) MPI_Comm_rank(comm, &rank);

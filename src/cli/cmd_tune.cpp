@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "core/outputs.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "core/progress.hpp"
@@ -30,7 +31,9 @@ struct TuneOptions {
 
 std::string run_command(const std::string& cmd) {
   std::string out;
+  unblock_termination_signals();  // the shell inherits this thread's mask: it must stay interruptible
   std::unique_ptr<FILE, int (*)(FILE*)> p(::popen((cmd + " 2>/dev/null").c_str(), "r"), ::pclose);
+  block_termination_signals();
   if (!p) return out;
   std::array<char, 4096> buf{};
   while (std::fgets(buf.data(), static_cast<int>(buf.size()), p.get())) out += buf.data();

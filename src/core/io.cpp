@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "core/error.hpp"
+#include "core/outputs.hpp"
 
 namespace anabranch {
 
@@ -37,7 +38,9 @@ void pwrite_all(int fd, const void* data, std::size_t n, std::int64_t offset, co
     ssize_t r = ::pwrite(fd, p + done, n - done, static_cast<off_t>(offset + static_cast<std::int64_t>(done)));
     if (r < 0) {
       if (errno == EINTR) continue;
-      throw IoError::from_errno("cannot write", path);
+      const int e = errno;
+      throw IoError("cannot write " + path + " at byte " + std::to_string(offset + static_cast<std::int64_t>(done)) + ": " +
+                    std::strerror(e));
     }
     done += static_cast<std::size_t>(r);
   }
@@ -189,30 +192,38 @@ AtomicFileSink::AtomicFileSink(std::string path, std::size_t buffer_bytes, bool 
     : path_(std::move(path)), direct_(direct), buffer_(buffer_bytes) {
   refuse_open_input(path_);
   temp_ = direct ? path_ : path_ + ".tmp." + std::to_string(::getpid());
+  if (!direct) register_temporary(temp_);
   fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw IoError::from_errno("cannot create", temp_);
+  if (fd_ < 0) {
+    if (!direct) release_temporary(temp_);
+    throw IoError::from_errno("cannot create", path_);
+  }
 }
 
 AtomicFileSink::~AtomicFileSink() {
-  if (fd_ >= 0) {
-    if (direct_) {
-      try {
-        flush();  // keep what was written: complete frames stay readable
-      } catch (...) {
-      }
-      ::close(fd_);
-    } else {
-      ::close(fd_);
-      ::unlink(temp_.c_str());
+  if (fd_ < 0) return;
+  if (direct_) {
+    try {
+      flush();  // keep what was written: complete frames stay readable
+    } catch (...) {
     }
+    ::close(fd_);
+    return;
   }
+  ::close(fd_);
+  discard();
+}
+
+void AtomicFileSink::discard() {
+  ::unlink(temp_.c_str());
+  release_temporary(temp_);
 }
 
 void AtomicFileSink::write(const void* data, std::size_t n) {
   const auto* p = static_cast<const unsigned char*>(data);
   if (n >= buffer_.size()) {
     flush();
-    pwrite_all(fd_, p, n, written_, temp_);
+    pwrite_all(fd_, p, n, written_, path_);
     written_ += static_cast<std::int64_t>(n);
     return;
   }
@@ -225,37 +236,33 @@ void AtomicFileSink::write_at(std::int64_t offset, const void* data, std::size_t
   flush();
   if (offset + static_cast<std::int64_t>(n) > written_)
     throw UsageError("write_at past the end of " + temp_);
-  pwrite_all(fd_, data, n, offset, temp_);
+  pwrite_all(fd_, data, n, offset, path_);
 }
 
 void AtomicFileSink::flush() {
   if (used_ == 0) return;
-  pwrite_all(fd_, buffer_.data(), used_, written_, temp_);
+  pwrite_all(fd_, buffer_.data(), used_, written_, path_);
   written_ += static_cast<std::int64_t>(used_);
   used_ = 0;
 }
 
 void AtomicFileSink::commit() {
   flush();
-  if (::close(fd_) != 0) {
-    fd_ = -1;
-    ::unlink(temp_.c_str());
-    throw IoError::from_errno("cannot close", temp_);
-  }
+  const int rc = ::close(fd_);
   fd_ = -1;
-  if (direct_) return;
+  if (direct_) {
+    if (rc != 0) throw IoError::from_errno("cannot write", path_);  // close reports delayed write errors (NFS)
+    return;
+  }
   try {
+    if (rc != 0) throw IoError::from_errno("cannot write", path_);
     refuse_open_input(path_);
+    if (::rename(temp_.c_str(), path_.c_str()) != 0) throw IoError::from_errno("cannot rename " + temp_ + " to", path_);
   } catch (...) {
-    ::unlink(temp_.c_str());
+    discard();
     throw;
   }
-  if (::rename(temp_.c_str(), path_.c_str()) != 0) {
-    int e = errno;
-    ::unlink(temp_.c_str());
-    errno = e;
-    throw IoError::from_errno("cannot rename " + temp_ + " to", path_);
-  }
+  release_temporary(temp_);
 }
 
 }  // namespace anabranch

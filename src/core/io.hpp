@@ -100,6 +100,7 @@ class AtomicFileSink final : public ByteSink {
   const std::string& temp_path() const { return temp_; }
 
  private:
+  void discard();  // removes the temporary file
   std::string path_, temp_;
   bool direct_ = false;
   int fd_ = -1;

@@ -1,25 +1,102 @@
 #include "core/outputs.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <mutex>
+#include <set>
+#include <thread>
 
 #include "core/error.hpp"
 #include "core/io.hpp"
 
 namespace anabranch {
 
+namespace {
+std::mutex temporaries_mu;
+std::multiset<std::string>& temporaries() {
+  static auto* names = new std::multiset<std::string>;  // never destroyed: the signal thread may outlive statics
+  return *names;
+}
+
+sigset_t termination_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set, s);
+  return set;
+}
+}  // namespace
+
+void register_temporary(const std::string& path) {
+  std::lock_guard<std::mutex> lock(temporaries_mu);
+  temporaries().insert(path);
+}
+
+void release_temporary(const std::string& path) {
+  std::lock_guard<std::mutex> lock(temporaries_mu);
+  auto it = temporaries().find(path);
+  if (it != temporaries().end()) temporaries().erase(it);
+}
+
+void remove_temporaries_on_signals() {
+  const sigset_t set = termination_signals();
+  if (pthread_sigmask(SIG_BLOCK, &set, nullptr) != 0) return;
+  std::thread([set] {
+    int sig = 0;
+    while (sigwait(&set, &sig) != 0) {
+    }
+    {
+      std::lock_guard<std::mutex> lock(temporaries_mu);  // held to the end: none is added after
+      for (const auto& t : temporaries()) ::unlink(t.c_str());
+      // Ended by the signal itself, as its sender expects (exit status 128 + signal).
+      ::signal(sig, SIG_DFL);
+      sigset_t one;
+      sigemptyset(&one);
+      sigaddset(&one, sig);
+      pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+      ::raise(sig);
+      ::_exit(128 + sig);
+    }
+  }).detach();
+}
+
+void unblock_termination_signals() {
+  const sigset_t set = termination_signals();
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+}
+
+void block_termination_signals() {
+  const sigset_t set = termination_signals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+ScratchFile::ScratchFile(std::string path) : path_(std::move(path)) { register_temporary(path_); }
+
+ScratchFile::~ScratchFile() {
+  ::unlink(path_.c_str());
+  release_temporary(path_);
+}
+
 TempOutputs::~TempOutputs() {
   if (committed_) return;
-  for (const auto& t : temp_) ::unlink(t.c_str());
+  for (const auto& t : temp_) {
+    ::unlink(t.c_str());
+    release_temporary(t);
+  }
 }
 
 std::size_t TempOutputs::add(const std::string& final_path) {
   refuse_open_input(final_path);
   std::string temp = final_path + ".tmp." + std::to_string(::getpid());
+  register_temporary(temp);
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw IoError::from_errno("cannot create", temp);
+  if (fd < 0) {
+    release_temporary(temp);
+    throw IoError::from_errno("cannot create", final_path);
+  }
   ::close(fd);
   final_.push_back(final_path);
   temp_.push_back(std::move(temp));
@@ -28,19 +105,19 @@ std::size_t TempOutputs::add(const std::string& final_path) {
 
 int TempOutputs::open(std::size_t id) const {
   int fd = ::open(temp_[id].c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) throw IoError::from_errno("cannot open", temp_[id]);
+  if (fd < 0) throw IoError::from_errno("cannot open", final_[id]);
   return fd;
 }
 
 void TempOutputs::write_at(std::size_t id, const void* data, std::size_t n, std::int64_t offset) const {
   int fd = open(id);
   try {
-    pwrite_all(fd, data, n, offset, temp_[id]);
+    pwrite_all(fd, data, n, offset, final_[id]);
   } catch (...) {
     ::close(fd);
     throw;
   }
-  if (::close(fd) != 0) throw IoError::from_errno("cannot close", temp_[id]);
+  if (::close(fd) != 0) throw IoError::from_errno("cannot write", final_[id]);
 }
 
 void TempOutputs::commit() {
@@ -49,6 +126,7 @@ void TempOutputs::commit() {
     if (::rename(temp_[i].c_str(), final_[i].c_str()) != 0)
       throw IoError::from_errno("cannot rename " + temp_[i] + " to", final_[i]);
   committed_ = true;
+  for (const auto& t : temp_) release_temporary(t);
 }
 
 }  // namespace anabranch

@@ -8,6 +8,36 @@
 
 namespace anabranch {
 
+// Temporary files of this process: registered before they are created, released once
+// renamed or removed. A signal that ends the process removes those still registered (when
+// the program asked for it with remove_temporaries_on_signals).
+void register_temporary(const std::string& path);
+void release_temporary(const std::string& path);
+// For the command-line program, before any other thread starts (MPI's included): SIGINT,
+// SIGTERM, SIGHUP and SIGQUIT are blocked in every thread and taken by one thread that
+// removes the registered temporaries, then ends the process by the same signal. (Libraries
+// such as METIS catch SIGTERM for their own error handling; a signal taken this way still
+// ends the process as the sender meant.)
+void remove_temporaries_on_signals();
+// Unblocks those signals in this thread (a child about to exec another program, a popen),
+// and blocks them again.
+void unblock_termination_signals();
+void block_termination_signals();
+
+// A file a command writes only to measure or check: removed when the object goes (and by a
+// signal that ends the process).
+class ScratchFile {
+ public:
+  explicit ScratchFile(std::string path);
+  ~ScratchFile();
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 class TempOutputs {
  public:
   TempOutputs() = default;

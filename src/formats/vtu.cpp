@@ -7,18 +7,25 @@
 #include "core/io.hpp"
 
 namespace anabranch::vtu {
-namespace {
 
 std::uint8_t cell_type(int ndp, int nplan) {
   switch (ndp) {
-    case 2: return 3;
-    case 3: return 5;
-    case 4: return nplan > 1 ? 10 : 9;
-    case 6: return 13;
-    case 8: return 12;
+    case 2: return 3;                   // VTK_LINE
+    case 3: return 5;                   // VTK_TRIANGLE
+    case 4: return nplan > 1 ? 10 : 9;  // VTK_TETRA (3D tetrahedra) or VTK_QUAD
+    case 6: return 13;                  // VTK_WEDGE (TELEMAC prisms: bottom triangle, then top)
+    case 8: return 12;                  // VTK_HEXAHEDRON
     default: throw UsageError("no VTK cell type for elements of " + std::to_string(ndp) + " nodes");
   }
 }
+
+const int* node_order(int ndp, int nplan) {
+  static const int same[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  static const int wedge[6] = {0, 2, 1, 3, 5, 4};
+  return ndp == 6 && nplan > 1 ? wedge : same;
+}
+
+namespace {
 
 std::string xml_escape(const std::string& s) {
   std::string out;
@@ -120,7 +127,9 @@ void write(const std::string& path, const serafin::Header& h, const Mesh& mesh, 
   for (std::uint64_t e0 = 0; e0 < nelem; e0 += 1 << 20) {
     const std::uint64_t ne = std::min<std::uint64_t>(1 << 20, nelem - e0);
     ints.resize(ne * ndp);
-    for (std::uint64_t i = 0; i < ne * ndp; ++i) ints[i] = mesh.ikle[e0 * ndp + i] - 1;
+    const int* order = node_order(static_cast<int>(ndp), mesh.nplan);
+    for (std::uint64_t e = 0; e < ne; ++e)
+      for (std::uint64_t k = 0; k < ndp; ++k) ints[e * ndp + k] = mesh.ikle[(e0 + e) * ndp + static_cast<std::uint64_t>(order[k])] - 1;
     put(sink, ints.data(), ints.size());
   }
   put_size(sink, nelem * 8);

@@ -2,6 +2,7 @@
 // open without plugins. Binary arrays in the appended section (raw, little-endian UInt64
 // size headers), so writing costs one pass over the values.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -10,6 +11,15 @@
 #include "formats/serafin.hpp"
 
 namespace anabranch::vtu {
+
+// VTK's cell type for SERAFIN elements of ndp nodes (nplan > 1: a 3D mesh); UsageError for
+// kinds VTK cannot show.
+std::uint8_t cell_type(int ndp, int nplan);
+// Node k of the VTK cell is node order[k] of the SERAFIN element (0-based; its own inverse).
+// TELEMAC's prisms have their bottom triangle counter-clockwise seen from above (its normal
+// points up, into the prism); VTK's wedge wants the first triangle's normal pointing away
+// from the second: the second and third nodes of each triangle trade places.
+const int* node_order(int ndp, int nplan);
 
 // Writes mesh and one frame: values(v, out) fills out with the NPOIN values of variable v.
 // In 3D the first variable (the elevation) gives the points' Z. The file appears under its

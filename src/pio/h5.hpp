@@ -31,6 +31,8 @@ class Handle {
   operator hid_t() const { return id_; }  // NOLINT: handles pass straight to the C API
   bool valid() const { return id_ >= 0; }
   void reset();
+  // Gives the id up without closing it.
+  hid_t release() { return std::exchange(id_, H5I_INVALID_HID); }
 
  private:
   hid_t id_ = H5I_INVALID_HID;

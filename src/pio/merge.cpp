@@ -328,7 +328,7 @@ MergeReport merge_parts(MPI_Comm comm, const MergeOptions& o) {
   });
   const Mesh* made = extrude && rank == 0 ? &mesh : nullptr;
 
-  if (size == 1)
+  if (size == 1 && o.strategy != "hdf5")
     merge_alone(parts, o, out, made, times0, frames, report);
   else if (out.precision == Precision::Single)
     merge_together<float>(comm, parts, o, out, made, times0, frames, report);

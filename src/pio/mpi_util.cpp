@@ -1,9 +1,15 @@
 #include "pio/mpi_util.hpp"
 
+#include <sys/resource.h>
+#include <sys/statvfs.h>
+
 #include <cstdlib>
 #include <vector>
 
 #include "core/error.hpp"
+#ifdef ANABRANCH_HAVE_HDF5
+#include <hdf5.h>
+#endif
 
 namespace anabranch::pio {
 namespace {
@@ -39,6 +45,31 @@ void check_mpi(int rc, const char* what) {
   int len = 0;
   MPI_Error_string(rc, text, &len);
   throw MpiError(std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
+}
+
+std::string write_failure_reason(const std::string& path, std::int64_t end) {
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  struct statvfs fs {};
+  const bool full = ::statvfs(dir.c_str(), &fs) == 0 && (fs.f_bavail == 0 || fs.f_favail == 0);
+  struct rlimit rl {};
+  if (::getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+    const auto limit = static_cast<std::int64_t>(rl.rlim_cur);
+    if (end > limit || (end < 0 && !full))
+      return "File too large: the file-size limit (ulimit -f) is " + std::to_string(limit) + " bytes";
+  }
+  if (full) return "No space left on device";
+  return "disk full or quota exceeded?";
+}
+
+void check_written(int rc, const MPI_Status& status, std::int64_t asked, const std::string& path, std::int64_t offset,
+                   const char* what) {
+  check_mpi(rc, what);
+  int count = 0;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  if (count == MPI_UNDEFINED || count >= asked) return;
+  throw IoError("cannot write " + path + ": " + std::to_string(count) + " of " + std::to_string(asked) +
+                " bytes written from byte " + std::to_string(offset) + ": " + write_failure_reason(path, offset + asked));
 }
 
 bool started_by_launcher() {
@@ -111,10 +142,35 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &g_world_rank);
 }
 
-MpiSession::~MpiSession() {
+namespace {
+int g_later = 0;               // FinalizeLater scopes alive
+bool g_finalize_due = false;   // a session ended inside one
+
+void finalize() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (owned_ && !finalized) MPI_Finalize();
+  if (finalized) return;
+#ifdef ANABRANCH_HAVE_HDF5
+  H5close();  // HDF5 closes what is left while MPI still runs
+#endif
+  MPI_Finalize();
+}
+}  // namespace
+
+MpiSession::~MpiSession() {
+  if (!owned_) return;
+  if (g_later > 0)
+    g_finalize_due = true;
+  else
+    finalize();
+}
+
+FinalizeLater::FinalizeLater() { ++g_later; }
+
+FinalizeLater::~FinalizeLater() {
+  if (--g_later > 0 || !g_finalize_due) return;
+  g_finalize_due = false;
+  finalize();
 }
 
 }  // namespace anabranch::pio

@@ -13,6 +13,16 @@ namespace anabranch::pio {
 // Throws MpiError naming `what` when rc is not MPI_SUCCESS.
 void check_mpi(int rc, const char* what);
 
+// Checks an MPI-IO write of `asked` bytes at byte `offset` of `path` (the user's name for the
+// file): throws MpiError when rc failed, IoError when the status counts fewer bytes (MPI-IO
+// libraries report a full disk or a file-size limit as a short count, not as an error):
+// "cannot write PATH: K of M bytes written from byte N: No space left on device".
+void check_written(int rc, const MPI_Status& status, std::int64_t asked, const std::string& path, std::int64_t offset,
+                   const char* what);
+// Why a write to path up to byte `end` (-1: not known) failed, as well as can be told after
+// the fact: the file-size limit, a full file system, or a guess.
+std::string write_failure_reason(const std::string& path, std::int64_t end);
+
 // MPI_COMM_NULL stands for a process running alone without MPI (not started by an MPI
 // launcher): collective(), agree() and allreduce() then call no MPI function.
 
@@ -34,7 +44,7 @@ void agree(MPI_Comm comm, std::exception_ptr error);
 inline MPI_Datatype mpi_int64() { return MPI_INT64_T; }
 
 // Initialises MPI for the lifetime of the object if nobody did (commands that may run
-// under mpiexec or alone).
+// under mpiexec or alone). Inside a FinalizeLater scope, the finalize waits for its end.
 class MpiSession {
  public:
   MpiSession(int* argc, char*** argv);
@@ -46,6 +56,17 @@ class MpiSession {
 
  private:
   bool owned_ = false;
+};
+
+// While alive, MPI started by a MpiSession is finalized only when this scope ends: the
+// command line reports a failure on rank 0 before any rank finalizes (a rank that finalizes
+// and exits first has the launcher kill rank 0 before it has said why).
+class FinalizeLater {
+ public:
+  FinalizeLater();
+  ~FinalizeLater();
+  FinalizeLater(const FinalizeLater&) = delete;
+  FinalizeLater& operator=(const FinalizeLater&) = delete;
 };
 
 }  // namespace anabranch::pio

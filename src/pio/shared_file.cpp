@@ -24,13 +24,18 @@ MPI_File open_shared_file(MPI_Comm comm, const StrategySetup& setup) {
   }
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  collective(comm, [&] {
-    if (rank == 0 && setup.write_header) {
-      MpiFileSink sink(fh);
-      setup.write_header(sink);
-      sink.flush();
-    }
-  });
+  try {
+    collective(comm, [&] {
+      if (rank == 0 && setup.write_header) {
+        MpiFileSink sink(fh, setup.final_path.empty() ? setup.path : setup.final_path);
+        setup.write_header(sink);
+        sink.flush();
+      }
+    });
+  } catch (...) {
+    MPI_File_close(&fh);  // every rank is here: the header could not be written
+    throw;
+  }
   return fh;
 }
 

@@ -72,21 +72,21 @@ std::vector<std::pair<std::int64_t, std::vector<unsigned char>>> frame_fixed_pie
   return out;
 }
 
-void write_at(MPI_File fh, std::int64_t offset, const void* data, std::int64_t n) {
+void write_at(MPI_File fh, std::int64_t offset, const void* data, std::int64_t n, const std::string& path) {
   const auto* p = static_cast<const char*>(data);
   constexpr std::int64_t kMax = std::numeric_limits<int>::max() / 2;
   while (n > 0) {
     const int chunk = static_cast<int>(std::min(n, kMax));
     MPI_Status st;
-    check_mpi(MPI_File_write_at(fh, offset, p, chunk, MPI_BYTE, &st), "MPI_File_write_at");
+    check_written(MPI_File_write_at(fh, offset, p, chunk, MPI_BYTE, &st), st, chunk, path, offset, "MPI_File_write_at");
     p += chunk;
     offset += chunk;
     n -= chunk;
   }
 }
 
-MpiFileSink::MpiFileSink(MPI_File fh, std::int64_t offset, std::size_t buffer_bytes)
-    : fh_(fh), offset_(offset), buffer_(buffer_bytes) {}
+MpiFileSink::MpiFileSink(MPI_File fh, std::string path, std::int64_t offset, std::size_t buffer_bytes)
+    : fh_(fh), path_(std::move(path)), offset_(offset), buffer_(buffer_bytes) {}
 
 MpiFileSink::~MpiFileSink() = default;
 
@@ -105,7 +105,7 @@ void MpiFileSink::write(const void* data, std::size_t n) {
 
 void MpiFileSink::flush() {
   if (used_ == 0) return;
-  write_at(fh_, offset_, buffer_.data(), static_cast<std::int64_t>(used_));
+  write_at(fh_, offset_, buffer_.data(), static_cast<std::int64_t>(used_), path_);
   offset_ += static_cast<std::int64_t>(used_);
   used_ = 0;
 }

@@ -80,6 +80,10 @@ class Strategy {
   virtual void wait() {}
   // Collective: completes, flushes and closes.
   virtual void close() = 0;
+  // Collective, after a failure every rank saw (full disk): lets the file go without
+  // completing it (pending writes, file handles), errors ignored, so that its space returns
+  // once its name is removed. The destructor alone is not collective.
+  virtual void abandon() {}
   // true: the file is SERAFIN (frames encoded in the header's byte order, SERAFIN's record
   // limits apply); false: another format (HDF5), frames encoded in native byte order.
   virtual bool serafin_file() const { return true; }
@@ -110,7 +114,8 @@ std::vector<std::pair<std::int64_t, std::vector<unsigned char>>> frame_fixed_pie
 // A ByteSink over an MPI file (used by rank 0 to write the header).
 class MpiFileSink final : public ByteSink {
  public:
-  explicit MpiFileSink(MPI_File fh, std::int64_t offset = 0, std::size_t buffer_bytes = 8u << 20);
+  // path: the file's name in error messages.
+  MpiFileSink(MPI_File fh, std::string path, std::int64_t offset = 0, std::size_t buffer_bytes = 8u << 20);
   ~MpiFileSink() override;
   void write(const void* data, std::size_t n) override;
   std::int64_t position() const override { return offset_ + static_cast<std::int64_t>(used_); }
@@ -118,12 +123,14 @@ class MpiFileSink final : public ByteSink {
 
  private:
   MPI_File fh_;
+  std::string path_;
   std::int64_t offset_;
   std::vector<unsigned char> buffer_;
   std::size_t used_ = 0;
 };
 
-// Writes all n bytes at offset with MPI_File_write_at (independent); throws MpiError.
-void write_at(MPI_File fh, std::int64_t offset, const void* data, std::int64_t n);
+// Writes all n bytes at offset with MPI_File_write_at (independent); throws MpiError, or
+// IoError naming path when fewer bytes were written (full disk, file-size limit).
+void write_at(MPI_File fh, std::int64_t offset, const void* data, std::int64_t n, const std::string& path);
 
 }  // namespace anabranch::pio

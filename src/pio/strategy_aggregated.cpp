@@ -15,6 +15,9 @@
 // them: one pass from the caller's arrays to the writer's buffer. The async variant posts
 // MPI_File_iwrite_at from a second buffer and returns: the caller computes while the frame
 // goes to disk; wait() (or the next frame) completes it.
+#include <sched.h>
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -127,21 +130,20 @@ class AggregatedStrategy final : public Strategy {
           len = mine.piece_off[static_cast<std::size_t>(v) + 1] - mine.piece_off[static_cast<std::size_t>(v)];
           from = base + mine.piece_off[static_cast<std::size_t>(v)];
         }
-        int rc;
-        if (async_) {
-          MPI_Request req = MPI_REQUEST_NULL;
-          rc = MPI_File_iwrite_at(fh_, offset, from, static_cast<int>(len), MPI_BYTE, &req);
-          S.requests.push_back(req);
-        } else {
-          MPI_Status st;
-          rc = MPI_File_write_at(fh_, offset, from, static_cast<int>(len), MPI_BYTE, &st);
-        }
-        if (rc != MPI_SUCCESS && !error) {
-          try {
-            check_mpi(rc, async_ ? "MPI_File_iwrite_at" : "MPI_File_write_at");
-          } catch (...) {
-            error = std::current_exception();
+        if (error) continue;  // the disk refused an earlier piece: the frame has failed
+        try {
+          if (async_) {
+            MPI_Request req = MPI_REQUEST_NULL;
+            check_mpi(MPI_File_iwrite_at(fh_, offset, from, static_cast<int>(len), MPI_BYTE, &req), "MPI_File_iwrite_at");
+            S.requests.push_back(req);
+            S.asked.emplace_back(offset, len);
+          } else {
+            MPI_Status st;
+            const int rc = MPI_File_write_at(fh_, offset, from, static_cast<int>(len), MPI_BYTE, &st);
+            check_written(rc, st, len, s_.final_path, offset, "MPI_File_write_at");
           }
+        } catch (...) {
+          error = std::current_exception();
         }
       }
     }
@@ -156,6 +158,15 @@ class AggregatedStrategy final : public Strategy {
       error = std::current_exception();
     }
     agree(s_.comm, error);
+  }
+
+  void abandon() override {
+    for (auto& slot : slots_) try {
+        complete(slot);
+      } catch (...) {
+      }
+    if (is_writer_ && fh_ != MPI_FILE_NULL) MPI_File_close(&fh_);
+    release();
   }
 
   void close() override {
@@ -208,6 +219,7 @@ class AggregatedStrategy final : public Strategy {
   };
   struct Slot {
     std::vector<MPI_Request> requests;
+    std::vector<std::pair<std::int64_t, std::int64_t>> asked;  // (offset, bytes) of each request
   };
 
   Stretch stretch(std::int64_t round, int w) const {
@@ -284,10 +296,25 @@ class AggregatedStrategy final : public Strategy {
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    // The shared memory lives in files: a file-size limit below it makes Open MPI's
+    // allocation hang, so it is refused first; other failures are returned, not fatal.
+    const std::string why = "cannot write " + s_.final_path + ": no room for the aggregation buffers (" + std::to_string(mine) +
+                            " bytes of shared memory per writer; the writer option buffer_bytes sets it): ";
+    std::int64_t node_bytes = mine;  // one segment for the node's window
+    MPI_Allreduce(MPI_IN_PLACE, &node_bytes, 1, MPI_INT64_T, MPI_SUM, node_comm_);
+    collective(s_.comm, [&] {
+      struct rlimit rl {};
+      if (::getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+          static_cast<std::int64_t>(rl.rlim_cur) < node_bytes + (std::int64_t{1} << 20))
+        throw IoError(why + write_failure_reason("/dev/shm/x", static_cast<std::int64_t>(rl.rlim_cur) + 1));
+    });
+    MPI_Comm_set_errhandler(node_comm_, MPI_ERRORS_RETURN);
     const int rc = MPI_Win_allocate_shared(mine, 1, info, node_comm_, &base, &win_);
     own_base_ = static_cast<unsigned char*>(base);
     MPI_Info_free(&info);
-    collective(s_.comm, [&] { check_mpi(rc, "MPI_Win_allocate_shared (aggregation buffers)"); });
+    collective(s_.comm, [&] {
+      if (rc != MPI_SUCCESS) throw IoError(why + write_failure_reason("/dev/shm/x", mine));
+    });
     MPI_Win_lock_all(MPI_MODE_NOCHECK, win_);
     // Which writers share this node, and where their buffers are.
     MPI_Group world_group, node_group;
@@ -326,12 +353,29 @@ class AggregatedStrategy final : public Strategy {
     if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
   }
 
+  // Waits for the slot's file writes and checks that each wrote all its bytes. Polled with
+  // MPI_Request_get_status and freed, not MPI_Wait'ed: Open MPI's MPI_Wait on a failed file
+  // request calls a file error handler through a null pointer (a crash, then a hang of the
+  // other ranks) where get_status reports the short count.
   void complete(Slot& slot) {
-    if (slot.requests.empty()) return;
-    std::vector<MPI_Status> st(slot.requests.size());
-    const int rc = MPI_Waitall(static_cast<int>(slot.requests.size()), slot.requests.data(), st.data());
+    std::exception_ptr error;
+    for (std::size_t i = 0; i < slot.requests.size(); ++i) {
+      MPI_Status st;
+      int done = 0, rc = MPI_SUCCESS;
+      while (!done && rc == MPI_SUCCESS) {
+        rc = MPI_Request_get_status(slot.requests[i], &done, &st);
+        if (!done) sched_yield();
+      }
+      if (done) MPI_Request_free(&slot.requests[i]);
+      try {
+        check_written(rc, st, slot.asked[i].second, s_.final_path, slot.asked[i].first, "MPI_File_iwrite_at");
+      } catch (...) {
+        if (!error) error = std::current_exception();
+      }
+    }
     slot.requests.clear();
-    check_mpi(rc, "MPI_Waitall (file writes)");
+    slot.asked.clear();
+    if (error) std::rethrow_exception(error);
   }
 
   // Once, at open: for every round, which owned nodes go to which writer: as runs copied

@@ -34,7 +34,14 @@ class CollectiveStrategy final : public Strategy {
     collective(s_.comm, [&] { check_mpi(rc, "MPI_File_set_view"); });
     MPI_Status st;
     rc = MPI_File_write_all(fh_, buffer_.data(), static_cast<int>(buffer_.size()), MPI_BYTE, &st);
-    collective(s_.comm, [&] { check_mpi(rc, "MPI_File_write_all"); });
+    collective(s_.comm, [&] {
+      check_written(rc, st, static_cast<std::int64_t>(buffer_.size()), s_.final_path, s_.layout.frame_offset(frame.index),
+                    "MPI_File_write_all");
+    });
+  }
+
+  void abandon() override {
+    if (fh_ != MPI_FILE_NULL) MPI_File_close(&fh_);
   }
 
   void close() override {

@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "core/outputs.hpp"
 #include "pio/mpi_util.hpp"
 #include "pio/strategy.hpp"
 #include "pio/topology.hpp"
@@ -29,6 +30,16 @@ class Hdf5Strategy final : public Strategy {
   bool encodes_owned() const override { return true; }
 
   bool one_file() const override { return !s_.file_per_step; }
+
+  // Abandoned (a write failed): one file per step removes the step it was writing (a single
+  // file is the writer's to remove).
+  ~Hdf5Strategy() override {
+    if (!s_.file_per_step || !out_) return;
+    const std::string temp = temp_of(vtkhdf::step_path(s_.final_path, steps_));
+    out_.reset();  // closes the abandoned file, collectively over the writers
+    if (windex_ == 0) ::unlink(temp.c_str());
+    release_temporary(temp);
+  }
   int files_created(int) const override { return s_.file_per_step ? static_cast<int>(std::max<std::int64_t>(steps_, 1)) : 1; }
 
   void open(const StrategySetup& setup) override {
@@ -66,6 +77,7 @@ class Hdf5Strategy final : public Strategy {
           o.xdmf = false;
           o.final_path = vtkhdf::step_path(s_.final_path, 0);
         }
+        if (s_.file_per_step) register_temporary(temp_of(o.final_path));
         out_ = std::make_unique<vtkhdf::Output>(wcomm_, s_.file_per_step ? temp_of(o.final_path) : s_.path, s_.header, s_.info, o);
         Mesh read;
         const Mesh* mesh = nullptr;
@@ -130,6 +142,7 @@ class Hdf5Strategy final : public Strategy {
       vtkhdf::OutputOptions o = options_;
       o.final_path = vtkhdf::step_path(s_.final_path, steps_);
       o.mesh_link = base_name(vtkhdf::step_path(s_.final_path, 0));
+      register_temporary(temp_of(o.final_path));
       out_ = std::make_unique<vtkhdf::Output>(wcomm_, temp_of(o.final_path), s_.header, s_.info, o);
     }
     out_->write_frame(frame.time, block_first_, count, block_.data());
@@ -148,6 +161,7 @@ class Hdf5Strategy final : public Strategy {
       if (windex_ == 0 && std::rename(temp_of(target).c_str(), target.c_str()) != 0)
         throw IoError::from_errno("cannot rename " + temp_of(target) + " to", target);
     });
+    release_temporary(temp_of(target));
   }
 
   static std::string base_name(const std::string& p) {

@@ -28,14 +28,18 @@ class IndependentStrategy final : public Strategy {
         for (std::int64_t i = 0; i < n;) {
           std::int64_t j = i + 1;
           while (j < n && owned[static_cast<std::size_t>(j)] == owned[static_cast<std::size_t>(j - 1)] + 1) ++j;
-          write_at(fh_, base + owned[static_cast<std::size_t>(i)] * rs, data + (v * n + i) * rs, (j - i) * rs);
+          write_at(fh_, base + owned[static_cast<std::size_t>(i)] * rs, data + (v * n + i) * rs, (j - i) * rs, s_.final_path);
           i = j;
         }
       }
       if (rank_ == 0)
         for (const auto& [offset, bytes] : frame_fixed_pieces(s_.header, s_.layout, frame.index, frame.time))
-          write_at(fh_, offset, bytes.data(), static_cast<std::int64_t>(bytes.size()));
+          write_at(fh_, offset, bytes.data(), static_cast<std::int64_t>(bytes.size()), s_.final_path);
     });
+  }
+
+  void abandon() override {
+    if (fh_ != MPI_FILE_NULL) MPI_File_close(&fh_);
   }
 
   void close() override { close_shared_file(s_.comm, fh_); }

@@ -1,6 +1,8 @@
 #include "pio/vtkhdf.hpp"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -11,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/provenance.hpp"
+#include "formats/vtu.hpp"
 #include "pio/h5.hpp"
 #include "pio/mpi_util.hpp"
 #include "pio/results.hpp"
@@ -25,22 +28,12 @@ namespace {
 
 constexpr const char* kRoot = "/VTKHDF";
 constexpr const char* kMeta = "/anabranch";
-constexpr int kFormatVersion = 1;
+// 2: wedges in VTK's node order (version 1 kept SERAFIN's, which VTK shows inside out).
+constexpr int kFormatVersion = 2;
 constexpr std::int64_t kMeshPiece = std::int64_t{1} << 20;  // rows per mesh write by rank 0
 constexpr std::int64_t kStepChunk = 256;
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
-std::uint8_t vtk_cell_type(int ndp, int nplan) {
-  switch (ndp) {
-    case 2: return 3;                      // VTK_LINE
-    case 3: return 5;                      // VTK_TRIANGLE
-    case 4: return nplan > 1 ? 10 : 9;     // VTK_TETRA (3D tetrahedra) or VTK_QUAD
-    case 6: return 13;                     // VTK_WEDGE (TELEMAC prisms: bottom triangle, then top)
-    case 8: return 12;                     // VTK_HEXAHEDRON
-    default: throw UsageError("no VTK cell type for elements of " + std::to_string(ndp) + " nodes");
-  }
-}
 
 const char* xdmf_topology(int ndp, int nplan) {
   switch (ndp) {
@@ -228,6 +221,7 @@ struct Output::Impl {
   MPI_Info info = MPI_INFO_NULL;  // MPI-IO hints, owned by the caller
   int rank = 0;
   std::string path;
+  std::string name;  // the file as the user knows it (its final name), for messages
   serafin::Header header;
   OutputOptions options;
   std::vector<std::string> names;
@@ -239,12 +233,62 @@ struct Output::Impl {
   std::int64_t chunk = 0;
 
   void create();
+  // Closes every object but the file (HDF5 closes a file only when nothing in it is open).
+  void release_objects() {
+    data.clear();
+    data_offsets.clear();
+    step_sets.clear();
+    steps_values.reset();
+    nsteps_holder.reset();
+    points.reset();
+    root.reset();
+    xfer_collective.reset();
+    xfer_independent.reset();
+  }
   void write_frame(std::int64_t k, double time, std::int64_t first, std::int64_t count, const void* values);
+
+  // Abandoned before close() (a write failed, here or on another rank; every rank gets here
+  // together): the file is removed by its owner, but HDF5 must still close it, collectively.
+  // A failed H5Fclose leaves HDF5 with a half-destroyed file that it closes again at
+  // MPI_Finalize, and crashes there. The close flushes metadata, which fails again on the
+  // full disk that stopped the writes: so the file is emptied first, through HDF5's own MPI
+  // file handle (giving its space back, even when its name is already removed; the flush
+  // then writes a few sparse blocks). check_room keeps the file inside a file-size limit.
+  void abandon() {
+    if (!file.valid()) return;
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return;
+    release_objects();
+    void* handle = nullptr;
+    if (H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) >= 0 && handle) MPI_File_set_size(*static_cast<MPI_File*>(handle), 0);
+    if (H5Fclose(file.release()) < 0) H5Eclear2(H5E_DEFAULT);
+    H5Eclear2(H5E_DEFAULT);
+  }
+
+  // HDF5 cannot close a file whose allocated end lies past the file-size limit (RLIMIT_FSIZE:
+  // closing extends the file to that end, fails, and a failed close crashes HDF5 later). So
+  // a write that would take the file past the limit is refused before HDF5 allocates
+  // anything for it: `bytes` more, and 1 MiB for the metadata.
+  void check_room(std::int64_t bytes, const std::string& what) const {
+    struct rlimit rl {};
+    if (::getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
+    haddr_t eoa = 0;
+    if (H5Fget_eoa(file, &eoa) < 0) {  // not every driver answers: the file's size then
+      H5Eclear2(H5E_DEFAULT);
+      struct stat st {};
+      eoa = ::stat(path.c_str(), &st) == 0 ? static_cast<haddr_t>(st.st_size) : 0;
+    }
+    const auto limit = static_cast<std::int64_t>(rl.rlim_cur);
+    if (static_cast<std::int64_t>(eoa) + bytes + (std::int64_t{1} << 20) > limit)
+      throw IoError("cannot write " + name + ": " + what + " would take it past the file-size limit (ulimit -f, " +
+                    std::to_string(limit) + " bytes): File too large");
+  }
 };
 
 void Output::Impl::create() {
   h5::quiet();
-  const std::string& f = path;
+  const std::string& f = name;
   Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", f));
   check_status(H5Pset_fapl_mpio(fapl, comm, info), "H5Pset_fapl_mpio", f);
   check_status(H5Pset_all_coll_metadata_ops(fapl, true), "H5Pset_all_coll_metadata_ops", f);
@@ -253,7 +297,7 @@ void Output::Impl::create() {
     check_status(H5Pset_alignment(fapl, static_cast<hsize_t>(std::min<std::int64_t>(options.alignment, 1 << 20)),
                                   static_cast<hsize_t>(options.alignment)),
                  "H5Pset_alignment", f);
-  file = Handle(check(H5Fcreate(f.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "cannot create", f));
+  file = Handle(check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "cannot create", f));
   xfer_collective = Handle(check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate", f));
   check_status(H5Pset_dxpl_mpio(xfer_collective, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio", f);
   xfer_independent = Handle(check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate", f));
@@ -267,16 +311,18 @@ void Output::Impl::create() {
   root = Handle(check(H5Gcreate2(file, kRoot, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "cannot create group /VTKHDF in", f));
   h5::write_attribute<std::int64_t>(root, "Version", {2, 0}, f);
   h5::write_attribute(root, "Type", std::string("UnstructuredGrid"), f);
-  auto one = [&](const char* name, std::int64_t v) {
-    Handle d = h5::create_dataset(root, name, H5T_STD_I64LE, 1, 0, f);
+  auto one = [&](const char* dataset, std::int64_t v) {
+    Handle d = h5::create_dataset(root, dataset, H5T_STD_I64LE, 1, 0, f);
     h5::write_range<std::int64_t>(d, 0, rank == 0 ? 1 : 0, &v, xfer_collective, f);
   };
   const std::string& link = options.mesh_link;
-  auto external = [&](hid_t loc, const char* name, const std::string& target) {
-    check_status(H5Lcreate_external(link.c_str(), target.c_str(), loc, name, H5P_DEFAULT, H5P_DEFAULT),
+  auto external = [&](hid_t loc, const char* link_name, const std::string& target) {
+    check_status(H5Lcreate_external(link.c_str(), target.c_str(), loc, link_name, H5P_DEFAULT, H5P_DEFAULT),
                  "cannot link " + target + " in", f);
   };
   if (link.empty()) {
+    // Parallel HDF5 allocates the mesh's datasets when it creates them.
+    check_room(nelem * (ndp * 8 + 9) + npoin * (4 + 3 * real_size(h.precision)), "the mesh");
     one("NumberOfPoints", npoin);
     one("NumberOfCells", nelem);
     one("NumberOfConnectivityIds", nelem * ndp);
@@ -348,10 +394,15 @@ void Output::Impl::create() {
 }
 
 void Output::Impl::write_frame(std::int64_t k, double time, std::int64_t first, std::int64_t count, const void* values) {
-  const std::string& f = path;
+  const std::string& f = name;
   const std::int64_t npoin = header.npoin;
   const int rs = real_size(header.precision);
   const hid_t mem = real_type(header.precision);
+  {  // the chunks this frame allocates, in every variable
+    const std::int64_t last_old = k * npoin - 1, last_new = (k + 1) * npoin - 1;
+    const std::int64_t chunks = last_new / chunk - (last_old < 0 ? -1 : last_old / chunk);
+    check_room(chunks * chunk * rs * header.nvar(), "frame " + std::to_string(k + 1));
+  }
   // Values: extend every variable by one frame, then each rank writes its block.
   for (int v = 0; v < header.nvar(); ++v) {
     const hsize_t len = static_cast<hsize_t>((k + 1) * npoin);
@@ -394,22 +445,30 @@ Output::Output(MPI_Comm comm, const std::string& path, const serafin::Header& he
   const double t0 = now();
   impl_->comm = comm;
   impl_->path = path;
+  impl_->name = options.final_path.empty() ? path : options.final_path;
   impl_->header = header;
   impl_->options = options;
   impl_->info = info;
   MPI_Comm_rank(comm, &impl_->rank);
-  collective(comm, [&] {
-    vtk_cell_type(header.ndp, header.nplan());  // refuses element kinds VTK cannot show
-    impl_->create();
-  });
+  try {
+    collective(comm, [&] {
+      vtu::cell_type(header.ndp, header.nplan());  // refuses element kinds VTK cannot show
+      impl_->create();
+    });
+  } catch (...) {
+    impl_->abandon();
+    throw;
+  }
   open_seconds_ = now() - t0;
 }
 
-Output::~Output() = default;
+Output::~Output() {
+  if (impl_) impl_->abandon();
+}
 
 void Output::write_mesh(const Mesh* mesh) {
   Impl& m = *impl_;
-  const std::string& f = m.path;
+  const std::string& f = m.name;
   if (!m.options.mesh_link.empty()) return;  // linked to another file's mesh
   collective(m.comm, [&] {
     if (m.rank != 0) return;
@@ -423,12 +482,15 @@ void Output::write_mesh(const Mesh* mesh) {
     Handle offs(check(H5Dopen2(m.root, "Offsets", H5P_DEFAULT), "H5Dopen2", f));
     Handle types(check(H5Dopen2(m.root, "Types", H5P_DEFAULT), "H5Dopen2", f));
     Handle ipobo(check(H5Dopen2(m.file, "/anabranch/IPOBO", H5P_DEFAULT), "H5Dopen2", f));
-    const std::uint8_t type = vtk_cell_type(mesh->ndp, mesh->nplan);
+    const std::uint8_t type = vtu::cell_type(mesh->ndp, mesh->nplan);
     std::vector<std::int64_t> buf;
     for (std::int64_t e0 = 0; e0 < nelem; e0 += kMeshPiece) {
       const std::int64_t ne = std::min(kMeshPiece, nelem - e0);
       buf.resize(static_cast<std::size_t>(ne * ndp));
-      for (std::int64_t i = 0; i < ne * ndp; ++i) buf[static_cast<std::size_t>(i)] = mesh->ikle[static_cast<std::size_t>(e0 * ndp + i)] - 1;
+      const int* order = vtu::node_order(static_cast<int>(ndp), mesh->nplan);
+      for (std::int64_t e = 0; e < ne; ++e)
+        for (std::int64_t k = 0; k < ndp; ++k)
+          buf[static_cast<std::size_t>(e * ndp + k)] = mesh->ikle[static_cast<std::size_t>((e0 + e) * ndp + order[k])] - 1;
       h5::write_range<std::int64_t>(conn, e0 * ndp, ne * ndp, buf.data(), m.xfer_independent, f);
       buf.resize(static_cast<std::size_t>(ne));
       for (std::int64_t i = 0; i < ne; ++i) buf[static_cast<std::size_t>(i)] = (e0 + i) * ndp;
@@ -469,20 +531,11 @@ void Output::close() {
   const double t0 = now();
   Impl& m = *impl_;
   collective(m.comm, [&] {
-    m.data.clear();
-    m.data_offsets.clear();
-    m.step_sets.clear();
-    m.steps_values.reset();
-    m.nsteps_holder.reset();
-    m.points.reset();
-    m.root.reset();
-    m.xfer_collective.reset();
-    m.xfer_independent.reset();
-    const hid_t id = m.file.get();
-    const herr_t rc = H5Fclose(id);
-    m.file = Handle();
-    (void)m.file;
-    check_status(rc, "cannot close", m.path);
+    m.release_objects();
+    // Flushed first: a flush that fails (full disk) leaves the file open for the destructor
+    // to abandon; a failed H5Fclose would leave HDF5 with a half-closed file.
+    check_status(H5Fflush(m.file, H5F_SCOPE_GLOBAL), "cannot write", m.name);
+    check_status(H5Fclose(m.file.release()), "cannot close", m.name);
   });
   close_seconds_ = now() - t0;
   collective(m.comm, [&] {
@@ -506,6 +559,7 @@ struct Input::Impl {
   Handle steps_values;
   std::int64_t frames = 0;
   std::string version;
+  int format_version = 0;  // of /anabranch
 };
 
 Input::Input(const std::string& path, MPI_Comm comm) : impl_(std::make_unique<Impl>()) {
@@ -537,6 +591,7 @@ Input::Input(const std::string& path, MPI_Comm comm) : impl_(std::make_unique<Im
   if (fv.empty() || fv[0] > kFormatVersion)
     throw FormatError(f + ": /anabranch format_version " + (fv.empty() ? std::string("?") : std::to_string(fv[0])) +
                       " is newer than this anabranch reads (" + std::to_string(kFormatVersion) + ")");
+  m.format_version = fv[0];
   serafin::Header& h = m.header;
   const auto title = h5::read_attribute<std::uint8_t>(meta, "title", f);
   h.title.assign(title.begin(), title.end());
@@ -630,10 +685,12 @@ Mesh Input::read_mesh() const {
   std::vector<std::int64_t> c(static_cast<std::size_t>(h.nelem * h.ndp));
   h5::read_range<std::int64_t>(conn, 0, h.nelem * h.ndp, c.data(), m.xfer, f);
   mesh.ikle.resize(c.size());
+  const int* order = m.format_version >= 2 ? vtu::node_order(mesh.ndp, mesh.nplan) : vtu::node_order(0, 1);
   for (std::size_t i = 0; i < c.size(); ++i) {
     if (c[i] < 0 || c[i] >= h.npoin)
       throw FormatError(f, "/VTKHDF/Connectivity", static_cast<std::int64_t>(i), "node " + std::to_string(c[i]) + " out of range");
-    mesh.ikle[i] = static_cast<std::int32_t>(c[i] + 1);
+    const std::size_t ndp = static_cast<std::size_t>(mesh.ndp), e = i / ndp;
+    mesh.ikle[e * ndp + static_cast<std::size_t>(order[i % ndp])] = static_cast<std::int32_t>(c[i] + 1);
   }
   Handle ipobo(check(H5Dopen2(m.file, "/anabranch/IPOBO", H5P_DEFAULT), "no /anabranch/IPOBO in", f));
   mesh.ipobo.resize(static_cast<std::size_t>(h.npoin));

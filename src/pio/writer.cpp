@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/io.hpp"
+#include "core/outputs.hpp"
 #include "formats/partel.hpp"
 #include "pio/mpi_util.hpp"
 
@@ -85,6 +86,7 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
     long long pid = rank_ == 0 ? static_cast<long long>(::getpid()) : 0;
     MPI_Bcast(&pid, 1, MPI_LONG_LONG, 0, comm_);
     open_path_ = path_ + ".tmp." + std::to_string(pid);
+    register_temporary(open_path_);
   }
 
   StrategySetup setup;
@@ -134,13 +136,33 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
     setup.local_header = &local_header_;
     setup.local_mesh = &local_mesh_;
   }
-  strategy_->open(setup);
+  try {
+    strategy_->open(setup);
+  } catch (...) {  // agreed by every rank (a full disk at the header)
+    try {
+      strategy_->abandon();
+    } catch (...) {
+    }
+    if (open_path_ != path_) {
+      if (rank_ == 0) ::unlink(open_path_.c_str());
+      release_temporary(open_path_);
+    }
+    if (info_ != MPI_INFO_NULL) MPI_Info_free(&info_);
+    throw;
+  }
 }
 
 Writer::~Writer() {
   // Abandoned before close(): a tool's temporary file is removed (a solver's output stays,
   // readable up to its last complete frame).
+  if (failed_) {
+    try {
+      strategy_->abandon();  // every rank failed together: the file handles go, collectively
+    } catch (...) {
+    }
+  }
   if (!closed_ && open_path_ != path_ && rank_ == 0) ::unlink(open_path_.c_str());
+  if (open_path_ != path_) release_temporary(open_path_);
   if (info_ != MPI_INFO_NULL) {
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -216,6 +238,11 @@ void Writer::begin_frame(double time, const T* const* values) {
   f.time = time;
   f.owned_values = &owned_values_;
   f.local_values = &local_values_;
+  struct Failed {  // an exception from here on was agreed by every rank
+    bool& failed;
+    bool done = false;
+    ~Failed() { failed = failed || !done; }
+  } failed{failed_};
   const bool swap = (strategy_->serafin_file() ? header_.byte_order : native_byte_order()) != native_byte_order();
   const Encoder<float, T> to_single(values, owned_.local.data(), swap);
   const Encoder<double, T> to_double(values, owned_.local.data(), swap);
@@ -224,6 +251,7 @@ void Writer::begin_frame(double time, const T* const* values) {
   else
     collective(comm_, [&] { encode(values); });
   strategy_->write(f);
+  failed.done = true;
   ++frames_;
   pending_ = true;
 }
@@ -231,7 +259,12 @@ void Writer::begin_frame(double time, const T* const* values) {
 void Writer::end_frame() {
   if (!pending_) return;
   pending_ = false;
-  strategy_->wait();
+  try {
+    strategy_->wait();
+  } catch (...) {
+    failed_ = true;
+    throw;
+  }
 }
 
 template <class T>
@@ -248,22 +281,30 @@ template void Writer::begin_frame<double>(double, const double* const*);
 void Writer::close() {
   if (closed_) return;
   closed_ = true;
-  end_frame();
-  strategy_->close();
-  if (open_path_ != path_) {
-    MPI_Barrier(comm_);
+  try {
+    end_frame();
+    strategy_->close();
+    // The last line of defence against a write the MPI-IO library reported as complete
+    // (Open MPI's two-phase collective writes report a full disk on the aggregator only, and
+    // not in the count): a shared SERAFIN file has exactly the size its frames give.
     collective(comm_, [&] {
-      if (rank_ == 0) {
-        try {
-          refuse_open_input(path_);
-        } catch (...) {
-          ::unlink(open_path_.c_str());
-          throw;
-        }
-      }
-      if (rank_ == 0 && std::rename(open_path_.c_str(), path_.c_str()) != 0)
-        throw IoError::from_errno("cannot rename " + open_path_ + " to", path_);
+      if (rank_ != 0 || !strategy_->serafin_file() || !strategy_->one_file()) return;
+      const std::int64_t expected = layout_.frame_offset(frames_), size = file_size(open_path_);
+      if (size != expected)
+        throw IoError("cannot write " + path_ + ": the file holds " + std::to_string(size) + " bytes where " +
+                      std::to_string(frames_) + " frames make " + std::to_string(expected) + " (" +
+                      write_failure_reason(open_path_, expected) + ")");
     });
+    if (open_path_ == path_) return;
+    collective(comm_, [&] {
+      if (rank_ != 0) return;
+      refuse_open_input(path_);
+      if (std::rename(open_path_.c_str(), path_.c_str()) != 0) throw IoError::from_errno("cannot rename " + open_path_ + " to", path_);
+    });
+  } catch (...) {
+    failed_ = true;
+    if (open_path_ != path_ && rank_ == 0) ::unlink(open_path_.c_str());  // a tool's output: nothing partial stays
+    throw;
   }
 }
 

@@ -104,6 +104,7 @@ class Writer {
   std::vector<unsigned char> owned_values_, local_values_;
   std::int64_t frames_ = 0;
   bool pending_ = false, closed_ = false;
+  bool failed_ = false;  // a collective step failed on every rank: destruction abandons collectively
 };
 
 }  // namespace anabranch::pio

@@ -11,6 +11,23 @@ EXE = os.environ.get("ANABRANCH_EXE") or shutil.which("anabranch")
 DATA = pathlib.Path(os.environ.get("AB_TELEMAC_DATA", pathlib.Path(__file__).parents[3] / "shared/data/telemac"))
 
 
+MPIEXEC = os.environ.get("AB_MPIEXEC", "mpiexec")
+# Tests run as root in containers, with more ranks than cores: set here, never in users' commands.
+MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1", ANABRANCH_PROGRESS="0")
+
+
+def mpirun(n, *args, timeout=120, preexec_fn=None, env=None):
+    """Runs `mpiexec -n N ARGS...` under a timeout; returns the CompletedProcess (text)."""
+    return subprocess.run(["timeout", str(timeout), MPIEXEC, "-n", str(n), *map(str, args)], capture_output=True, text=True,
+                          env=dict(MPI_ENV, **(env or {})), preexec_fn=preexec_fn)
+
+
+def error_lines(stderr):
+    """anabranch's own error lines in a run's stderr (the MPI library and launcher add theirs)."""
+    return [line for line in stderr.splitlines() if line.startswith(("anabranch ", "partel: ", "gretel: ")) and ": error: " in line]
+
+
 class Result:
     def __init__(self, proc):
         self.returncode = proc.returncode

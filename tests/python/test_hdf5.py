@@ -56,7 +56,7 @@ def check_against_serafin(h5path, s):
         assert g.attrs["Type"] == b"UnstructuredGrid"
         assert g["NumberOfPoints"][0] == s.npoin and g["NumberOfCells"][0] == s.nelem
         assert g["NumberOfConnectivityIds"][0] == s.nelem * s.ndp
-        np.testing.assert_array_equal(g["Connectivity"][:], s.ikle.reshape(-1) - 1)
+        np.testing.assert_array_equal(g["Connectivity"][:], vtk_order(s.ikle).reshape(-1) - 1)
         np.testing.assert_array_equal(g["Offsets"][:], np.arange(s.nelem + 1) * s.ndp)
         assert set(g["Types"][:]) == {5 if s.ndp == 3 else 13}
         pts = g["Points"][:]
@@ -77,6 +77,7 @@ def check_against_serafin(h5path, s):
                 np.testing.assert_array_equal(data[k * s.npoin:(k + 1) * s.npoin], vals[v])
         if s.iparam[6] > 1 and s.frames:  # 3D: Z is the first frame's elevation
             np.testing.assert_array_equal(pts[:, 2], s.frames[0][1][0])
+            assert_wedges_face_outwards(pts.astype(np.float64), g["Connectivity"][:].reshape(-1, 6))
         np.testing.assert_array_equal(f["anabranch"]["IPOBO"][:], s.ipobo)
         assert bytes(f["anabranch"].attrs["title"]) == s.title
 
@@ -165,6 +166,22 @@ def read_vtu(path):
     return arrays, int(piece.get("NumberOfPoints")), int(piece.get("NumberOfCells"))
 
 
+def vtk_order(ikle):
+    """SERAFIN elements in VTK's node order: prisms have the second and third nodes of each
+    triangle swapped (VTK's wedge wants its first triangle facing away from the second)."""
+    return ikle[:, [0, 2, 1, 3, 5, 4]] if ikle.shape[1] == 6 else ikle
+
+
+def assert_wedges_face_outwards(points, cells):
+    """VTK's rule for wedges: the normal of (p0, p1, p2) by the right-hand rule points away
+    from the triangle (p3, p4, p5). Inside-out wedges show as black, inverted cells."""
+    p = points[cells]
+    normal = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
+    towards_top = p[:, 3:].mean(axis=1) - p[:, :3].mean(axis=1)
+    facing = np.einsum("ij,ij->i", normal, towards_top)
+    assert (facing <= 0).all() and (facing < 0).mean() > 0.5  # flat (dry) prisms have no side
+
+
 @pytest.mark.parametrize("name", ["r2d_gouttedo.slf", "r3d_gouttedo.slf"])
 def test_vtu_holds_one_frame(ab, data, tmp_path, name):
     s = slf.read(data / name)
@@ -176,8 +193,10 @@ def test_vtu_holds_one_frame(ab, data, tmp_path, name):
     assert arrays["TimeValue"][0] == s.frames[2][0]
     for v, var in enumerate(s.vars):
         np.testing.assert_array_equal(arrays[var[:16].strip()], s.frames[2][1][v])
-    np.testing.assert_array_equal(arrays["connectivity"], s.ikle.reshape(-1) - 1)
+    np.testing.assert_array_equal(arrays["connectivity"], vtk_order(s.ikle).reshape(-1) - 1)
     np.testing.assert_array_equal(arrays["Points"].reshape(-1, 3)[:, 0], s.x)
+    if s.ndp == 6:
+        assert_wedges_face_outwards(arrays["Points"].reshape(-1, 3), arrays["connectivity"].reshape(-1, 6))
     assert ab("convert", data / name, tmp_path / "a.vtu", "--frame", "999").returncode != 0
 
 

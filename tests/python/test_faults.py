@@ -1,0 +1,277 @@
+"""Faults: a full disk, a file-size limit, a signal. Every writing command and every write
+strategy, at 1, 2 and 3 ranks, must fail with one error line naming the output and the
+reason, a non-zero exit on every rank, no hang, nothing under the final name, no temporary
+left, and its inputs untouched.
+
+The full disk is a 600 KiB tmpfs (mounted when the tests run as root; skipped elsewhere);
+the file-size limit (RLIMIT_FSIZE) works everywhere."""
+import hashlib
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import EXE, MPI_ENV, error_lines, mpirun
+
+STRATEGIES = ["independent", "collective", "aggregated", "aggregated-async", "hdf5"]
+ENV = dict(os.environ, ANABRANCH_PROGRESS="0")
+
+
+def digest(*paths):
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in paths}
+
+
+def limit_file_size(nbytes):
+    def apply():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (nbytes, nbytes))
+    return apply
+
+
+def run_limited(args, nbytes, cwd=None):
+    return subprocess.run([EXE, *map(str, args)], capture_output=True, text=True, env=ENV, cwd=cwd, timeout=300,
+                          preexec_fn=limit_file_size(nbytes))
+
+
+def assert_failed_cleanly(proc, out_dir, name, reason, ranks=1, keep=()):
+    lines = error_lines(proc.stderr)
+    assert proc.returncode != 0, proc.stdout + proc.stderr
+    assert len(lines) == 1, proc.stderr
+    assert str(name) in lines[0] and reason in lines[0], lines[0]
+    assert "Segmentation" not in proc.stderr and "Process received signal" not in proc.stderr, proc.stderr
+    left = sorted(p.name for p in out_dir.iterdir() if p.name not in keep)
+    assert left == [], left
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 600 KiB file system: full after a few frames of gouttedo."""
+    d = tmp_path / "small"
+    d.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(d)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
+    yield d
+    subprocess.run(["umount", "-l", str(d)], check=True)
+
+
+@pytest.fixture
+def parts(ab, data, tmp_path):
+    mesh = data / "r2d_gouttedo.slf"
+    d = tmp_path / "parts"
+    d.mkdir()
+    assert ab("partition", mesh, "-n", 3, "-o", d).returncode == 0
+    return mesh, d / mesh.name, sorted(d.iterdir())
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_full_disk_merge(parts, small_disk, strategy, ranks):
+    mesh, base, files = parts
+    before = digest(mesh, *files)
+    out = small_disk / ("x.h5" if strategy == "hdf5" else "x.slf")
+    proc = mpirun(ranks, EXE, "merge", base, "--geo", mesh, "-o", out, "--strategy", strategy)
+    assert proc.returncode != 124, "hung"
+    assert_failed_cleanly(proc, small_disk, out, "No space left on device", ranks)
+    assert digest(mesh, *files) == before
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+@pytest.mark.parametrize("suffix", [".slf", ".h5"])
+def test_full_disk_convert(data, small_disk, suffix, ranks):
+    src = data / "r2d_gouttedo.slf"
+    before = digest(src)
+    out = small_disk / ("x" + suffix)
+    proc = mpirun(ranks, EXE, "convert", src, out)
+    assert proc.returncode != 124, "hung"
+    assert_failed_cleanly(proc, small_disk, out, "No space left on device", ranks)
+    assert digest(src) == before
+
+
+PY_WRITER = """
+import sys, numpy as np, anabranch
+from mpi4py import MPI
+comm = MPI.COMM_WORLD
+src = anabranch.read(sys.argv[1])
+n, r, s = src.npoin, comm.rank, comm.size
+ids = np.arange(1 + r * n // s, 1 + (r + 1) * n // s, dtype=np.int32)
+try:
+    with anabranch.Writer(comm, sys.argv[2], {"geometry": sys.argv[1], "variables": src.variables}, ids,
+                          strategy=sys.argv[3], options="atomic=1") as w:
+        for f in src.frames:
+            w.write_frame(f.time, {k: v[ids - 1] for k, v in f.items()})
+except anabranch.Error as e:
+    print(f"rank {r} raised: {e}", flush=True)
+"""
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+@pytest.mark.parametrize("strategy", ["aggregated", "collective", "hdf5"])
+def test_full_disk_python_writer(data, small_disk, tmp_path, strategy, ranks):
+    pytest.importorskip("anabranch", reason="the Python package is not built (PYTHONPATH=<build>/python)")
+    pytest.importorskip("mpi4py")
+    script = tmp_path / "w.py"
+    script.write_text(PY_WRITER)
+    out = small_disk / ("x.h5" if strategy == "hdf5" else "x.slf")
+    proc = mpirun(ranks, sys.executable, script, data / "r2d_gouttedo.slf", out, strategy)
+    assert proc.returncode == 0, proc.stderr
+    # Every rank raised (their lines may interleave).
+    assert proc.stdout.count("raised:") == ranks == proc.stdout.count("No space left on device"), proc.stdout + proc.stderr
+    assert list(small_disk.iterdir()) == []
+
+
+def test_full_disk_python_write_and_convert(data, small_disk):
+    anabranch = pytest.importorskip("anabranch", reason="the Python package is not built (PYTHONPATH=<build>/python)")
+    src = anabranch.read(data / "r2d_gouttedo.slf")
+    for out in (small_disk / "w.slf", small_disk / "w.h5"):
+        with pytest.raises(anabranch.Error, match="No space left on device"):
+            anabranch.write(out, src.mesh, src.variables, ((f.time, dict(f.items())) for f in src.frames))
+        assert list(small_disk.iterdir()) == []
+    with pytest.raises(anabranch.Error, match="No space left on device"):
+        anabranch.convert(data / "r2d_gouttedo.slf", small_disk / "c.slf")
+    assert list(small_disk.iterdir()) == []
+
+
+def test_full_disk_bench_leaves_nothing(small_disk):
+    proc = subprocess.run([EXE, "bench", "--dir", str(small_disk), "--generate", "20000", "--frames", "4", "--repeat", "1"],
+                          capture_output=True, text=True, env=ENV, timeout=300)
+    assert proc.returncode != 0 and len(error_lines(proc.stderr)) == 1, proc.stderr
+    assert "No space left on device" in proc.stderr
+    assert list(small_disk.iterdir()) == []
+
+
+# The file-size limit: every writing command, serially. 8 MiB: above what the MPI library's
+# own shared-memory files need (~4 MiB), below every output here.
+LIMIT = 8 << 20
+
+
+@pytest.fixture(scope="module")
+def sized(tmp_path_factory):
+    """A 30 MB result (200,000 nodes, 6 frames), its .cli and 2 parts."""
+    d = tmp_path_factory.mktemp("sized")
+    env = dict(ENV)
+    assert subprocess.run([EXE, "generate", "-n", "400000", "--frames", "6", "-o", str(d / "m.slf")], env=env,
+                          capture_output=True).returncode == 0
+    (d / "plan").mkdir()
+    assert subprocess.run([EXE, "partition", str(d / "m.slf"), "-n", "2", "-o", str(d / "plan")], env=env,
+                          capture_output=True).returncode == 0
+    return d
+
+
+def commands(d, out):
+    mesh, cli, plan = d / "m.slf", d / "m.cli", d / "plan" / "m.slf"
+    return {
+        "convert-slf": ["convert", mesh, out / "x.slf"],
+        "convert-h5": ["convert", mesh, out / "x.h5"],
+        "convert-vtu": ["convert", mesh, out / "x.vtu"],
+        "partition": ["partition", mesh, "--cli", cli, "-n", 2, "-o", out],
+        "refine": ["refine", mesh, "--cli", cli, "-o", out / "fine.slf"],
+        "generate": ["generate", "-n", 400000, "--frames", 6, "-o", out / "g.slf"],
+        "split": ["split", mesh, "--plan", plan, "-o", out],
+        "merge": ["merge", plan, "--geo", mesh, "-o", out / "m.slf"],
+    }
+
+
+@pytest.mark.parametrize("name", ["convert-slf", "convert-h5", "convert-vtu", "partition", "refine", "generate", "split",
+                                  "merge"])
+def test_file_size_limit(sized, tmp_path, name):
+    inputs = sorted(p for p in sized.rglob("*") if p.is_file())
+    before = digest(*inputs)
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = run_limited(commands(sized, out)[name], LIMIT)
+    assert_failed_cleanly(proc, out, "", "File too large")
+    assert digest(*inputs) == before
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_file_size_limit_under_mpiexec(sized, tmp_path, strategy, ranks):
+    """24 MiB: room for the aggregation buffers' shared memory (16 MiB), not for the 30 MB result."""
+    target = tmp_path / ("m.h5" if strategy == "hdf5" else "m.slf")
+    proc = mpirun(ranks, EXE, "merge", sized / "plan" / "m.slf", "--geo", sized / "m.slf", "-o", target, "--strategy", strategy,
+                  preexec_fn=limit_file_size(24 << 20))
+    assert proc.returncode != 124, "hung"
+    assert_failed_cleanly(proc, tmp_path, target, "File too large", ranks)
+
+
+# Signals: temporaries go with the process.
+def kill_when_temporary_appears(cmd, out_dir, sig=signal.SIGTERM, env=None):
+    proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=env or ENV)
+    seen = []
+    deadline = time.time() + 120
+    while proc.poll() is None and time.time() < deadline and not seen:
+        seen = [p.name for p in out_dir.iterdir() if ".tmp." in p.name]
+        time.sleep(0.002)
+    proc.send_signal(sig)
+    proc.wait(timeout=60)
+    return proc, seen
+
+
+@pytest.fixture
+def big(ab, tmp_path):
+    r = ab("generate", "-n", 1500000, "--frames", 2, "-o", tmp_path / "big.slf")
+    assert r.returncode == 0, r.stderr
+    return tmp_path / "big.slf", tmp_path / "big.cli"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signal_removes_temporaries(big, tmp_path, sig):
+    mesh, cli = big
+    out = tmp_path / "parts"
+    out.mkdir()
+    proc, seen = kill_when_temporary_appears([EXE, "partition", mesh, "--cli", cli, "-n", 256, "-o", out], out, sig)
+    assert seen, "the run ended before writing anything"
+    assert proc.returncode == -sig
+    assert [p.name for p in out.iterdir()] == []
+
+
+def test_signal_removes_temporaries_on_every_rank(big, tmp_path):
+    """A batch system's kill (scancel, a time limit): SIGTERM to every rank. (Open MPI's
+    mpiexec itself lets the ranks finish when it gets SIGTERM.)"""
+    mesh, _ = big
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    assert subprocess.run([EXE, "partition", str(mesh), "-n", "3", "-o", str(parts)], env=ENV, capture_output=True).returncode == 0
+    out = tmp_path / "out"
+    out.mkdir()
+    for target, strategy in (("m.slf", "independent"), ("m.slf", "aggregated"), ("m.h5", "hdf5")):
+        cmd = ["timeout", "120", os.environ.get("AB_MPIEXEC", "mpiexec"), "-n", "3", EXE, "merge", str(parts / mesh.name), "--geo",
+               str(mesh), "-o", str(out / target), "--strategy", strategy]
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=MPI_ENV)
+        seen = []
+        deadline = time.time() + 120
+        while proc.poll() is None and time.time() < deadline and not seen:
+            seen = [p.name for p in out.iterdir() if ".tmp." in p.name]
+            time.sleep(0.002)
+        ranks = subprocess.run(["pgrep", "-f", f"^{EXE} merge {parts / mesh.name}"], capture_output=True, text=True).stdout.split()
+        for pid in ranks:
+            os.kill(int(pid), signal.SIGTERM)
+        proc.wait(timeout=60)
+        assert seen and len(ranks) == 3, (seen, ranks)
+        assert proc.returncode != 0
+        left = [p.name for p in out.iterdir()]
+        # Killed before the rename: nothing; after it (a race at the very end): the complete file.
+        assert left == [] or (left == [target] and subprocess.run([EXE, "info", "--check", str(out / target)],
+                                                                  capture_output=True, env=ENV).returncode == 0), left
+        for p in out.iterdir():
+            p.unlink()
+
+
+def test_signal_during_metis_ends_by_the_signal(big, tmp_path):
+    mesh, cli = big
+    out = tmp_path / "parts"
+    out.mkdir()
+    proc = subprocess.Popen([str(c) for c in (EXE, "partition", mesh, "--cli", cli, "-n", 64, "-o", out)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, env=ENV)
+    time.sleep(0.6)  # reading takes ~0.05 s, METIS ~1 s
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGTERM, err
+    assert "METIS" not in err and list(out.iterdir()) == []

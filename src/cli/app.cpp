@@ -1,5 +1,6 @@
 // The command line: every command on one CLI11 app, run by the executable (main.cpp) and
 // by the library (ab_command: the same code, the JSON report returned instead of printed).
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -87,6 +88,21 @@ int run(int argc, char** argv, bool library) {
   add(add_bench_plot);
 
   if (!library) provenance::set_command_line(argc, argv);  // a library caller's own command line stays
+  // The first word that is not an option names the command: an unknown one is said so.
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') continue;
+    const auto subs = app.get_subcommands({});
+    if (std::none_of(subs.begin(), subs.end(), [&](const CLI::App* sub) { return sub->check_name(word); })) {
+      std::string known;
+      for (const auto* sub : subs) known += (known.empty() ? "" : ", ") + sub->get_name();
+      const std::string message = "unknown command '" + word + "' (commands: " + known + ")";
+      if (library) throw UsageError(message);
+      std::fprintf(stderr, "anabranch: error: %s\n", message.c_str());
+      return 2;
+    }
+    break;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

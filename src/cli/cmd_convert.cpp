@@ -30,7 +30,7 @@ bool ends_with(const std::string& s, const std::string& e) {
 
 std::string target_format(const ConvertOptions& o) {
   if (!o.to.empty()) return o.to;
-  if (hdf5_name(o.output)) return "hdf5";
+  if (hdf5_file_name(o.output)) return "hdf5";
   std::string lower = o.output;
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (ends_with(lower, ".vtu")) return "vtu";

@@ -2,10 +2,13 @@
 // (SERAFIN, or anabranch's HDF5 with its provenance).
 // Reads the header records and the time of each frame only, so it is instant on big files.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
+#include "core/mesh.hpp"
 #include "formats/serafin.hpp"
 #include "pio/results.hpp"
 
@@ -61,10 +64,20 @@ nlohmann::json describe(const std::string& path, bool check, bool stats) {
     // Full check: every mesh record and every value record.
     if (r) r->source().advise_sequential();
     file->read_mesh();
+    // Values that are not numbers (NaN, infinities: a solver that diverged) are counted.
     std::vector<float> buf(static_cast<std::size_t>(h.npoin));
+    std::int64_t non_finite = 0;
+    nlohmann::json first_bad;
     for (std::int64_t f = 0; f < file->frame_count(); ++f)
-      for (int v = 0; v < h.nvar(); ++v) file->read_values(f, v, 0, h.npoin, buf.data());
+      for (int v = 0; v < h.nvar(); ++v) {
+        file->read_values(f, v, 0, h.npoin, buf.data());
+        for (std::size_t i = 0; i < buf.size(); ++i)
+          if (!std::isfinite(buf[i]) && non_finite++ == 0)
+            first_bad = {{"frame", f + 1}, {"variable", trimmed(h.variables[static_cast<std::size_t>(v)].name)}, {"node", i + 1}};
+      }
     j["checked"] = true;
+    j["non_finite_values"] = non_finite;
+    if (non_finite > 0) j["first_non_finite"] = first_bad;
   }
   if (stats) {
     // Minimum, maximum and mean of every variable in every frame.
@@ -74,13 +87,23 @@ nlohmann::json describe(const std::string& path, bool check, bool stats) {
       nlohmann::json frame = nlohmann::json::array();
       for (int v = 0; v < h.nvar(); ++v) {
         file->read_values(f, v, 0, h.npoin, buf.data());
-        double lo = buf[0], hi = buf[0], sum = 0;
+        // Over the finite values; NaN and infinities are counted apart.
+        double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0;
+        std::int64_t n = 0;
         for (double x : buf) {
+          if (!std::isfinite(x)) continue;
           lo = std::min(lo, x);
           hi = std::max(hi, x);
           sum += x;
+          ++n;
         }
-        frame.push_back({{"min", lo}, {"max", hi}, {"mean", sum / static_cast<double>(buf.size())}});
+        nlohmann::json st = {{"non_finite", static_cast<std::int64_t>(buf.size()) - n}};
+        if (n > 0) {
+          st["min"] = lo;
+          st["max"] = hi;
+          st["mean"] = sum / static_cast<double>(n);
+        }
+        frame.push_back(st);
       }
       all.push_back(frame);
     }
@@ -135,6 +158,12 @@ void print_text(const nlohmann::json& j, int max_times) {
   if (j["trailing_bytes"].get<long long>() > 0)
     std::printf(" (%lld bytes after the last whole frame)", j["trailing_bytes"].get<long long>());
   if (j.contains("checked")) std::printf(", every record checked");
+  if (j.value("non_finite_values", 0LL) > 0) {
+    const auto& b = j["first_non_finite"];
+    std::printf("; %s values NaN or infinite (the first: frame %lld, %s, node %lld)",
+                thousands(j["non_finite_values"].get<long long>()).c_str(), b["frame"].get<long long>(),
+                b["variable"].get<std::string>().c_str(), b["node"].get<long long>());
+  }
   std::printf("\n");
   if (j.contains("provenance")) {
     std::printf("  provenance\n");
@@ -146,8 +175,12 @@ void print_text(const nlohmann::json& j, int max_times) {
       std::printf("    frame %zu, t = %g\n", f + 1, j["times"][f].get<double>());
       for (std::size_t v = 0; v < j["stats"][f].size(); ++v) {
         const auto& s = j["stats"][f][v];
-        std::printf("      %-16s %14.6g %14.6g %14.6g\n", j["variables"][v]["name"].get<std::string>().c_str(),
-                    s["min"].get<double>(), s["mean"].get<double>(), s["max"].get<double>());
+        const auto bad = s["non_finite"].get<long long>();
+        std::printf("      %-16s", j["variables"][v]["name"].get<std::string>().c_str());
+        if (s.contains("min"))
+          std::printf(" %14.6g %14.6g %14.6g", s["min"].get<double>(), s["mean"].get<double>(), s["max"].get<double>());
+        if (bad > 0) std::printf("  (%s values NaN or infinite)", thousands(bad).c_str());
+        std::printf("\n");
       }
     }
   }

@@ -74,13 +74,13 @@ Runner add_merge(CLI::App& app, Common& common) {
     // The output's name says its format; the strategy must agree with it.
     pio::make_strategy(m->o.strategy);  // refuses unknown names, also when run alone
     if (m->o.strategy == "file-per-process") throw UsageError("merge writes one file: --strategy file-per-process does not apply");
-    if (hdf5_name(m->o.output) && m->o.strategy != "hdf5") {
+    if (hdf5_file_name(m->o.output) && m->o.strategy != "hdf5") {
       if (strategy->count() > 0)
         throw UsageError("the output " + m->o.output + " is named as HDF5 but --strategy " + m->o.strategy +
                          " writes SERAFIN (use --strategy hdf5, or name it .slf)");
       m->o.strategy = "hdf5";
     }
-    if (m->o.strategy == "hdf5" && !hdf5_name(m->o.output))
+    if (m->o.strategy == "hdf5" && !hdf5_file_name(m->o.output))
       throw UsageError("--strategy hdf5 writes HDF5: name the output .h5, .hdf, .hdf5 or .vtkhdf (" + m->o.output + ")");
     // Alone (no MPI launcher), merge without MPI: its start-up would cost more than the
     // merge of a small file. HDF5 is written through MPI-IO, also alone.

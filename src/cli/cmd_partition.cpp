@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "cli/paths.hpp"
 #include "core/contour.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
@@ -143,6 +144,7 @@ Runner add_partition(CLI::App& app, Common& common) {
     const PartitionMethod method = parse_partition_method(o->method);
     const partel::Layout layout = partel::parse_layout(o->layout);
     const int threads = o->threads > 0 ? o->threads : std::max(1u, std::thread::hardware_concurrency());
+    make_folder(o->output);
     if (::access(o->output.c_str(), W_OK) != 0) throw IoError::from_errno("cannot write into output folder", o->output);
 
     nlohmann::json phases = nlohmann::json::object(), phase_rss = nlohmann::json::object();

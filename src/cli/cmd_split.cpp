@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "cli/paths.hpp"
 #include "core/error.hpp"
 #include "core/progress.hpp"
 #include "formats/partel.hpp"
@@ -61,6 +62,7 @@ Runner add_split(CLI::App& app, Common& common) {
   sub->add_flag("--json", common.json, "print a JSON summary on stdout");
   return [o, &common]() {
     const auto t0 = std::chrono::steady_clock::now();
+    make_folder(o->output);
     std::string name = o->name;
     if (name.empty()) {
       const auto s = o->input.find_last_of('/');

@@ -64,8 +64,8 @@ Runner add_tune(CLI::App& app, Common& common) {
   auto o = std::make_shared<TuneOptions>();
   auto* sub = app.add_subcommand("tune", "File system, node layout and the I/O settings to use (writers, stripes, MPI-IO hints)");
   sub->add_option("path", o->path, "folder the results will be written to")->capture_default_str();
-  sub->add_option("--ranks", o->ranks, "MPI ranks of the run (default: this machine's cores)");
-  sub->add_option("--nodes", o->nodes, "nodes of the run (default: 1)");
+  sub->add_option("--ranks", o->ranks, "MPI ranks of the run (default: this machine's cores)")->check(CLI::PositiveNumber);
+  sub->add_option("--nodes", o->nodes, "nodes of the run (default: 1)")->check(CLI::PositiveNumber);
   sub->add_option("--fs", o->fs, "treat PATH as this file system (lustre, ext4, ...) instead of asking statfs");
   sub->add_option("--bench", o->bench, "results of `anabranch bench --json` to recommend from")->check(CLI::ExistingFile);
   sub->add_flag("--json", common.json, "print the recommendation as JSON");

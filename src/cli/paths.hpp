@@ -1,7 +1,10 @@
 // File-name helpers shared by the commands.
 #pragma once
-#include <cctype>
+#include <filesystem>
 #include <string>
+#include <system_error>
+
+#include "core/error.hpp"
 
 namespace anabranch::cli {
 
@@ -13,13 +16,11 @@ inline std::string replace_extension(const std::string& path, const std::string&
   return path.substr(0, dot) + ext;
 }
 
-// Whether a name ends like an HDF5 file (.h5, .hdf, .hdf5, .vtkhdf; any case).
-inline bool hdf5_name(const std::string& path) {
-  std::string lower = path;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (const std::string e : {".h5", ".hdf", ".hdf5", ".vtkhdf"})
-    if (lower.size() >= e.size() && lower.compare(lower.size() - e.size(), e.size(), e) == 0) return true;
-  return false;
+// An output folder: made, with its parents, when it does not exist (as mkdir -p).
+inline void make_folder(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) throw IoError("cannot create the output folder " + path + ": " + ec.message());
 }
 
 }  // namespace anabranch::cli

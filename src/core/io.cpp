@@ -5,6 +5,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -111,23 +112,34 @@ void refuse_open_input(const std::string& path) {
                    "an input of this command: writing it would destroy it (choose another output name)");
 }
 
+bool hdf5_file_name(const std::string& path) {
+  std::string lower = path;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const std::string e : {".h5", ".hdf", ".hdf5", ".vtkhdf"})
+    if (lower.size() > e.size() && lower.compare(lower.size() - e.size(), e.size(), e) == 0) return true;
+  return false;
+}
+
 bool file_exists(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0;
 }
 
 FileSource::FileSource(const std::string& path) : path_(path), name_(path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd_ < 0) throw IoError::from_errno("cannot open", path);
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {
     ::close(fd_);
     throw IoError::from_errno("cannot stat", path);
   }
-  if (S_ISDIR(st.st_mode)) {
+  if (!S_ISREG(st.st_mode)) {
     ::close(fd_);
-    throw IoError("cannot read " + path + ": is a directory");
+    throw IoError("cannot read " + path + ": " +
+                  (S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file (a FIFO, socket or device: its size is unknown)"));
   }
+  ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
   length_ = static_cast<std::int64_t>(st.st_size);
   dev_ = static_cast<std::uint64_t>(st.st_dev);
   ino_ = static_cast<std::uint64_t>(st.st_ino);

@@ -82,8 +82,10 @@ void Header::set_title(const std::string& text) {
 std::string Header::title_for_output() const {
   std::string t = pad(title, 80);
   std::string suffix = t.substr(72);
-  if (precision == Precision::Double && suffix != "SERAFIND") t.replace(72, 8, "SERAFIND");
-  if (precision == Precision::Single && suffix == "SERAFIND") t.replace(72, 8, "SERAFIN ");
+  // Readers look at the last byte: 'D' marks double precision ("SERAFIND", or "       D" as
+  // some tools write it, kept as it is).
+  if (precision == Precision::Double && suffix.back() != 'D') t.replace(72, 8, "SERAFIND");
+  if (precision == Precision::Single && suffix.back() == 'D') t.replace(72, 8, "SERAFIN ");
   return t;
 }
 

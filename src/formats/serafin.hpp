@@ -40,7 +40,7 @@ struct Header {
   // Sets the title: text (cut or blank-padded to 72 characters) plus the precision suffix.
   void set_title(const std::string& text);
   // The title with the last 8 characters naming `precision` when they would otherwise
-  // mislead readers that trust the suffix ("SERAFIND" on single, anything else on double).
+  // mislead readers that trust the suffix (a final 'D' on single, none on double).
   std::string title_for_output() const;
   // Copies counts, NPLAN from a mesh.
   void set_mesh_sizes(const Mesh& mesh);

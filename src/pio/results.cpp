@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/io.hpp"
 #ifdef ANABRANCH_HAVE_HDF5
 #include "pio/vtkhdf.hpp"
 #endif
@@ -13,12 +14,10 @@ namespace anabranch::pio {
 
 bool looks_like_hdf5(const std::string& path) {
   static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  for (std::int64_t at = 0; at <= (std::int64_t{1} << 20); at = at == 0 ? 512 : at * 2) {
+  const FileSource in(path);  // refuses what cannot be read (missing, a folder, a FIFO)
+  for (std::int64_t at = 0; at + 8 <= std::min<std::int64_t>(in.size(), (std::int64_t{1} << 20) + 8); at = at == 0 ? 512 : at * 2) {
     unsigned char b[8];
-    in.seekg(at);
-    if (!in.read(reinterpret_cast<char*>(b), 8)) return false;
+    in.read_at(at, b, 8);
     if (std::memcmp(b, sig, 8) == 0) return true;
   }
   return false;
@@ -80,17 +79,8 @@ class Hdf5File final : public ResultFile {
 }  // namespace
 
 std::unique_ptr<ResultFile> ResultFile::open(const std::string& path) {
-  std::string lower = path;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  bool hdf5_name = false;
-  for (const char* ext : {".h5", ".hdf", ".hdf5", ".vtkhdf"}) {
-    const std::size_t n = std::strlen(ext);
-    hdf5_name = hdf5_name || (lower.size() > n && lower.compare(lower.size() - n, n, ext) == 0);
-  }
   const bool hdf5_bytes = looks_like_hdf5(path);
-  if (hdf5_name && !hdf5_bytes) {
-    std::ifstream probe(path, std::ios::binary);
-    if (!probe) throw IoError::from_errno("cannot open", path);
+  if (hdf5_file_name(path) && !hdf5_bytes) {
     throw FormatError(path, "HDF5 signature", 0,
                       "no HDF5 signature (a truncated file, or a run killed before HDF5 first flushed it)");
   }

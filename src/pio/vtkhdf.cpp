@@ -147,13 +147,6 @@ std::map<std::string, std::string> parallel_facts(MPI_Comm comm) {
 
 bool is_hdf5(const std::string& path) { return looks_like_hdf5(path); }
 
-bool has_hdf5_extension(const std::string& path) {
-  for (const char* ext : {".h5", ".hdf", ".hdf5", ".vtkhdf"}) {
-    const std::size_t n = std::strlen(ext);
-    if (path.size() > n && path.compare(path.size() - n, n, ext) == 0) return true;
-  }
-  return false;
-}
 
 std::string xdmf_path(const std::string& path) { return path + ".xmf"; }
 
@@ -630,16 +623,25 @@ Input::Input(const std::string& path, MPI_Comm comm) : impl_(std::make_unique<Im
     at = end + 1;
   }
   if (static_cast<int>(m.names.size()) != nvar) throw FormatError(f + ": /anabranch point_data does not name nbv1 datasets");
-  std::int64_t frames = -1;
+  // Every dataset must hold the NSteps frames the file announces: one cut short is damage,
+  // never a shorter result.
   Handle steps(check(H5Gopen2(m.root, "Steps", H5P_DEFAULT), "no /VTKHDF/Steps in", f));
-  frames = h5::read_attribute<std::int64_t>(steps, "NSteps", f).at(0);
+  const std::int64_t frames = h5::read_attribute<std::int64_t>(steps, "NSteps", f).at(0);
+  if (frames < 0) throw FormatError(f + ": /VTKHDF/Steps NSteps is negative (" + std::to_string(frames) + ")");
+  auto require = [&](hid_t d, const std::string& name, std::int64_t needed, const std::string& what) {
+    const std::int64_t have = h5::dataset_length(d);
+    if (have < needed)
+      throw FormatError(f + ": " + name + " holds " + std::to_string(have) + " values where " + what + " need " +
+                        std::to_string(needed) + " (a damaged or truncated file)");
+  };
   m.steps_values = Handle(check(H5Dopen2(steps, "Values", H5P_DEFAULT), "no /VTKHDF/Steps/Values in", f));
-  frames = std::min(frames, h5::dataset_length(m.steps_values));
+  require(m.steps_values, "/VTKHDF/Steps/Values", frames, std::to_string(frames) + " steps");
   for (const auto& n : m.names) {
-    m.data.push_back(Handle(check(H5Dopen2(m.root, ("PointData/" + n).c_str(), H5P_DEFAULT), "no /VTKHDF/PointData/" + n + " in", f)));
-    if (h.npoin > 0) frames = std::min(frames, h5::dataset_length(m.data.back()) / h.npoin);
+    const std::string name = "/VTKHDF/PointData/" + n;
+    m.data.push_back(Handle(check(H5Dopen2(m.root, ("PointData/" + n).c_str(), H5P_DEFAULT), "no " + name + " in", f)));
+    require(m.data.back(), name, frames * h.npoin, std::to_string(frames) + " steps of " + std::to_string(h.npoin) + " nodes");
   }
-  m.frames = std::max<std::int64_t>(0, frames);
+  m.frames = frames;
 }
 
 Input::~Input() = default;

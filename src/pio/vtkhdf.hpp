@@ -21,8 +21,6 @@ namespace anabranch::pio::vtkhdf {
 
 // True when path is an HDF5 file (signature check; no HDF5 call).
 bool is_hdf5(const std::string& path);
-// True when the name ends in .h5, .hdf, .hdf5 or .vtkhdf.
-bool has_hdf5_extension(const std::string& path);
 // The XDMF sidecar of an HDF5 file: "<path>.xmf".
 std::string xdmf_path(const std::string& path);
 

@@ -34,6 +34,14 @@ def test_bench_runs_every_strategy_and_verifies(tmp_path):
                        env=dict(os.environ, PYTHON=os.environ.get("PYTHON", "python3")))
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    (tmp_path / "bad.json").write_text('{"config": ')
+    (tmp_path / "other.json").write_text('{"a": 1}')
+    for bad, words in (("bad.json", "not JSON (line 1"), ("other.json", "not `anabranch bench -o` results"),
+                       ("missing.json", "")):
+        r = subprocess.run([EXE, "bench-plot", str(tmp_path / bad), "-o", str(tmp_path / "q.png")], capture_output=True, text=True,
+                           env=dict(os.environ, PYTHON=os.environ.get("PYTHON", "python3")))
+        assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1 and words in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr
 
 
 def test_bench_on_a_partitioned_mesh(ab, tmp_path):

@@ -220,6 +220,25 @@ def test_bad_inputs_get_one_line_errors(ab, data, tmp_path):
     assert r.returncode != 0 and "not a VTKHDF file" in r.stderr
 
 
+def test_datasets_cut_short_are_damage_not_fewer_frames(ab, data, tmp_path):
+    """A dataset holding fewer values than NSteps announce: every reader refuses the file with
+    one line naming the dataset (it used to read as a shorter result)."""
+    s = slf.read(data / "r2d_gouttedo.slf")
+    assert ab("convert", data / "r2d_gouttedo.slf", tmp_path / "a.h5").returncode == 0
+    var = s.vars[1][:16].strip()
+    cuts = {f"/VTKHDF/PointData/{var}": (len(s.frames) - 2) * s.npoin + 7, "/VTKHDF/Steps/Values": len(s.frames) - 1}
+    for k, (dataset, length) in enumerate(cuts.items()):
+        bad = tmp_path / f"cut{k}.h5"
+        shutil.copy(tmp_path / "a.h5", bad)
+        with h5py.File(bad, "r+") as f:
+            f[dataset].resize((length,))
+        for args in (("info", "--check", bad), ("convert", bad, tmp_path / "out.slf"), ("info", "--stats", bad)):
+            r = ab(*args)
+            assert r.returncode != 0, args
+            assert r.stderr.count("\n") == 1 and bad.name in r.stderr and dataset in r.stderr and "damaged" in r.stderr, r.stderr
+        assert not (tmp_path / "out.slf").exists()
+
+
 PARAVIEW_CHECK = r"""
 import json, sys
 from paraview import simple, servermanager as sm

@@ -1,5 +1,6 @@
 """`anabranch info` on TELEMAC's own files, cross-checked against xarray-selafin."""
 import math
+import os
 
 import pytest
 
@@ -70,3 +71,56 @@ def test_info_reports_torn_frames_and_bad_files(ab, data, tmp_path):
     assert "cut.slf: record" in lines[0] and "at byte" in lines[0] and "truncated" in lines[0]
     r = ab("info", tmp_path / "missing.slf")
     assert r.returncode != 0 and "missing.slf" in r.stderr
+
+
+def test_fifo_input_is_refused_not_waited_on(ab, tmp_path):
+    fifo = tmp_path / "pipe.slf"
+    os.mkfifo(fifo)
+    r = ab("info", fifo, timeout=30)
+    assert r.returncode == 1 and "not a regular file" in r.stderr and str(fifo) in r.stderr, r.stderr
+
+
+def test_nan_values_are_counted(ab, data, tmp_path):
+    """--check counts NaN and infinities (and says where the first is); --stats leaves them out
+    of min/mean/max and says how many."""
+    raw = bytearray((data / "r2d_gouttedo.slf").read_bytes())
+    info = ab("info", "--json", data / "r2d_gouttedo.slf").json()[0]
+    frame1 = info["header_bytes"] + info["frame_bytes"]  # start of frame 2
+    first_var = frame1 + 12 + 4  # time record, then the marker of variable 1
+    for node, value in ((10, b"\x7f\xc0\x00\x00"), (20, b"\x7f\x80\x00\x00")):  # big-endian NaN, +inf
+        raw[first_var + 4 * node:first_var + 4 * node + 4] = value
+    bad = tmp_path / "nan.slf"
+    bad.write_bytes(bytes(raw))
+    j = ab("info", "--json", "--check", "--stats", bad).json()[0]
+    assert j["non_finite_values"] == 2
+    assert j["first_non_finite"] == {"frame": 2, "variable": info["variables"][0]["name"], "node": 11}
+    assert j["stats"][1][0]["non_finite"] == 2 and math.isfinite(j["stats"][1][0]["mean"])
+    assert j["stats"][0][0]["non_finite"] == 0
+    text = ab("info", "--check", "--stats", bad).stdout
+    assert "2 values NaN or infinite (the first: frame 2" in text
+
+
+def test_title_ending_in_d_is_kept(ab, data, tmp_path):
+    """Some tools mark double precision with a lone 'D' at byte 80: kept as it is."""
+    raw = bytearray((data / "r2d_bowl_vf_gb_DoublePrecision_BigEndian.slf").read_bytes())
+    raw[4 + 72:4 + 80] = b"       D"
+    src = tmp_path / "d.slf"
+    src.write_bytes(bytes(raw))
+    assert ab("convert", src, tmp_path / "back.slf").returncode == 0
+    assert (tmp_path / "back.slf").read_bytes()[:84] == bytes(raw[:84])
+
+
+def test_unknown_command_and_bad_numbers_say_so(ab, tmp_path):
+    r = ab("bogus")
+    assert r.returncode != 0 and "unknown command 'bogus'" in r.stderr and "merge" in r.stderr
+    r = ab("tune", tmp_path, "--ranks", 0)
+    assert r.returncode != 0 and "--ranks" in r.stderr
+
+
+def test_output_folders_are_made(ab, data, tmp_path):
+    out = tmp_path / "a" / "b"
+    assert ab("partition", data / "geo_gouttedo.slf", "-n", 2, "-o", out).returncode == 0
+    assert len(list(out.iterdir())) == 2
+    r = ab("split", data / "r2d_gouttedo.slf", "--plan", out / "geo_gouttedo.slf", "-o", tmp_path / "c" / "d")
+    assert r.returncode == 0, r.stderr
+    assert len(list((tmp_path / "c" / "d").iterdir())) == 2

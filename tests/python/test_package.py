@@ -134,3 +134,15 @@ def test_python_mini_solver_writes_the_c_solvers_bits(ab, tmp_path):
                 data = out.read_bytes()
                 reference = reference or data
                 assert data == reference, (name, n, strategy)
+
+
+def test_lookups_fail_as_python_users_expect(data):
+    ds = anabranch.read(data / "r2d_gouttedo.slf")
+    with pytest.raises(KeyError, match="NOPE.*the file has"):
+        ds.frames[0]["NOPE"]
+    n = len(ds.frames)
+    with pytest.raises(IndexError, match=f"frame -100 out of range: the file has {n} frames"):
+        ds.frames[-100]
+    ds.close()
+    with pytest.raises(anabranch.UsageError, match="closed"):
+        ds.values(0, 0)

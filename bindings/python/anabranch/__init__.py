@@ -170,6 +170,8 @@ class Frame:
 
     def __getitem__(self, name):
         if name not in self._cache:
+            if name not in self._ds.names:
+                raise KeyError(f"{name!r}: no such variable (the file has {', '.join(self._ds.names) or 'none'})")
             self._cache[name] = self._ds.values(self.index, self._ds.names.index(name))
         return self._cache[name]
 
@@ -191,11 +193,10 @@ class _Frames:
         n = len(self)
         if isinstance(k, slice):
             return [self[i] for i in range(*k.indices(n))]
-        if k < 0:
-            k += n
-        if not 0 <= k < n:
-            raise IndexError(f"frame {k} of {n}")
-        return Frame(self._ds, k, float(self._ds.times[k]))
+        i = k + n if k < 0 else k
+        if not 0 <= i < n:
+            raise IndexError(f"frame {k} out of range: the file has {n} frames")
+        return Frame(self._ds, i, float(self._ds.times[i]))
 
     def __iter__(self):
         return (self[k] for k in range(len(self)))
@@ -223,18 +224,26 @@ class Dataset:
     @property
     def mesh(self):
         if self._mesh is None:
-            ikle, ipobo, x, y = self._file.mesh()
+            ikle, ipobo, x, y = self._open().mesh()
             self._mesh = Mesh(ikle.reshape(self.nelem, self.ndp), ipobo, x, y, self.nplan)
         return self._mesh
 
+    def _open(self):
+        if self._file is None:
+            raise UsageError(f"{self.path}: the dataset is closed")
+        return self._file
+
     def values(self, frame, var, first=0, count=None):
         """Values of variable var (index or name) in frame, nodes [first, first + count)."""
+        f = self._open()
         if isinstance(var, str):
+            if var not in self.names:
+                raise KeyError(f"{var!r}: no such variable (the file has {', '.join(self.names) or 'none'})")
             var = self.names.index(var)
         if frame < 0:
             frame += len(self.times)
         count = self.npoin - first if count is None else count
-        read = self._file.read_double if self.dtype == np.float64 else self._file.read_float
+        read = f.read_double if self.dtype == np.float64 else f.read_float
         return read(frame, var, first, count)
 
     def close(self):

@@ -24,11 +24,20 @@ def main(argv=None):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        sys.exit("bench-plot needs matplotlib (pip install matplotlib)")
+        sys.exit(f"anabranch bench-plot: error: matplotlib is missing for {sys.executable} (pip install matplotlib)")
     runs = []
     for path in a.results:
-        with open(path) as f:
-            runs.append(json.load(f))
+        try:
+            with open(path) as f:
+                run = json.load(f)
+            run["config"]["ranks"], run["results"], run["raw_disk_mbs"]  # noqa: B018 (what the plot needs)
+        except OSError as e:
+            sys.exit(f"anabranch bench-plot: error: cannot read {path}: {e.strerror}")
+        except json.JSONDecodeError as e:
+            sys.exit(f"anabranch bench-plot: error: {path}: not JSON (line {e.lineno}, column {e.colno}: {e.msg})")
+        except (KeyError, TypeError) as e:
+            sys.exit(f"anabranch bench-plot: error: {path}: not `anabranch bench -o` results (no {e})")
+        runs.append(run)
     runs.sort(key=lambda r: r["config"]["ranks"])
     ranks = [r["config"]["ranks"] for r in runs]
     strategies = []

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <future>
+#include <tuple>
 #include <mutex>
 #include <vector>
 
@@ -22,6 +24,9 @@ struct Input {
   std::string path;
   std::int64_t bytes = -1;
   std::uint32_t crc = 0;
+  // Size and CRC-32, computed by another thread while the command reads the file (a second
+  // pass over a large input would cost as much as the conversion's own reading).
+  std::shared_future<std::pair<std::int64_t, std::uint32_t>> pending;
 };
 
 struct State {
@@ -103,7 +108,17 @@ void add_input(const std::string& path) {
   std::lock_guard<std::mutex> lock(state().mutex);
   for (const auto& in : state().inputs)
     if (in.path == path) return;
-  state().inputs.push_back({path, -1, 0});
+  Input in{path, -1, 0, {}};
+  in.pending = std::async(std::launch::async, [path] {
+                 try {
+                   std::ifstream probe(path, std::ios::binary | std::ios::ate);
+                   if (!probe) return std::pair<std::int64_t, std::uint32_t>{0, 0};
+                   return std::pair<std::int64_t, std::uint32_t>{static_cast<std::int64_t>(probe.tellg()), crc32_file(path)};
+                 } catch (...) {
+                   return std::pair<std::int64_t, std::uint32_t>{0, 0};
+                 }
+               }).share();
+  state().inputs.push_back(std::move(in));
 }
 
 std::uint32_t crc32_file(const std::string& path) {
@@ -134,11 +149,7 @@ std::map<std::string, std::string> facts() {
   f["write_time"] = utc_now();
   std::string inputs = "[";
   for (auto& in : s.inputs) {
-    if (in.bytes < 0) {
-      std::ifstream probe(in.path, std::ios::binary | std::ios::ate);
-      in.bytes = probe ? static_cast<std::int64_t>(probe.tellg()) : 0;
-      in.crc = probe ? crc32_file(in.path) : 0;
-    }
+    if (in.bytes < 0) std::tie(in.bytes, in.crc) = in.pending.get();
     char crc[16];
     std::snprintf(crc, sizeof crc, "%08x", in.crc);
     inputs += std::string(inputs.size() > 1 ? ", " : "") + "{\"path\": \"" + json_escape(in.path) +

@@ -11,8 +11,8 @@ namespace anabranch::provenance {
 // The command line, as the program was started (main calls this; otherwise the library
 // reads /proc/self/cmdline).
 void set_command_line(int argc, char** argv);
-// Records an input file; its size and CRC-32 are computed when facts() is first asked
-// for after this call.
+// Records an input file; its size and CRC-32 are computed at once by another thread
+// (overlapping the command's work), and facts() waits for them.
 void add_input(const std::string& path);
 // CRC-32 (the zlib / PNG polynomial, as `python -c "zlib.crc32"` gives) of a whole file.
 std::uint32_t crc32_file(const std::string& path);

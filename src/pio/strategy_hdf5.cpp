@@ -107,6 +107,18 @@ class Hdf5Strategy final : public Strategy {
   void exchange_and_write(const EncodedFrame& frame) {
     const int nvar = s_.layout.nvar, rs = s_.layout.real_bytes;
     const auto n = static_cast<std::int64_t>(s_.owned->size());
+    if (size_ == 1 && n == block_last_ - block_first_) {  // alone (convert, a serial write): owned nodes are the block
+      block_.resize(static_cast<std::size_t>(n * nvar * rs));
+      for (int v = 0; v < nvar; ++v) frame.encoder->encode(v, 0, n, block_.data() + v * n * rs);
+    } else {
+      exchange(frame, n, nvar, rs);
+      if (!is_writer_) return;
+    }
+    write_block(frame);
+  }
+
+  // Owned values to the writers: each writer's block, variable after variable.
+  void exchange(const EncodedFrame& frame, std::int64_t n, int nvar, int rs) {
     // Owned values are sorted by node: each destination's are one segment per variable,
     // encoded straight from the caller's arrays into the send buffer.
     send_.resize(static_cast<std::size_t>(n * nvar * rs));
@@ -138,6 +150,10 @@ class Hdf5Strategy final : public Strategy {
       scatter<std::uint32_t>(nvar, count);
     else
       scatter<std::uint64_t>(nvar, count);
+  }
+
+  void write_block(const EncodedFrame& frame) {
+    const std::int64_t count = block_last_ - block_first_;
     if (s_.file_per_step && steps_ > 0) {
       vtkhdf::OutputOptions o = options_;
       o.final_path = vtkhdf::step_path(s_.final_path, steps_);

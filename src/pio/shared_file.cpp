@@ -45,4 +45,25 @@ void close_shared_file(MPI_Comm comm, MPI_File& fh) {
   collective(comm, [&] { check_mpi(rc, "MPI_File_close"); });
 }
 
+std::map<std::string, std::string> hints_in_use(MPI_File fh) {
+  std::map<std::string, std::string> out;
+  if (fh == MPI_FILE_NULL) return out;
+  MPI_Info info = MPI_INFO_NULL;
+  if (MPI_File_get_info(fh, &info) != MPI_SUCCESS || info == MPI_INFO_NULL) return out;
+  int n = 0;
+  MPI_Info_get_nkeys(info, &n);
+  for (int i = 0; i < n; ++i) {
+    char key[MPI_MAX_INFO_KEY + 1];
+    MPI_Info_get_nthkey(info, i, key);
+    int len = 0, flag = 0;
+    MPI_Info_get_valuelen(info, key, &len, &flag);
+    std::string value(static_cast<std::size_t>(len) + 1, '\0');
+    MPI_Info_get(info, key, len + 1, value.data(), &flag);
+    value.resize(static_cast<std::size_t>(len));
+    out[key] = value;
+  }
+  MPI_Info_free(&info);
+  return out;
+}
+
 }  // namespace anabranch::pio

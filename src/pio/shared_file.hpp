@@ -3,6 +3,9 @@
 #pragma once
 #include <mpi.h>
 
+#include <map>
+#include <string>
+
 #include "pio/strategy.hpp"
 
 namespace anabranch::pio {
@@ -12,5 +15,7 @@ namespace anabranch::pio {
 MPI_File open_shared_file(MPI_Comm comm, const StrategySetup& setup);
 // Collective: closes the file.
 void close_shared_file(MPI_Comm comm, MPI_File& fh);
+// The hints the MPI-IO library holds for fh (empty for MPI_FILE_NULL).
+std::map<std::string, std::string> hints_in_use(MPI_File fh);
 
 }  // namespace anabranch::pio

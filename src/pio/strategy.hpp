@@ -92,6 +92,9 @@ class Strategy {
   virtual bool encodes_owned() const { return false; }
   // true: everything goes to the one file setup.path (the writer may rename it at close).
   virtual bool one_file() const { return true; }
+  // The hints the MPI-IO library holds for the open shared file (MPI_File_get_info), on
+  // ranks that have it open; empty elsewhere and for strategies without an MPI file.
+  virtual std::map<std::string, std::string> file_hints() const { return {}; }
   // Files this strategy creates (1 for a shared file, P for file-per-process).
   virtual int files_created(int nranks) const { return nranks > 0 ? 1 : 0; }
 };

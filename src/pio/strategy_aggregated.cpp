@@ -160,6 +160,8 @@ class AggregatedStrategy final : public Strategy {
     agree(s_.comm, error);
   }
 
+  std::map<std::string, std::string> file_hints() const override { return hints_in_use(fh_); }
+
   void abandon() override {
     for (auto& slot : slots_) try {
         complete(slot);

@@ -38,6 +38,8 @@ class IndependentStrategy final : public Strategy {
     });
   }
 
+  std::map<std::string, std::string> file_hints() const override { return hints_in_use(fh_); }
+
   void abandon() override {
     if (fh_ != MPI_FILE_NULL) MPI_File_close(&fh_);
   }

@@ -84,6 +84,9 @@ class Writer {
   std::int64_t owned_nodes() const { return static_cast<std::int64_t>(owned_.gid.size()); }
   int files_created() const;
   const serafin::Layout& layout() const { return layout_; }
+  // While open: the MPI-IO hints the library holds for the shared file (on ranks that have
+  // it open), to check what reached it.
+  std::map<std::string, std::string> file_hints() const { return strategy_->file_hints(); }
 
  private:
   template <class T>

@@ -182,13 +182,31 @@ void run_case(const Case& c, const std::string& dir, int id) {
         if (pr.frame_count() != nframes) failure += "rank " + std::to_string(r) + ": wrong frame count; ";
         auto knolg = pr.read_ipobo();
         if (knolg != parts[static_cast<std::size_t>(r)]) failure += "rank " + std::to_string(r) + ": wrong KNOLG; ";
-        std::vector<double> lv(knolg.size());
-        if (!knolg.empty()) pr.read_values(2, 1, lv.data());
+        // Every record of the rank's file: header, coordinates, times and every value.
+        const auto& ph = pr.header();
+        if (ph.title != h.title_for_output() || ph.npoin != static_cast<std::int64_t>(knolg.size()) || ph.nvar() != 3 ||
+            ph.precision != c.precision || ph.byte_order != c.order || ph.date != h.date)
+          failure += "rank " + std::to_string(r) + ": wrong header; ";
+        const Mesh pm = pr.read_mesh();
+        auto stored = [&](double x) { return c.precision == Precision::Single ? static_cast<double>(static_cast<float>(x)) : x; };
         for (std::size_t i = 0; i < knolg.size(); ++i)
-          if (std::abs(lv[i] - value(knolg[i] - 1, 1, 2)) > (c.precision == Precision::Single ? 1e-3 : 1e-12)) {
-            failure += "rank " + std::to_string(r) + ": wrong value; ";
+          if (pm.x[i] != stored(m.x[static_cast<std::size_t>(knolg[i] - 1)]) || pm.y[i] != stored(m.y[static_cast<std::size_t>(knolg[i] - 1)])) {
+            failure += "rank " + std::to_string(r) + ": wrong coordinates; ";
             break;
           }
+        std::vector<double> lv(knolg.size());
+        const auto times = pr.read_times();
+        for (int f = 0; f < nframes; ++f) {
+          if (times[static_cast<std::size_t>(f)] != f * 10.0) failure += "rank " + std::to_string(r) + ": wrong time; ";
+          for (int v = 0; v < 3 && !knolg.empty(); ++v) {
+            pr.read_values(f, v, lv.data());
+            for (std::size_t i = 0; i < knolg.size(); ++i)
+              if (std::abs(lv[i] - value(knolg[i] - 1, v, f)) > (c.precision == Precision::Single ? 1e-3 : 1e-12)) {
+                failure += "rank " + std::to_string(r) + ": wrong value; ";
+                break;
+              }
+          }
+        }
       }
     } else if (hdf5) {
 #ifdef ANABRANCH_HAVE_HDF5
@@ -249,6 +267,123 @@ TEST(ParallelWriter, EveryStrategyWritesTheSerialBytes) {
   if (rank_of() == 0) std::filesystem::remove_all(dir);
 }
 
+// The documented ownership rule: a node held by several ranks is written by the lowest of
+// them. Each rank writes values of its own (rank-dependent) on shared nodes, and the file
+// must hold the lowest holder's.
+TEST(ParallelWriter, TheLowestRankHoldingANodeWritesIt) {
+  const std::string dir = shared_temp_dir();
+  const int rank = rank_of(), nranks = size_of();
+  ChannelOptions o;
+  o.elements = 1500;
+  const Mesh m = make_channel(o).mesh;
+  serafin::Header h;
+  h.precision = Precision::Double;
+  h.set_title("ownership");
+  h.variables = synthetic_variables(2, false);
+  h.set_mesh_sizes(m);
+  // Every node on a random rank, a fifth of them also on another (lower or higher).
+  const auto parts = decompose(m, Decomposition::Random, nranks, 99u);
+  std::vector<int> lowest(static_cast<std::size_t>(m.npoin), nranks);
+  for (int r = nranks - 1; r >= 0; --r)
+    for (auto g : parts[static_cast<std::size_t>(r)]) lowest[static_cast<std::size_t>(g - 1)] = r;
+  const auto& mine = parts[static_cast<std::size_t>(rank)];
+  const auto nloc = static_cast<std::int64_t>(mine.size());
+  auto mark = [](std::int64_t g, int v, int r) { return value(g, v, 0) + 1000.0 * (r + 1); };
+  std::vector<std::vector<double>> vals(2, std::vector<double>(static_cast<std::size_t>(nloc)));
+  for (int v = 0; v < 2; ++v)
+    for (std::int64_t i = 0; i < nloc; ++i) vals[static_cast<std::size_t>(v)][static_cast<std::size_t>(i)] = mark(mine[static_cast<std::size_t>(i)] - 1, v, rank);
+  std::vector<const double*> ptrs = {vals[0].data(), vals[1].data()};
+  std::vector<pio::WriterOptions> variants;
+  for (const std::string s : {"independent", "collective", "aggregated", "aggregated-async"}) {
+    pio::WriterOptions opt;
+    opt.strategy = s;
+    variants.push_back(opt);
+    opt.buffer_bytes = 2048;  // many rounds
+    opt.shared_memory = false;  // by MPI messages, as between nodes
+    variants.push_back(opt);
+  }
+#ifdef ANABRANCH_HAVE_HDF5
+  variants.push_back(pio::WriterOptions{});
+  variants.back().strategy = "hdf5";
+#endif
+  int id = 0;
+  for (const auto& opt : variants) {
+    const bool hdf5 = opt.strategy == "hdf5";
+    const std::string path = dir + "/own" + std::to_string(id++) + (hdf5 ? ".h5" : ".slf");
+    pio::OutputDescription out;
+    out.header = h;
+    if (rank == 0) out.mesh = &m;
+    {
+      pio::Writer w(MPI_COMM_WORLD, path, out, mine.data(), nloc, opt);
+      w.write_frame(0.0, ptrs.data());
+      w.close();
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    std::string failure;
+    if (rank == 0) try {
+      std::vector<double> got(static_cast<std::size_t>(m.npoin));
+      for (int v = 0; v < 2; ++v) {
+        if (hdf5) {
+#ifdef ANABRANCH_HAVE_HDF5
+          pio::vtkhdf::Input(path).read_values(0, v, 0, m.npoin, got.data());
+#endif
+        } else {
+          serafin::Reader(path).read_values(0, v, got.data());
+        }
+        for (std::int64_t g = 0; g < m.npoin; ++g)
+          if (got[static_cast<std::size_t>(g)] != mark(g, v, lowest[static_cast<std::size_t>(g)])) {
+            failure = "node " + std::to_string(g + 1) + " holds " + std::to_string(got[static_cast<std::size_t>(g)]) +
+                      ", not rank " + std::to_string(lowest[static_cast<std::size_t>(g)]) + "'s value";
+            break;
+          }
+      }
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    int n = static_cast<int>(failure.size());
+    MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    failure.resize(static_cast<std::size_t>(n));
+    MPI_Bcast(failure.data(), n, MPI_CHAR, 0, MPI_COMM_WORLD);
+    EXPECT_EQ(failure, "") << opt.strategy << " buffer " << opt.buffer_bytes << (opt.shared_memory ? "" : " by messages");
+  }
+  if (rank == 0) std::filesystem::remove_all(dir);
+}
+
+// Hints given in the options and in ANABRANCH_MPIIO_HINTS reach the opened file (the
+// options win), for every MPI-IO strategy.
+TEST(ParallelWriter, HintsReachTheFile) {
+  const std::string dir = shared_temp_dir();
+  const int rank = rank_of();
+  ChannelOptions o;
+  o.elements = 200;
+  const Mesh m = make_channel(o).mesh;
+  serafin::Header h;
+  h.set_title("hints");
+  h.variables = synthetic_variables(1, false);
+  h.set_mesh_sizes(m);
+  std::vector<std::int32_t> all;
+  if (rank == 0)
+    for (std::int64_t g = 1; g <= m.npoin; ++g) all.push_back(static_cast<std::int32_t>(g));
+  pio::OutputDescription out;
+  out.header = h;
+  if (rank == 0) out.mesh = &m;
+  ::setenv("ANABRANCH_MPIIO_HINTS", "cb_buffer_size=8388608,cb_nodes=2", 1);
+  for (const std::string s : {"independent", "collective", "aggregated"}) {
+    const auto opt = pio::WriterOptions::parse("strategy=" + s + " cb_nodes=4 striping_unit=1048576");
+    pio::Writer w(MPI_COMM_WORLD, dir + "/h-" + s + ".slf", out, all.data(), static_cast<std::int64_t>(all.size()), opt);
+    if (rank == 0) {
+      const auto hints = w.file_hints();
+      auto at = [&](const char* k) { return hints.count(k) ? hints.at(k) : std::string("(absent)"); };
+      EXPECT_EQ(at("cb_nodes"), "4") << s;
+      EXPECT_EQ(at("striping_unit"), "1048576") << s;
+      EXPECT_EQ(at("cb_buffer_size"), "8388608") << s;
+    }
+    w.close();
+  }
+  ::unsetenv("ANABRANCH_MPIIO_HINTS");
+  if (rank == 0) std::filesystem::remove_all(dir);
+}
+
 TEST(ParallelWriter, FailuresAreAgreedAcrossRanks) {
   const int rank = rank_of();
   ChannelOptions o;
@@ -295,4 +430,24 @@ TEST(ParallelWriter, FailuresAreAgreedAcrossRanks) {
   pio::WriterOptions bad;
   bad.strategy = "no-such-strategy";
   EXPECT_THROW(pio::Writer(MPI_COMM_WORLD, "/tmp/never.slf", out, all.data(), static_cast<std::int64_t>(all.size()), bad), UsageError);
+}
+
+TEST(Hints, ParseTakesPairsSeparatedBySpacesOrCommas) {
+  const auto h = pio::Hints::parse(" cb_nodes=4,striping_unit=1048576  romio_cb_write=enable,,empty=");
+  const std::map<std::string, std::string> want = {
+      {"cb_nodes", "4"}, {"striping_unit", "1048576"}, {"romio_cb_write", "enable"}, {"empty", ""}};
+  EXPECT_EQ(h.entries(), want);
+  EXPECT_EQ(h.str(), "cb_nodes=4,empty=,romio_cb_write=enable,striping_unit=1048576");
+  EXPECT_TRUE(pio::Hints::parse("").entries().empty());
+  for (const char* bad : {"cb_nodes", "=4", "a=1 b"}) {
+    try {
+      pio::Hints::parse(bad);
+      ADD_FAILURE() << bad;
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("is not key=value"), std::string::npos) << e.what();
+    }
+  }
+  auto merged = pio::Hints::parse("a=1 b=2");
+  merged.merge(pio::Hints::parse("b=3 c=4"));
+  EXPECT_EQ(merged.str(), "a=1,b=3,c=4");
 }

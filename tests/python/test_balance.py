@@ -38,4 +38,4 @@ def test_bad_files(ab, tmp_path):
         assert r.returncode == 1 and expect in r.stderr, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1
     r = ab("balance", tmp_path / "a.json", "-n", 0)
-    assert r.returncode != 0
+    assert r.returncode != 0 and "-n" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

@@ -81,3 +81,40 @@ def test_bad_input_gives_one_line_and_leaves_nothing(ab, data, tmp_path):
     assert not (tmp_path / "out.slf").exists()
     r = ab("generate", "-n", 1, "-o", tmp_path / "x.slf")
     assert r.returncode != 0 and not (tmp_path / "x.slf").exists()
+
+
+def test_refine_3d_gives_every_plane_its_own_values(ab, data, tmp_path):
+    """Prisms: each plane is refined from its own values (coordinates, elevation and every
+    variable), checked independently: original nodes keep their values, and each new node is
+    the mean of the two ends of its edge, plane by plane."""
+    import numpy as np
+
+    import slf
+    src = slf.read(data / "r3d_gouttedo.slf")
+    r = ab("refine", data / "r3d_gouttedo.slf", "-o", tmp_path / "r.slf")
+    assert r.returncode == 0, r.stderr
+    out = slf.read(tmp_path / "r.slf")
+    nplan = src.iparam[6]
+    assert out.iparam[6] == nplan and out.ndp == 6 and len(out.frames) == len(src.frames)
+    n2, n2o = src.npoin // nplan, out.npoin // nplan
+    # The refined 2D triangles: bottoms of the first layer's prisms. A corner triangle has one
+    # original node and the midpoints of its two edges from it.
+    tris = out.ikle[: out.nelem // (nplan - 1), :3] - 1
+    ends = {}
+    for t in tris:
+        orig = [k for k in t if k < n2]
+        if len(orig) == 1:
+            for m in t:
+                if m >= n2:
+                    ends.setdefault(m, set()).add(orig[0])
+    assert len(ends) == n2o - n2 and all(len(e) == 2 for e in ends.values())
+    mids = np.array(sorted(ends))
+    a = np.array([min(ends[m]) for m in mids])
+    b = np.array([max(ends[m]) for m in mids])
+    fields = [(src.x, out.x), (src.y, out.y)] + [(sv, ov) for (_, svs), (_, ovs) in zip(src.frames, out.frames)
+                                                 for sv, ov in zip(svs, ovs)]
+    for before, after in fields:
+        for p in range(nplan):
+            old, new = before[p * n2:(p + 1) * n2], after[p * n2o:(p + 1) * n2o]
+            np.testing.assert_array_equal(new[:n2], old)
+            np.testing.assert_allclose(new[mids], 0.5 * (new[a].astype(float) + new[b]), rtol=1e-6, atol=1e-6)

@@ -118,7 +118,9 @@ def test_merge_errors_name_the_part(ab, data, tmp_path):
     # Parts of another mesh.
     shutil.copy(tmp_path / (mesh.name + "00002-00000"), part1)
     r = ab("merge", base, "--geo", data / "geo_malpasset-small.slf", "-o", tmp_path / "o3.slf")
-    assert r.returncode == 1
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "geo_malpasset-small.slf" in r.stderr and "not parts of this geometry" in r.stderr, r.stderr
+    assert not (tmp_path / "o3.slf").exists()
 
 
 def test_parallel_writer_rewrites_every_fixture(ab, data, tmp_path):
@@ -145,3 +147,14 @@ def test_parallel_writer_rewrites_every_fixture(ab, data, tmp_path):
         if xr is not None:
             ds = xr.open_dataset(out, engine="selafin")
             assert ds.sizes["time"] == ab("info", "--json", mesh).json()[0]["frames"]
+
+
+def test_serial_merge_of_parts_larger_than_a_read_piece(ab, tmp_path):
+    """Parts of ~150,000 nodes: more than one piece (131,072 values) read per part and record."""
+    assert ab("generate", "-n", 600000, "--frames", 2, "-o", tmp_path / "m.slf").returncode == 0
+    (tmp_path / "p").mkdir()
+    assert ab("partition", tmp_path / "m.slf", "-n", 2, "-o", tmp_path / "p").returncode == 0
+    assert min(Slf((tmp_path / "p" / f"m.slf00001-0000{k}").read_bytes()).npoin for k in range(2)) > 131072
+    r = ab("merge", tmp_path / "p" / "m.slf", "--geo", tmp_path / "m.slf", "-o", tmp_path / "back.slf")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "back.slf").read_bytes() == as_gretel_writes((tmp_path / "m.slf").read_bytes())

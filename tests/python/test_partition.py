@@ -242,5 +242,13 @@ def test_partel_answers_on_stdin(data, tmp_path):
     proc = subprocess.run([EXE, "partition", "--partel"], input=answers, capture_output=True, text=True, cwd=tmp_path,
                           env=dict(os.environ, ANABRANCH_PROGRESS="0"))
     assert proc.returncode == 0, proc.stderr
+    # The same files as the command line's own concat partition of the same case.
+    other = tmp_path / "cmdline"
+    other.mkdir()
+    r = subprocess.run([EXE, "partition", tmp_path / "T2DGEO", "--cli", tmp_path / "T2DCLI", "-n", "4", "--layout", "concat",
+                        "-o", other], capture_output=True, text=True, env=dict(os.environ, ANABRANCH_PROGRESS="0"))
+    assert r.returncode == 0, r.stderr
     for n in ("T2DGEO", "T2DCLI", "T2DPAR"):
-        assert (tmp_path / (n + "-CONCAT")).exists() and (tmp_path / (n + "-INDEX")).exists()
+        for suffix in ("-CONCAT", "-INDEX"):
+            assert (tmp_path / (n + suffix)).read_bytes() == (other / (n + suffix)).read_bytes(), n + suffix
+    assert len((tmp_path / "T2DGEO-INDEX").read_bytes()) > 0

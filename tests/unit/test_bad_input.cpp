@@ -47,6 +47,14 @@ std::vector<std::int64_t> header_markers(const std::vector<unsigned char>& b, By
   return at;
 }
 
+// The offset of the record whose leading or trailing marker is at `marker`.
+std::int64_t record_start(const std::vector<unsigned char>& b, ByteOrder o, std::int64_t marker) {
+  const auto at = header_markers(b, o);
+  for (std::size_t i = 0; i < at.size(); i += 2)
+    if (at[i] == marker || at[i + 1] == marker) return at[i];
+  return -1;
+}
+
 void maybe_save(const std::string& name, const std::vector<unsigned char>& bytes) {
   // The corpus doubles as the seed corpus of the fuzz target.
   if (const char* dir = std::getenv("AB_CORPUS_DIR")) abtest::write_bytes(std::string(dir) + "/" + name, bytes);
@@ -95,7 +103,13 @@ TEST(BadInput, BrokenLengthMarkers) {
         maybe_save("marker-" + std::to_string(n++) + ".slf", b);
         std::string msg = format_error_of(b);
         EXPECT_FALSE(msg.empty()) << "marker at " << at << " set to " << wrong;
+        // The file, the record, and the byte offset of the broken marker or of its record.
+        EXPECT_EQ(msg.rfind("bad.slf: ", 0), 0u) << msg;
         EXPECT_NE(msg.find("record"), std::string::npos) << msg;
+        const std::int64_t start = record_start(good, o, at);
+        EXPECT_TRUE(msg.find(" at byte " + std::to_string(at) + ":") != std::string::npos ||
+                    msg.find(" at byte " + std::to_string(start) + ":") != std::string::npos)
+            << "marker at " << at << " (record at " << start << "): " << msg;
       }
     }
   }

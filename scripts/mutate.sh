@@ -46,7 +46,7 @@ cmake --build "$work/build" -j "$(nproc)" >/dev/null
 
 selected=("$@")
 caught=0 missed=0 report=""
-while IFS='#' read -r name file from to what; do
+while IFS='#' read -r -u 3 name file from to what; do
   [[ -z $name ]] && continue
   if ((${#selected[@]})) && [[ ! " ${selected[*]} " == *" $name "* ]]; then continue; fi
   from=$(printf '%b' "$from") to=$(printf '%b' "$to")
@@ -69,7 +69,7 @@ while IFS='#' read -r name file from to what; do
   [[ $result == MISSED ]] && missed=$((missed + 1)) || caught=$((caught + 1))
   report+="$name: $result"$'\n'
   mv "$file.orig" "$file"
-done <<<"$mutations"
+done 3<<<"$mutations"
 cmake --build "$work/build" -j "$(nproc)" >/dev/null  # back to the unmutated tree
 echo "mutate: $caught caught, $missed missed (logs in $work)"
 exit "$missed"

@@ -74,7 +74,10 @@ void convert_parallel(MPI_Comm comm, const pio::ResultFile& in, const std::strin
   if (rank == 0) times = in.times();
   times.resize(static_cast<std::size_t>(frames));
   MPI_Bcast(times.data(), static_cast<int>(frames), MPI_DOUBLE, 0, comm);
+  const serafin::Reader* reader = in.serafin_reader();
   for (std::int64_t f = 0; f < frames; ++f) {
+    // The kernel reads the next frames from disk while this one is written.
+    if (reader && f + 1 < frames) reader->prefetch(f + 1, std::min<std::int64_t>(2, frames - f - 1));
     pio::collective(comm, [&] {
       for (int v = 0; v < h.nvar(); ++v) in.read_values(f, v, first, n, values[static_cast<std::size_t>(v)].data());
     });

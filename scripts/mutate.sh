@@ -37,7 +37,7 @@ EOF
 mkdir -p "$work"
 echo "mutate: copying the tree to $work/tree"
 rm -rf "$work/tree" && mkdir -p "$work/tree"
-(cd "$root" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | tar -xf - -C "$work/tree"
+(cd "$root" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | tar -m -xf - -C "$work/tree"  # -m: newer than any earlier build
 cd "$work/tree"
 py=$root/build/venv/bin/python
 cmake -S . -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DAB_TEST_PYTHON="$py" -DPython_EXECUTABLE="$py" \
@@ -53,6 +53,7 @@ while IFS='#' read -r -u 3 name file from to what; do
   cp "$file" "$file.orig"
   if ! FROM="$from" TO="$to" perl -0pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/' "$file" || cmp -s "$file" "$file.orig"; then
     mv "$file.orig" "$file"
+    touch "$file"
     echo "mutate: $name does not apply to $file (the code changed: update the list)" >&2
     exit 2
   fi
@@ -69,6 +70,7 @@ while IFS='#' read -r -u 3 name file from to what; do
   [[ $result == MISSED ]] && missed=$((missed + 1)) || caught=$((caught + 1))
   report+="$name: $result"$'\n'
   mv "$file.orig" "$file"
+  touch "$file"  # newer than the mutated build: rebuilt
 done 3<<<"$mutations"
 cmake --build "$work/build" -j "$(nproc)" >/dev/null  # back to the unmutated tree
 echo "mutate: $caught caught, $missed missed (logs in $work)"

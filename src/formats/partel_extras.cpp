@@ -62,6 +62,8 @@ PartText control_sections(const std::string& path, const Plan& plan, const std::
   if (nsec < 0 || nsec > 1000000) throw bad(in, "NSEC, IHOWSEC", "impossible number of sections " + std::to_string(nsec));
   struct Section {
     std::string name;
+    std::string record;       // "section NAME (line L)", for messages
+    std::int64_t offset = 0;  // byte of its name in the file
     std::int32_t beg = 0, end = 0;  // 0-based terminal nodes
     std::vector<std::pair<std::int32_t, std::int32_t>> segments;
     std::vector<int> part;
@@ -70,6 +72,8 @@ PartText control_sections(const std::string& path, const Plan& plan, const std::
   for (auto& s : secs) {
     auto d = in.read(1, "section name");
     s.name = d.empty() ? "" : d[0].substr(0, 24);  // CHARACTER(LEN=24)
+    s.record = "section " + s.name + " (line " + std::to_string(in.line()) + ")";
+    s.offset = static_cast<std::int64_t>(in.offset());
     if (ihowsec < 0) {
       const auto n = in.read_integers(2, "section terminal nodes");
       for (auto v : n)
@@ -112,7 +116,7 @@ PartText control_sections(const std::string& path, const Plan& plan, const std::
   // an element around the current node that is strictly nearest the end so far.
   for (auto& s : secs) {
     if (s.beg == s.end)
-      throw FormatError(path, "section " + s.name, 0, "both terminal nodes are node " + std::to_string(s.beg + 1) + ": the section is empty");
+      throw FormatError(path, s.record, s.offset, "both terminal nodes are node " + std::to_string(s.beg + 1) + ": the section is empty");
     std::int32_t pt = s.beg;
     double dist = d2(s.beg, s.end);
     while (true) {
@@ -129,12 +133,12 @@ PartText control_sections(const std::string& path, const Plan& plan, const std::
         }
       }
       if (best == pt)
-        throw FormatError(path, "section " + s.name, 0,
+        throw FormatError(path, s.record, s.offset,
                           "no path of mesh edges from node " + std::to_string(s.beg + 1) + " to node " + std::to_string(s.end + 1) +
                               " that always comes nearer the end (stuck at node " + std::to_string(pt + 1) + ")");
       s.segments.emplace_back(from, best);
       if (static_cast<int>(s.segments.size()) > kMaxSegments)
-        throw FormatError(path, "section " + s.name, 0, "more than " + std::to_string(kMaxSegments) + " segments (partel's NSEMAX)");
+        throw FormatError(path, s.record, s.offset, "more than " + std::to_string(kMaxSegments) + " segments (partel's NSEMAX)");
       pt = best;
       if (pt == s.end) break;
     }
@@ -150,7 +154,7 @@ PartText control_sections(const std::string& path, const Plan& plan, const std::
       for (auto& [p, l] : loc->parts(a))
         if (loc->local(b, p) > 0) part = p;
       if (part < 0)
-        throw FormatError(path, "section " + s.name, 0,
+        throw FormatError(path, s.record, s.offset,
                           "no part holds both nodes " + std::to_string(a + 1) + " and " + std::to_string(b + 1));
       s.part.push_back(part);
     }

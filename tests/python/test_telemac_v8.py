@@ -145,10 +145,13 @@ def test_bad_case_files(tmp_path, ab):
     bad_weir.write_text("\n".join(text) + "\n")
     short = tmp_path / "zones.txt"
     short.write_text("1 3\n2 4\n")
+    empty_sec = tmp_path / "empty.txt"
+    empty_sec.write_text("# sections\n2 -1\nOne\n5 9\nTwo\n7 7\n")  # the second starts and ends at node 7
     for opt, f, words in [("--sections", bad_sec, ["sec.txt", "line 4", "999999", "outside"]),
+                          ("--sections", empty_sec, ["empty.txt: section Two (line 5) at byte 24:", "empty"]),
                           ("--weirs", bad_weir, ["weirs.txt", "line 8", "99999", "outside"]),
                           ("--zones", short, ["zones.txt", "ends after 2 of"])]:
-        out = tmp_path / ("out" + opt)
+        out = tmp_path / ("out" + opt + f.stem)
         out.mkdir()
         r = ab("partition", ref / "geo_weirs2.slf", "--cli", ref / "geo_weirs2.cli", "-n", 3, opt, f, "-o", out)
         assert r.returncode == 1

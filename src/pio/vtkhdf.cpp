@@ -291,8 +291,12 @@ void Output::Impl::create() {
                                   static_cast<hsize_t>(options.alignment)),
                  "H5Pset_alignment", f);
   file = Handle(check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "cannot create", f));
+  // Transfers every rank takes part in; a lone writer skips MPI-IO's collective buffering
+  // (one more copy of every frame, for nothing to gather).
+  int writers = 1;
+  MPI_Comm_size(comm, &writers);
   xfer_collective = Handle(check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate", f));
-  check_status(H5Pset_dxpl_mpio(xfer_collective, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio", f);
+  check_status(H5Pset_dxpl_mpio(xfer_collective, writers > 1 ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT), "H5Pset_dxpl_mpio", f);
   xfer_independent = Handle(check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate", f));
   check_status(H5Pset_dxpl_mpio(xfer_independent, H5FD_MPIO_INDEPENDENT), "H5Pset_dxpl_mpio", f);
 

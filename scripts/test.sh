@@ -18,8 +18,9 @@ fi
 scripts/setup.sh --test
 
 echo "== tests (Release build)"
+registered=$(ctest --test-dir build -N)   # read whole: grep -q on a pipe would cut ctest off (pipefail)
 for t in unit mpi_writer.np7 cli python_writer.np3 python_install consumer; do
-  ctest --test-dir build -N | grep -qE "Test +#[0-9]+: $t\$" ||
+  grep -qE "Test +#[0-9]+: $t\$" <<<"$registered" ||
     { echo "test.sh: the test $t is not registered (a missing dependency or virtual environment)" >&2; exit 1; }
 done
 ctest --test-dir build --output-on-failure -j 2

@@ -2,7 +2,7 @@
 # Mutation check: does the test suite catch small deliberate bugs in core code?
 #
 #   bash scripts/mutate.sh                 # every mutation below
-#   bash scripts/mutate.sh ownership-highest refine-3d-plane0   # some of them
+#   bash scripts/mutate.sh ownership-swapped refine-3d-plane0   # some of them
 #   MUTATE_TESTS='mpi_writer|cli' bash scripts/mutate.sh ...    # a ctest -R regex
 #
 # Each mutation is applied to a scratch copy of the working tree (built once in
@@ -18,7 +18,7 @@ tests_regex=${MUTATE_TESTS:-}
 
 # name # file # text to replace (exact; \n: a line end) # replacement # the behaviour it breaks
 mutations=$(cat <<'EOF'
-ownership-highest#src/pio/ownership.cpp#o = std::min(o, r);#o = o == size ? r : std::max(o, r);#the highest rank holding a node writes it
+ownership-swapped#src/pio/ownership.cpp#o = highest ? std::max(o, r) : std::min(o, r);#o = highest ? std::min(o == -1 ? size : o, r) : (o == size ? r : std::max(o, r));#the lowest and highest rules swapped
 merge-piece-offset#src/pio/merge.cpp#p.reader->read_encoded(f, v, i, m, local.data());#p.reader->read_encoded(f, v, 0, m, local.data());#serial merge rereads a part's first piece
 fpp-x-as-y#src/pio/writer.cpp#local_mesh_.npoin = nlocal_;#local_mesh_.npoin = nlocal_; local_mesh_.x = local_mesh_.y;#file-per-process parts get Y as X
 refine-3d-plane0#src/core/refine.cpp#const T* src = in + p * n2;#const T* src = in;#refine gives every plane the first plane's values

@@ -152,6 +152,7 @@ void merge_together(MPI_Comm comm, const std::vector<Part>& parts, const MergeOp
   WriterOptions wo;
   wo.strategy = o.strategy;
   wo.atomic = true;
+  wo.owner_highest = true;  // parts are spread in order over the ranks: the last part holding a node wins, as gretel
   Writer w(comm, o.output, desc, ids.data(), static_cast<std::int64_t>(ids.size()), wo);
   const int nv = out.nvar();
   std::vector<std::vector<T>> vals(static_cast<std::size_t>(nv), std::vector<T>(ids.size()));

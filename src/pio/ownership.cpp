@@ -9,7 +9,7 @@
 
 namespace anabranch::pio {
 
-Owned resolve_ownership(MPI_Comm comm, const std::int64_t* gids, std::int64_t n, std::int64_t npoin) {
+Owned resolve_ownership(MPI_Comm comm, const std::int64_t* gids, std::int64_t n, std::int64_t npoin, bool highest) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -44,17 +44,18 @@ Owned resolve_ownership(MPI_Comm comm, const std::int64_t* gids, std::int64_t n,
   std::vector<std::int64_t> recv(static_cast<std::size_t>(nrecv));
   MPI_Alltoallv(sorted.data(), scount.data(), sdisp.data(), MPI_INT64_T, recv.data(), rcount.data(), rdisp.data(), MPI_INT64_T, comm);
 
-  // Directory: the lowest rank holding each node of the block.
+  // Directory: the lowest (or highest) rank holding each node of the block.
   const std::int64_t lo = static_cast<std::int64_t>(rank) * block, hi = std::min(npoin, lo + block);
-  std::vector<int> owner(static_cast<std::size_t>(std::max<std::int64_t>(0, hi - lo)), size);
+  const int nobody = highest ? -1 : size;
+  std::vector<int> owner(static_cast<std::size_t>(std::max<std::int64_t>(0, hi - lo)), nobody);
   for (int r = 0; r < size; ++r)
     for (int i = rdisp[static_cast<std::size_t>(r)]; i < rdisp[static_cast<std::size_t>(r)] + rcount[static_cast<std::size_t>(r)]; ++i) {
       auto& o = owner[static_cast<std::size_t>(recv[static_cast<std::size_t>(i)] - lo)];
-      o = std::min(o, r);
+      o = highest ? std::max(o, r) : std::min(o, r);
     }
   collective(comm, [&] {
     for (std::size_t k = 0; k < owner.size(); ++k)
-      if (owner[k] == size)
+      if (owner[k] == nobody)
         throw UsageError("global node " + std::to_string(lo + static_cast<std::int64_t>(k) + 1) + " is held by no rank: every node of the mesh must be given");
   });
   std::vector<char> flags(static_cast<std::size_t>(nrecv)), mine(static_cast<std::size_t>(n));

@@ -34,7 +34,10 @@ WriterOptions WriterOptions::parse(const std::string& text) {
         o.shared_memory = !(v == "0" || v == "false" || v == "no");
       else if (k == "flush_frames")
         o.flush_frames = v == "1" || v == "true" || v == "yes";
-      else if (k == "file_per_step")
+      else if (k == "owner") {
+        if (v != "lowest" && v != "highest") throw UsageError("writer option owner=" + v + ": lowest or highest");
+        o.owner_highest = v == "highest";
+      } else if (k == "file_per_step")
         o.file_per_step = v == "1" || v == "true" || v == "yes";
       else
         o.hints.set(k, v);
@@ -74,7 +77,7 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
   layout_ = serafin::Layout::of(header_);
   std::vector<std::int64_t> gids(static_cast<std::size_t>(nlocal_));
   for (std::int64_t i = 0; i < nlocal_; ++i) gids[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(global_ids[i]) - 1;
-  owned_ = resolve_ownership(comm_, gids.data(), nlocal_, header_.npoin);
+  owned_ = resolve_ownership(comm_, gids.data(), nlocal_, header_.npoin, options_.owner_highest);
 
   Hints hints = Hints::from_environment();
   hints.merge(options_.hints);

@@ -268,8 +268,8 @@ TEST(ParallelWriter, EveryStrategyWritesTheSerialBytes) {
 }
 
 // The documented ownership rule: a node held by several ranks is written by the lowest of
-// them. Each rank writes values of its own (rank-dependent) on shared nodes, and the file
-// must hold the lowest holder's.
+// them (the highest with owner=highest, gretel's rule). Each rank writes values of its own
+// (rank-dependent) on shared nodes, and the file must hold the lowest (highest) holder's.
 TEST(ParallelWriter, TheLowestRankHoldingANodeWritesIt) {
   const std::string dir = shared_temp_dir();
   const int rank = rank_of(), nranks = size_of();
@@ -283,9 +283,11 @@ TEST(ParallelWriter, TheLowestRankHoldingANodeWritesIt) {
   h.set_mesh_sizes(m);
   // Every node on a random rank, a fifth of them also on another (lower or higher).
   const auto parts = decompose(m, Decomposition::Random, nranks, 99u);
-  std::vector<int> lowest(static_cast<std::size_t>(m.npoin), nranks);
+  std::vector<int> lowest(static_cast<std::size_t>(m.npoin), nranks), highest(static_cast<std::size_t>(m.npoin), -1);
   for (int r = nranks - 1; r >= 0; --r)
     for (auto g : parts[static_cast<std::size_t>(r)]) lowest[static_cast<std::size_t>(g - 1)] = r;
+  for (int r = 0; r < nranks; ++r)
+    for (auto g : parts[static_cast<std::size_t>(r)]) highest[static_cast<std::size_t>(g - 1)] = r;
   const auto& mine = parts[static_cast<std::size_t>(rank)];
   const auto nloc = static_cast<std::int64_t>(mine.size());
   auto mark = [](std::int64_t g, int v, int r) { return value(g, v, 0) + 1000.0 * (r + 1); };
@@ -298,13 +300,19 @@ TEST(ParallelWriter, TheLowestRankHoldingANodeWritesIt) {
     pio::WriterOptions opt;
     opt.strategy = s;
     variants.push_back(opt);
+    opt.owner_highest = true;
+    variants.push_back(opt);
     opt.buffer_bytes = 2048;  // many rounds
     opt.shared_memory = false;  // by MPI messages, as between nodes
+    variants.push_back(opt);
+    opt.owner_highest = false;
     variants.push_back(opt);
   }
 #ifdef ANABRANCH_HAVE_HDF5
   variants.push_back(pio::WriterOptions{});
   variants.back().strategy = "hdf5";
+  variants.push_back(variants.back());
+  variants.back().owner_highest = true;
 #endif
   int id = 0;
   for (const auto& opt : variants) {
@@ -330,10 +338,12 @@ TEST(ParallelWriter, TheLowestRankHoldingANodeWritesIt) {
         } else {
           serafin::Reader(path).read_values(0, v, got.data());
         }
+        const auto& owner = opt.owner_highest ? highest : lowest;
         for (std::int64_t g = 0; g < m.npoin; ++g)
-          if (got[static_cast<std::size_t>(g)] != mark(g, v, lowest[static_cast<std::size_t>(g)])) {
+          if (got[static_cast<std::size_t>(g)] != mark(g, v, owner[static_cast<std::size_t>(g)])) {
             failure = "node " + std::to_string(g + 1) + " holds " + std::to_string(got[static_cast<std::size_t>(g)]) +
-                      ", not rank " + std::to_string(lowest[static_cast<std::size_t>(g)]) + "'s value";
+                      ", not rank " + std::to_string(owner[static_cast<std::size_t>(g)]) + "'s value" +
+                      (opt.owner_highest ? " (owner=highest)" : "");
             break;
           }
       }
@@ -450,4 +460,16 @@ TEST(Hints, ParseTakesPairsSeparatedBySpacesOrCommas) {
   auto merged = pio::Hints::parse("a=1 b=2");
   merged.merge(pio::Hints::parse("b=3 c=4"));
   EXPECT_EQ(merged.str(), "a=1,b=3,c=4");
+}
+
+TEST(WriterOptions, OwnerIsLowestOrHighest) {
+  EXPECT_FALSE(pio::WriterOptions::parse("").owner_highest);
+  EXPECT_FALSE(pio::WriterOptions::parse("owner=lowest").owner_highest);
+  EXPECT_TRUE(pio::WriterOptions::parse("owner=highest cb_nodes=2").owner_highest);
+  try {
+    pio::WriterOptions::parse("owner=last");
+    ADD_FAILURE() << "owner=last accepted";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "writer option owner=last: lowest or highest");
+  }
 }

@@ -5,10 +5,11 @@ import os
 import shutil
 import subprocess
 
+import numpy as np
 import pytest
 
 from conftest import EXE
-from slf import Slf, as_gretel_writes
+from slf import Slf, as_gretel_writes, read
 
 MPIEXEC = os.environ.get("AB_MPIEXEC", "mpiexec")
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
@@ -83,6 +84,41 @@ def test_parallel_merge(ab, data, tmp_path, ranks):
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "out.slf").read_bytes() == as_gretel_writes(mesh.read_bytes())
     assert not [p for p in tmp_path.iterdir() if ".tmp." in p.name]
+
+
+def test_interface_nodes_take_the_last_parts_value_at_any_rank_count(ab, data, tmp_path):
+    """gretel's rule: parts are read in order and the last one holding a node gives its value.
+    Parts that disagree on interface nodes (each part's values shifted by its own amount) merge
+    to that, and to the same bytes whether 1, 2 or 3 ranks share the parts."""
+    mesh = data / "r2d_gouttedo.slf"
+    nparts = 5
+    assert ab("partition", mesh, "-n", nparts, "-o", tmp_path).returncode == 0
+    g = read(mesh)
+    want = [[v.astype(np.float64).copy() for v in vals] for _, vals in g.frames]
+    for k in range(nparts):
+        path = tmp_path / f"{mesh.name}{nparts - 1:05d}-{k:05d}"
+        part = read(path)
+        raw = bytearray(path.read_bytes())
+        rec = 8 + part.npoin * part.rs
+        for f in range(len(part.frames)):
+            for v in range(len(part.vars)):
+                at = part.header_bytes + f * (8 + part.rs + len(part.vars) * rec) + 8 + part.rs + v * rec + 4
+                shifted = part.frames[f][1][v] + np.array(1000.0 * (k + 1), dtype=part.ftype)
+                raw[at:at + part.npoin * part.rs] = shifted.astype(part.ftype).tobytes()
+                want[f][v][part.ipobo - 1] = shifted  # later parts overwrite: the last holder wins
+        path.write_bytes(bytes(raw))
+    outs = []
+    for ranks in (1, 2, 3):
+        out = tmp_path / f"out{ranks}.slf"
+        proc = subprocess.run(["timeout", "120", MPIEXEC, "-n", str(ranks), EXE, "merge", str(tmp_path / mesh.name), "--geo",
+                               str(mesh), "-o", str(out)], capture_output=True, text=True, env=ENV)
+        assert proc.returncode == 0, proc.stderr
+        outs.append(out.read_bytes())
+    got = Slf(outs[0])
+    for f, (_, vals) in enumerate(got.frames):
+        for v, values in enumerate(vals):
+            assert np.array_equal(values, want[f][v].astype(got.ftype)), (f, v)
+    assert outs[1] == outs[0] and outs[2] == outs[0]
 
 
 def test_merge_errors_name_the_part(ab, data, tmp_path):

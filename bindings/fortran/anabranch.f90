@@ -27,13 +27,16 @@ module anabranch
 
   public :: ab_last_error, ab_header_create, ab_header_free, ab_header_set_title, ab_header_add_variable, &
             ab_header_set_precision, ab_header_set_geometry, ab_header_set_local_mesh, ab_header_sizes, &
-            ab_writer_open, ab_writer_write_frame, ab_writer_write_frame_begin, ab_writer_write_frame_end, &
+            ab_writer_open, ab_writer_open_merged, ab_writer_write_frame, ab_writer_write_frame_begin, ab_writer_write_frame_end, &
             ab_writer_close, ab_writer_abandon, ab_header_set_iparam, ab_part_open, ab_part_sizes, ab_part_mesh, &
             ab_part_frames, ab_part_read_values, ab_part_close, ab_file_open, ab_file_sizes, ab_file_mesh, &
             ab_file_times, ab_file_read, ab_file_close, ab_command
 
   interface ab_writer_open
     module procedure ab_writer_open_int, ab_writer_open_f08
+  end interface
+  interface ab_writer_open_merged
+    module procedure ab_writer_open_merged_int, ab_writer_open_merged_f08
   end interface
   interface ab_part_open
     module procedure ab_part_open_int, ab_part_open_f08
@@ -92,6 +95,14 @@ module anabranch
       type(c_ptr), value :: h
       integer(c_int64_t), value :: nl
       integer(c_int32_t), intent(in) :: ids(*)
+      type(c_ptr), intent(out) :: w
+    end function
+    integer(c_int) function c_writer_open_merged(comm, part, geo, bnd, path, opts, nl, w) &
+        bind(C, name="ab_writer_open_merged_f")
+      import :: c_int, c_char, c_int64_t, c_ptr
+      integer(c_int), value :: comm
+      character(kind=c_char), intent(in) :: part(*), geo(*), bnd(*), path(*), opts(*)
+      integer(c_int64_t), intent(out) :: nl
       type(c_ptr), intent(out) :: w
     end function
     integer(c_int) function c_writer_write_frame(w, t, v) bind(C, name="ab_writer_write_frame")
@@ -330,6 +341,27 @@ contains
     type(ab_writer), intent(out) :: w
     integer, optional, intent(out) :: ierr
     call ab_writer_open_int(comm%MPI_VAL, path, h, nlocal, global_ids, options, w, ierr)
+  end subroutine
+
+  ! COLLECTIVE. The file a merge of the ranks' parts would give, written as they run
+  ! (ab_writer_open_merged in the C API); nlocal receives the part's NPOIN. boundary: '' for none.
+  subroutine ab_writer_open_merged_int(comm, part, geometry, boundary, path, options, nlocal, w, ierr)
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: part, geometry, boundary, path, options
+    integer(c_int64_t), intent(out) :: nlocal
+    type(ab_writer), intent(out) :: w
+    integer, optional, intent(out) :: ierr
+    call check(c_writer_open_merged(int(comm, c_int), cstr(part), cstr(geometry), cstr(boundary), cstr(path), &
+                                    cstr(options), nlocal, w%ptr), ierr)
+  end subroutine
+
+  subroutine ab_writer_open_merged_f08(comm, part, geometry, boundary, path, options, nlocal, w, ierr)
+    type(MPI_Comm), intent(in) :: comm
+    character(len=*), intent(in) :: part, geometry, boundary, path, options
+    integer(c_int64_t), intent(out) :: nlocal
+    type(ab_writer), intent(out) :: w
+    integer, optional, intent(out) :: ierr
+    call ab_writer_open_merged_int(comm%MPI_VAL, part, geometry, boundary, path, options, nlocal, w, ierr)
   end subroutine
 
   ! COLLECTIVE. values(nlocal, nvar): variable after variable, as in the C API.

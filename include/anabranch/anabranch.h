@@ -93,6 +93,20 @@ int ab_writer_open(MPI_Comm comm, const char* path, const ab_header* header, int
 /* The same for Fortran callers: the communicator as a Fortran handle. */
 int ab_writer_open_f(MPI_Fint comm, const char* path, const ab_header* header, int64_t nlocal, const int32_t* global_ids,
                      const char* options, ab_writer** writer);
+/* COLLECTIVE. The file `anabranch merge` (gretel) would make of the ranks' part files,
+ * written by the ranks as they run instead of merged afterwards (TELEMAC's result files).
+ * Each rank names its own part: a SERAFIN file of which only the header and mesh are read
+ * (IPOBO holds KNOLG, as TELEMAC writes it; frames are not needed). The global header is
+ * made from rank 0's part (title, variables, precision, date), the global geometry (mesh;
+ * a 2D geometry is extruded for 3D parts) and the boundary file (IPARAM(8); NULL or "":
+ * none), exactly as merge makes it. *nlocal receives the part's NPOIN: give each frame's
+ * values in the part's node order (nvar blocks of *nlocal) to ab_writer_write_frame. A node
+ * held by several ranks takes the highest rank's value, as the last part wins in a merge.
+ * options as for ab_writer_open. */
+int ab_writer_open_merged(MPI_Comm comm, const char* part, const char* geometry, const char* boundary, const char* path,
+                          const char* options, int64_t* nlocal, ab_writer** writer);
+int ab_writer_open_merged_f(MPI_Fint comm, const char* part, const char* geometry, const char* boundary, const char* path,
+                            const char* options, int64_t* nlocal, ab_writer** writer);
 /* COLLECTIVE. One frame: values holds nvar blocks of nlocal values (variable after
  * variable, each in local node order). Returns when the frame is written. */
 int ab_writer_write_frame(ab_writer* writer, double time, const double* values);

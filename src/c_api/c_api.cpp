@@ -12,6 +12,7 @@
 #include "core/io.hpp"
 #include "formats/partel.hpp"
 #include "formats/serafin.hpp"
+#include "pio/merge.hpp"
 #include "pio/mpi_util.hpp"
 #include "pio/results.hpp"
 #include "pio/writer.hpp"
@@ -269,6 +270,35 @@ int ab_writer_open(MPI_Comm comm, const char* path, const ab_header* h, int64_t 
 int ab_writer_open_f(MPI_Fint comm, const char* path, const ab_header* header, int64_t nlocal, const int32_t* global_ids,
                      const char* options, ab_writer** writer) {
   return ab_writer_open(MPI_Comm_f2c(comm), path, header, nlocal, global_ids, options, writer);
+}
+
+int ab_writer_open_merged(MPI_Comm comm, const char* part, const char* geometry, const char* boundary, const char* path,
+                          const char* options, int64_t* nlocal, ab_writer** writer) {
+  std::unique_ptr<ab_writer> w;
+  int rc = guarded([&] {
+    pio::collective(comm, [&] {
+      require(part, "part");
+      require(geometry, "geometry");
+      require(path, "path");
+      require(nlocal, "nlocal");
+      require(writer, "writer");
+      w = std::make_unique<ab_writer>();
+    });
+    auto m = pio::open_merged_writer(comm, part, geometry, boundary ? boundary : "", path,
+                                     pio::WriterOptions::parse(options ? options : ""));
+    w->writer = std::move(m.writer);
+    w->nlocal = m.nlocal;
+  });
+  if (rc == AB_OK) {
+    *nlocal = w->nlocal;
+    *writer = w.release();
+  }
+  return rc;
+}
+
+int ab_writer_open_merged_f(MPI_Fint comm, const char* part, const char* geometry, const char* boundary, const char* path,
+                            const char* options, int64_t* nlocal, ab_writer** writer) {
+  return ab_writer_open_merged(MPI_Comm_f2c(comm), part, geometry, boundary, path, options, nlocal, writer);
 }
 
 }  // extern "C"

@@ -96,7 +96,10 @@ Runner add_merge(CLI::App& app, Common& common) {
     if (common.json) {
       print_json({{"output", m->o.output}, {"parts", r.parts}, {"frames", r.frames}, {"npoin", r.npoin}, {"bytes", r.bytes},
                   {"bytes_read", r.bytes_read}, {"seconds", r.seconds}, {"peak_rss_bytes", peak_rss_bytes()},
-                  {"warning", r.warning}});
+                  {"warning", r.warning}, {"kept", r.kept}});
+    } else if (r.kept) {
+      std::printf("%s was written during the run (%lld frames) and its %d parts hold no frames: left as it is, nothing to merge\n",
+                  m->o.output.c_str(), static_cast<long long>(r.frames), r.parts);
     } else {
       std::printf("merged %d parts into %s: %lld frames, %s nodes, %s in %.2f s (%.0f MB/s read)\n", r.parts, m->o.output.c_str(),
                   static_cast<long long>(r.frames), thousands(r.npoin).c_str(), human_bytes(static_cast<double>(r.bytes)).c_str(),

@@ -112,6 +112,14 @@ void refuse_open_input(const std::string& path) {
                    "an input of this command: writing it would destroy it (choose another output name)");
 }
 
+void forget_closed_input(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return;
+  std::lock_guard<std::mutex> lock(inputs_mu);
+  auto it = open_inputs.find({static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)});
+  if (it != open_inputs.end() && it->second.first == 0) open_inputs.erase(it);
+}
+
 bool hdf5_file_name(const std::string& path) {
   std::string lower = path;
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -124,6 +124,9 @@ bool hdf5_file_name(const std::string& path);
 // device and inode, so ./a.slf, links and other spellings are caught): an output must never
 // replace an input. Every output is checked when it is created and again before its rename.
 void refuse_open_input(const std::string& path);
+// `path` was only looked at (is it already the output?), not read as an input: once closed
+// it no longer counts as one.
+void forget_closed_input(const std::string& path);
 // While one lives (a command), files read and closed again still count as inputs: a command
 // that read a .cli file must not write over it later.
 class InputScope {

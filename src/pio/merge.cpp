@@ -11,6 +11,7 @@
 
 #include "core/byteorder.hpp"
 #include "core/error.hpp"
+#include "core/io.hpp"
 #include "core/progress.hpp"
 #include "formats/boundary.hpp"
 #include "formats/partel.hpp"
@@ -65,6 +66,92 @@ bool same_variables(const serafin::Header& a, const serafin::Header& b) {
   for (int v = 0; v < a.nvar(); ++v)
     if (trimmed(a.variables[static_cast<std::size_t>(v)].name) != trimmed(b.variables[static_cast<std::size_t>(v)].name)) return false;
   return true;
+}
+
+// 3D parts of nplan planes on a 2D geometry: gretel extrudes the geometry's triangles to
+// prisms. Makes `geo` the extruded mesh's header and says whether it did.
+bool extrude_for(serafin::Header& geo, int nplan, const std::string& geometry, const std::string& part) {
+  if (nplan <= 1 || geo.nplan() != 1) return false;
+  if (geo.ndp != 3)
+    throw UsageError(geometry + " has NDP " + std::to_string(geo.ndp) + ": only triangles extrude to the prisms of " + part);
+  geo.nelem *= nplan - 1;
+  geo.npoin *= nplan;
+  geo.ndp = 6;
+  geo.iparam[6] = nplan;
+  geo.iparam[7] = geo.iparam[8] = 0;
+  return true;
+}
+
+// A part's global nodes (0-based), every plane: KNOLG is the IPOBO record's first NPOIN2
+// values (TELEMAC writes dummies above); plane j's nodes follow at j * npoin2.
+std::vector<std::int32_t> part_nodes(const serafin::Reader& part, const std::string& name, std::int64_t npoin2,
+                                     int geo_nplan) {
+  const auto& h = part.header();
+  if (h.nplan() != geo_nplan)
+    throw UsageError(name + " has " + std::to_string(h.nplan()) + " planes, the geometry " + std::to_string(geo_nplan));
+  const auto knolg = part.read_ipobo();
+  const std::int64_t np2 = h.npoin / h.nplan();
+  std::vector<std::int32_t> gid;
+  gid.reserve(static_cast<std::size_t>(h.npoin));
+  for (int j = 0; j < h.nplan(); ++j)
+    for (std::int64_t i = 0; i < np2; ++i) {
+      const std::int64_t g = knolg[static_cast<std::size_t>(i)] - 1;
+      if (g < 0 || g >= npoin2)
+        throw FormatError(name, "record IPOBO/KNOLG", part.layout().header_bytes,
+                          "global node " + std::to_string(g + 1) + " is outside the geometry's 1.." + std::to_string(npoin2));
+      gid.push_back(static_cast<std::int32_t>(g + j * npoin2));
+    }
+  return gid;
+}
+
+// The output header, as gretel writes it (merge.hpp): part 0's header on the geometry's mesh.
+serafin::Header gretel_header(const serafin::Header& part0, const serafin::Header& geo, std::int32_t nptfr, bool extrude) {
+  serafin::Header out = part0;
+  out.set_title(part0.title.substr(0, 72));
+  out.nelem = geo.nelem;
+  out.npoin = geo.npoin;
+  out.ndp = geo.ndp;
+  out.sizes4 = geo.sizes4;
+  if (extrude) out.date.reset();
+  out.iparam = {1, 0, geo.iparam[2], geo.iparam[3], 0, 0, part0.iparam[6], nptfr, geo.iparam[8], out.date ? 1 : 0};
+  return out;
+}
+
+// IPARAM(8) of the output: the .cli's boundary points (read on rank 0), else the geometry's.
+std::int32_t gretel_nptfr(MPI_Comm comm, const serafin::Header& geo, const std::string& cli, bool extrude) {
+  std::int32_t nptfr = geo.iparam[7];
+  if (cli.empty() || extrude) return nptfr;
+  int rank = 0;
+  if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank);
+  collective(comm, [&] {
+    if (rank == 0) nptfr = static_cast<std::int32_t>(boundary::read(cli).lines.size());
+  });
+  if (comm != MPI_COMM_NULL) MPI_Bcast(&nptfr, 1, MPI_INT32_T, 0, comm);
+  return nptfr;
+}
+
+// Whether `path` is already the complete result a merge would write with header `out`: the
+// file the ranks wrote during the run (open_merged_writer), whose parts hold no frames.
+bool written_during_run(const std::string& path, const serafin::Header& out, std::int64_t& frames) {
+  if (!file_exists(path)) return false;
+  struct Forget {
+    const std::string& path;
+    ~Forget() { forget_closed_input(path); }  // looked at, not an input: it may still be written
+  } forget{path};
+  try {
+    const serafin::Reader r(path);
+    const auto& h = r.header();
+    bool same = h.title_for_output() == out.title_for_output() && h.iparam == out.iparam && h.date == out.date &&
+                h.nelem == out.nelem && h.npoin == out.npoin && h.ndp == out.ndp && h.precision == out.precision &&
+                h.nvar() == out.nvar() && r.integrity().message.empty() && r.frame_count() > 0;
+    for (int v = 0; same && v < h.nvar(); ++v)
+      same = h.variables[static_cast<std::size_t>(v)].name == out.variables[static_cast<std::size_t>(v)].name &&
+             h.variables[static_cast<std::size_t>(v)].unit == out.variables[static_cast<std::size_t>(v)].unit;
+    frames = r.frame_count();
+    return same;
+  } catch (const Error&) {
+    return false;
+  }
 }
 
 // Scatters n values of W bytes each, as stored, to their global places gid[0..n).
@@ -204,34 +291,10 @@ MergeReport merge_parts(MPI_Comm comm, const MergeOptions& o) {
     geo = serafin::Reader(o.geometry).header();
     npoin2 = geo.npoin / geo.nplan();
     const int n = set->size();
-    const int nplan = set->open(0)->header().nplan();
-    if (nplan > 1 && geo.nplan() == 1) {
-      // 3D parts on a 2D geometry: the mesh is extruded to the parts' planes (gretel).
-      if (geo.ndp != 3)
-        throw UsageError(o.geometry + " has NDP " + std::to_string(geo.ndp) + ": only triangles extrude to the prisms of " + set->name(0));
-      extrude = true;
-      geo.nelem *= nplan - 1;
-      geo.npoin *= nplan;
-      geo.ndp = 6;
-      geo.iparam[6] = nplan;
-      geo.iparam[7] = geo.iparam[8] = 0;
-    }
+    extrude = extrude_for(geo, set->open(0)->header().nplan(), o.geometry, set->name(0));
     for (int p = rank * n / size; p < (rank + 1) * n / size; ++p) {
       Part part{p, set->open(p), {}};
-      const auto& h = part.reader->header();
-      if (h.nplan() != geo.nplan())
-        throw UsageError(set->name(p) + " has " + std::to_string(h.nplan()) + " planes, the geometry " + std::to_string(geo.nplan()));
-      // KNOLG: the first NPOIN2 of the part; planes above follow (TELEMAC writes dummies there).
-      const auto knolg = part.reader->read_ipobo();
-      const std::int64_t np2 = h.npoin / h.nplan();
-      for (int j = 0; j < h.nplan(); ++j)
-        for (std::int64_t i = 0; i < np2; ++i) {
-          const std::int64_t g = knolg[static_cast<std::size_t>(i)] - 1;
-          if (g < 0 || g >= npoin2)
-            throw FormatError(set->name(p), "record IPOBO/KNOLG", part.reader->layout().header_bytes,
-                              "global node " + std::to_string(g + 1) + " is outside the geometry's 1.." + std::to_string(npoin2));
-          part.gid.push_back(static_cast<std::int32_t>(g + j * npoin2));
-        }
+      part.gid = part_nodes(*part.reader, set->name(p), npoin2, geo.nplan());
       parts.push_back(std::move(part));
     }
   });
@@ -306,22 +369,21 @@ MergeReport merge_parts(MPI_Comm comm, const MergeOptions& o) {
   }
   report.frames = frames;
 
-  // The output header, as gretel writes it (merge.hpp).
-  std::int32_t nptfr = geo.iparam[7];
-  if (!o.cli.empty() && !extrude) {
-    std::int64_t lines = 0;
-    collective(comm, [&] { lines = static_cast<std::int64_t>(boundary::read(o.cli).lines.size()); });
-    nptfr = static_cast<std::int32_t>(lines);
-  }
-  serafin::Header out = h0;
-  out.set_title(h0.title.substr(0, 72));
-  out.nelem = geo.nelem;
-  out.npoin = geo.npoin;
-  out.ndp = geo.ndp;
-  out.sizes4 = geo.sizes4;
-  if (extrude) out.date.reset();
-  out.iparam = {1, 0, geo.iparam[2], geo.iparam[3], 0, 0, h0.iparam[6], nptfr, geo.iparam[8], out.date ? 1 : 0};
+  const serafin::Header out = gretel_header(h0, geo, gretel_nptfr(comm, geo, o.cli, extrude), extrude);
   report.npoin = geo.npoin;
+  if (frames == 0) {
+    std::int64_t kept = 0;
+    collective(comm, [&] {
+      if (rank == 0 && !written_during_run(o.output, out, kept)) kept = 0;
+    });
+    if (comm != MPI_COMM_NULL) MPI_Bcast(&kept, 1, MPI_INT64_T, 0, comm);
+    if (kept > 0) {
+      report.kept = true;
+      report.frames = kept;
+      report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      return report;
+    }
+  }
   // The extruded mesh is made by the rank that writes the header.
   Mesh mesh;
   collective(comm, [&] {
@@ -337,6 +399,51 @@ MergeReport merge_parts(MPI_Comm comm, const MergeOptions& o) {
     merge_together<double>(comm, parts, o, out, made, times0, frames, report);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return report;
+}
+
+MergedWriter open_merged_writer(MPI_Comm comm, const std::string& part, const std::string& geometry, const std::string& cli,
+                                const std::string& output, WriterOptions options) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  // Rank 0's part gives the header (as part 0 does to gretel): its name goes to every rank.
+  std::string first = part;
+  {
+    int n = static_cast<int>(first.size());
+    MPI_Bcast(&n, 1, MPI_INT, 0, comm);
+    first.resize(static_cast<std::size_t>(n));
+    MPI_Bcast(first.data(), n, MPI_CHAR, 0, comm);
+  }
+  serafin::Header geo, h0;
+  std::vector<std::int32_t> gid;
+  bool extrude = false;
+  collective(comm, [&] {
+    if (geometry.empty()) throw UsageError("the merged result needs the global geometry file");
+    geo = serafin::Reader(geometry).header();
+    h0 = serafin::Reader(first).header();
+    const std::int64_t npoin2 = geo.npoin / geo.nplan();
+    extrude = extrude_for(geo, h0.nplan(), geometry, first);
+    const serafin::Reader mine(part);
+    if (!same_variables(mine.header(), h0) || mine.header().precision != h0.precision)
+      throw UsageError(part + " does not have the variables or precision of " + first);
+    gid = part_nodes(mine, part, npoin2, geo.nplan());
+  });
+  const serafin::Header out = gretel_header(h0, geo, gretel_nptfr(comm, geo, cli, extrude), extrude);
+  Mesh mesh;  // 3D parts on a 2D geometry: the extruded mesh, made by rank 0 (used while opening)
+  collective(comm, [&] {
+    if (extrude && rank == 0) mesh = extruded(serafin::Reader(geometry), out.nplan());
+  });
+  OutputDescription desc;
+  desc.header = out;
+  MergedWriter m;
+  if (extrude)
+    desc.mesh = rank == 0 ? &mesh : nullptr;
+  else
+    desc.geometry = geometry;
+  for (auto& g : gid) ++g;  // 1-based, as KNOLG
+  m.nlocal = static_cast<std::int64_t>(gid.size());
+  options.owner_highest = true;  // gretel's rule: the last part holding a node gives its value
+  m.writer = std::make_unique<Writer>(comm, output, desc, gid.data(), m.nlocal, options);
+  return m;
 }
 
 }  // namespace anabranch::pio

@@ -44,9 +44,10 @@ def ab():
     if not EXE:
         pytest.skip("anabranch executable not found (set ANABRANCH_EXE)")
 
-    def run(*args, cwd=None, timeout=600):
+    def run(*args, cwd=None, timeout=600, stdin=None):
         env = dict(os.environ, ANABRANCH_PROGRESS="0")
-        proc = subprocess.run([EXE, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=timeout, env=env)
+        proc = subprocess.run([EXE, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=timeout, env=env,
+                              input=stdin)
         return Result(proc)
 
     return run

@@ -342,6 +342,25 @@ class Writer:
         self._w = _core.Writer(_comm(comm), os.fspath(path), self._h, ids, len(self.names), f"strategy={strategy} {options}")
         self.path = os.fspath(path)
 
+    @classmethod
+    def merged(cls, comm, part, geometry, path, boundary="", strategy="aggregated", options=""):
+        """The file `anabranch merge` (gretel) would make of the ranks' part files, written as
+        they run: each rank names its own part (a SERAFIN file whose header and mesh a solver
+        such as TELEMAC wrote: IPOBO holds its KNOLG; its frames are not read); the global
+        header comes from rank 0's part, `geometry` and `boundary` (its .cli, for IPARAM(8)).
+        write_frame then takes the values in the part's node order; a node held by several
+        ranks takes the highest rank's value, as the last part wins in a merge. Collective."""
+        with Dataset(part) as d:
+            names, single = d.names, d.precision == "single"
+        self = cls.__new__(cls)
+        self._h = None
+        self.names, self.single = names, single
+        self._w = _core.Writer.open_merged(_comm(comm), os.fspath(part), os.fspath(geometry), os.fspath(boundary or ""),
+                                           os.fspath(path), len(names), f"strategy={strategy} {options}")
+        self.nlocal = self._w.nlocal()
+        self.path = os.fspath(path)
+        return self
+
     def _stack(self, values, dtype):
         if isinstance(values, dict):
             missing = [n for n in self.names if n not in values]

@@ -208,6 +208,20 @@ NB_MODULE(_core, m) {
         }
         check(rc);
       })
+      .def_static("open_merged", [](long long comm, const std::string& part, const std::string& geometry,
+                                    const std::string& boundary, const std::string& path, int nvar, const std::string& options) {
+        auto* self = new Writer();
+        self->nvar = nvar;
+        int rc;
+        {
+          nb::gil_scoped_release release;
+          rc = ab_writer_open_merged(comm_of(comm), part.c_str(), geometry.c_str(), boundary.c_str(), path.c_str(), options.c_str(),
+                                     &self->nlocal, &self->w);
+        }
+        if (rc != AB_OK) delete self;
+        check(rc);
+        return self;
+      }, nb::rv_policy::take_ownership)
       .def("write_frame_double", [](Writer& w, double time, In2<double> values, bool begin) {
         if (values.shape(0) != static_cast<std::size_t>(w.nvar) || values.shape(1) != static_cast<std::size_t>(w.nlocal))
           throw Failure{AB_ERR_USAGE, "values: expected (" + std::to_string(w.nvar) + ", " + std::to_string(w.nlocal) + ")"};
@@ -224,6 +238,7 @@ NB_MODULE(_core, m) {
         nb::gil_scoped_release release;
         check(ab_writer_write_frame_end(w.w));
       })
+      .def("nlocal", [](const Writer& w) { return w.nlocal; })
       .def("abandon", [](Writer& w) {
         ab_writer_abandon(w.w);
         w.w = nullptr;

@@ -19,6 +19,8 @@ if(ANABRANCH_HAVE_FORTRAN)
   target_include_directories(anabranch_fortran PUBLIC $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/anabranch/fortran>)
   install(TARGETS anabranch_fortran EXPORT anabranchTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
   install(DIRECTORY ${PROJECT_BINARY_DIR}/bindings/fortran/mod/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/anabranch/fortran)
+  # TELEMAC's user Fortran file (docs/telemac.md): its result written by all ranks as one file.
+  install(FILES ${PROJECT_SOURCE_DIR}/integrations/telemac/anabranch_telemac.f DESTINATION ${CMAKE_INSTALL_DATADIR}/anabranch/telemac)
 endif()
 set_target_properties(anabranch_c PROPERTIES INSTALL_RPATH "$ORIGIN")
 set_target_properties(anabranch_cli PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")

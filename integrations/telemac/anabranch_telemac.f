@@ -46,6 +46,8 @@
         INTEGER :: LU = -1
         INTEGER(C_INT64_T) :: NLOCAL = 0
         INTEGER :: NVAR = 0
+        INTEGER :: FRAMES = 0
+        DOUBLE PRECISION :: SECONDS = 0.D0
         TYPE(AB_WRITER) :: W
         CHARACTER(LEN=250) :: NAME = ' '
         DOUBLE PRECISION, ALLOCATABLE :: BUF(:)
@@ -70,6 +72,13 @@
      &       .OR.FLAG(1:1).EQ.'N') RETURN
         ENDIF
         AB_TELEMAC_ON = .TRUE.
+      END FUNCTION
+!
+!     WALL-CLOCK SECONDS
+      DOUBLE PRECISION FUNCTION WALL()
+        INTEGER(KIND=8) :: COUNT, RATE
+        CALL SYSTEM_CLOCK(COUNT, RATE)
+        WALL = DBLE(COUNT) / DBLE(RATE)
       END FUNCTION
 !
 !     AN ENVIRONMENT VARIABLE, OR DFLT WHEN IT IS NOT SET
@@ -145,6 +154,8 @@
         TYPE(BIEF_OBJ), INTENT(IN) :: BVARSOR
         INTEGER :: I, J, K, NV, IERR
         INTEGER(C_INT64_T) :: AT
+        DOUBLE PRECISION :: T0
+        T0 = WALL()
         NV = 0
         DO I = 1, NVARS
           IF(OUTVAR(I)) THEN
@@ -180,14 +191,18 @@
           CALL PLANTE(1)
           STOP
         ENDIF
+        OUTS(K)%FRAMES = OUTS(K)%FRAMES + 1
+        OUTS(K)%SECONDS = OUTS(K)%SECONDS + (WALL() - T0)
       END SUBROUTINE
 !
 !     COMPLETES THE GLOBAL FILE OF UNIT NRES, IF ANY (COLLECTIVE)
       SUBROUTINE AB_TELEMAC_CLOSE(NRES, LU)
         INTEGER, INTENT(IN) :: NRES, LU
         INTEGER :: I, IERR
+        DOUBLE PRECISION :: T0
         DO I = 1, NOUT
           IF(OUTS(I)%LU.EQ.NRES) THEN
+            T0 = WALL()
             OUTS(I)%LU = -1
             DEALLOCATE(OUTS(I)%BUF)
             CALL AB_WRITER_CLOSE(OUTS(I)%W, IERR)
@@ -196,6 +211,10 @@
               CALL PLANTE(1)
               STOP
             ENDIF
+            OUTS(I)%SECONDS = OUTS(I)%SECONDS + (WALL() - T0)
+            WRITE(LU,'(1X,3A,I0,A,F0.3,A)') 'ANABRANCH: ',
+     &        TRIM(OUTS(I)%NAME), ': ', OUTS(I)%FRAMES,
+     &        ' FRAMES WRITTEN, OUTPUT TIME ', OUTS(I)%SECONDS, ' S'
           ENDIF
         ENDDO
       END SUBROUTINE

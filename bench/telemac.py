@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""TELEMAC-2D writing its result through anabranch: one file from all ranks, no merge.
+
+Runs a TELEMAC-2D case (default: the malpasset dam break of TELEMAC's examples, with the
+characteristics scheme) on each rank count twice:
+  classic    TELEMAC as it is: per-rank result files, merged by TELEMAC's own gretel;
+  anabranch  the same steering file with integrations/telemac/anabranch_telemac.f added to
+             its user Fortran: every rank writes its frames into the one global result
+             during the run; anabranch's gretel (par_path) leaves that file as it is.
+Each run goes through TELEMAC's runner stage by stage (--split, -x to compile, --run,
+--merge), each timed; the anabranch runs also report the time spent writing inside the run. Checks: on every rank count above 1 the anabranch result is byte for byte the classic
+merged result; the serial result and the parallel ones agree within TELEMAC's own validation
+tolerances for the case (a serial run differs numerically from a parallel one in TELEMAC
+itself). Prints a table and writes --json.
+
+TELEMAC is not part of anabranch: give a built TELEMAC tree (TELEMAC_ROOT or HOMETEL), its
+configuration file and name (SYSTELCFG, USETELCFG, or --config-file/--config) and an
+anabranch installation (--prefix, default: the one holding `anabranch` on PATH). Without
+TELEMAC the bench says so and exits 0. Steps for users: docs/telemac.md.
+
+  python3 bench/telemac.py --ranks 1,4 --json telemac.json
+  python3 bench/telemac.py --ranks 4 --time-steps 800    # a shorter run
+"""
+import argparse
+import configparser
+import json
+import os
+import pathlib
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+# TELEMAC's validation of this case (vnv_malpasset.py): last frame, serial against parallel,
+# max absolute difference per variable (U, V, H, S, B).
+DEFAULT_EPS = {"VELOCITY U": 0.016, "VELOCITY V": 0.010, "WATER DEPTH": 0.020, "FREE SURFACE": 0.020, "BOTTOM": 1e-15}
+
+
+def fail(msg):
+    print(f"bench/telemac.py: error: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def read_serafin(path):
+    """Title, variable names, NPOIN and frames [(time, [values per variable])] of a SERAFIN file."""
+    data = pathlib.Path(path).read_bytes()
+    order = ">" if struct.unpack(">i", data[:4])[0] == 80 else "<"
+    pos = 0
+
+    def rec():
+        nonlocal pos
+        n = struct.unpack(order + "i", data[pos:pos + 4])[0]
+        out = data[pos + 4:pos + 4 + n]
+        pos += 8 + n
+        return out
+
+    title = rec()[:72].decode("latin-1").strip()
+    nbv = sum(struct.unpack(order + "2i", rec()))
+    names = [rec()[:16].decode("latin-1").strip() for _ in range(nbv)]
+    iparam = struct.unpack(order + "10i", rec())
+    if iparam[9] == 1:
+        rec()
+    nelem, npoin, ndp, _ = struct.unpack(order + "4i", rec())
+    rec(), rec()
+    x = rec()
+    rs = len(x) // npoin
+    rec()
+    fmt = order + ("f" if rs == 4 else "d")
+    frames = []
+    while pos < len(data):
+        t = struct.unpack(fmt, rec())[0]
+        vals = [struct.unpack(f"{order}{npoin}{'f' if rs == 4 else 'd'}", rec()) for _ in names]
+        frames.append((t, vals))
+    return title, names, npoin, frames
+
+
+def last_frame_differences(a, b):
+    """Max |a - b| per variable over the last frame of two results of the same mesh."""
+    _, na, npa, fa = read_serafin(a)
+    _, nb, npb, fb = read_serafin(b)
+    if na != nb or npa != npb or not fa or not fb:
+        fail(f"{a} and {b} do not hold the same variables, mesh and frames")
+    return {n: max(abs(p - q) for p, q in zip(fa[-1][1][v], fb[-1][1][v])) for v, n in enumerate(na)}
+
+
+def derived_config(src, name, prefix, out):
+    """The configuration with anabranch added: its Fortran module and libraries for the user
+    Fortran, and par_path (where the runner finds gretel) on anabranch's gretel."""
+    cfg = configparser.RawConfigParser()
+    cfg.optionxform = str
+    cfg.read(src)
+    if not cfg.has_section(name):
+        fail(f"{src} has no configuration [{name}]")
+
+    def value(key):
+        if cfg.has_option(name, key):
+            return cfg.get(name, key)
+        return cfg.get("general", key) if cfg.has_option("general", key) else ""
+
+    lib = prefix / "lib"
+    cfg.set(name, "incs_all", f"{value('incs_all')} -I {prefix / 'include/anabranch/fortran'}".strip())
+    cfg.set(name, "libs_all", f"{value('libs_all')} -L{lib} -Wl,-rpath,{lib} -lanabranch_fortran -lanabranch_c".strip())
+    cfg.set(name, "par_path", str(prefix / "libexec/anabranch/telemac"))
+    with open(out, "w") as f:
+        cfg.write(f)
+
+
+def steering(src, dst, time_steps, fortran):
+    text = src.read_text(errors="replace")
+    if time_steps:
+        text, n = re.subn(r"(?im)^\s*NUMBER OF TIME STEPS\s*[=:].*$", f"NUMBER OF TIME STEPS = {time_steps}", text)
+        if n == 0:
+            text += f"\nNUMBER OF TIME STEPS = {time_steps}\n"
+    if fortran:
+        text, n = re.subn(r"(?im)^\s*FORTRAN FILE\s*[=:].*$", f"FORTRAN FILE = '{fortran}'", text)
+        if n == 0:
+            text += f"\nFORTRAN FILE = '{fortran}'\n"
+    dst.write_text(text)
+
+
+def user_fortran(case_dir, cas_text, integration, out):
+    """A folder with the case's own user Fortran (a file or a folder) and anabranch's."""
+    out.mkdir()
+    m = re.search(r"(?im)^\s*FORTRAN FILE\s*[=:]\s*'?([^'\n]+?)'?\s*$", cas_text)
+    if m:
+        given = case_dir / m.group(1).strip()
+        for f in sorted(given.iterdir()) if given.is_dir() else [given]:
+            shutil.copy(f, out / f.name)
+    shutil.copy(integration, out / "anabranch_telemac.f")
+
+
+def results_file(cas_text):
+    m = re.search(r"(?im)^\s*RESULTS FILE\s*[=:]\s*'?([^'\n]+?)'?\s*$", cas_text)
+    if not m:
+        fail("the steering file names no RESULTS FILE")
+    return m.group(1).strip()
+
+
+def gretel_seconds(gretel, wd, ranks, result_format):
+    """The merge step alone: gretel run on the run's folder with the answers TELEMAC's runner
+    gives it (geometry, format, boundary file, result, format, parts, planes, method)."""
+    answers = f"T2DGEO\nSERAFIN\nT2DCLI\nT2DRES\n{result_format}\n{ranks}\n0\n1\n"
+    t0 = time.perf_counter()
+    proc = subprocess.run([str(gretel)], cwd=wd, input=answers, capture_output=True, text=True)
+    if proc.returncode != 0:
+        fail(f"{gretel} failed in {wd}: {proc.stdout[-500:]}{proc.stderr[-500:]}")
+    return time.perf_counter() - t0
+
+
+def run_case(args, root, cfg_file, case, ranks, mode, work):
+    """One run through the runner's stages; returns the seconds of each and the result path."""
+    d = work / f"{mode}-{ranks}"
+    shutil.copytree(case.parent, d)
+    cas_text = (d / case.name).read_text(errors="replace")
+    fortran = None
+    if mode == "anabranch":
+        user_fortran(d, cas_text, args.integration, d / "user_fortran_anabranch")
+        fortran = "user_fortran_anabranch"
+    cas = d / f"bench_{mode}.cas"
+    steering(d / case.name, cas, args.time_steps, fortran)
+    env = dict(os.environ, SYSTELCFG=str(cfg_file), USETELCFG=args.config, HOMETEL=str(root),
+               PYTHONPATH=f"{root / 'scripts/python3'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    runner = [args.python, str(root / "scripts/python3/telemac2d.py"), "--ncsize", str(ranks), "-w", str(d / "wd")]
+    stages = [("split", "--split"), ("compile", "-x"), ("run", "--run"), ("merge", "--merge")]
+    seconds, log = {}, ""
+    for name, stage in stages:
+        t0 = time.perf_counter()
+        proc = subprocess.run(runner + [stage, cas.name], cwd=d, env=env, capture_output=True, text=True)
+        seconds[name] = time.perf_counter() - t0
+        log += proc.stdout + proc.stderr
+        (d / "runner.log").write_text(log)
+        if proc.returncode != 0 or "CORRECT END OF RUN" not in log and stage == "--run":
+            fail(f"{mode} run on {ranks} ranks failed at {stage}: see {d / 'runner.log'}")
+        if name == "run" and ranks > 1:
+            fmt = "SERAFIND" if re.search(r"(?im)^\s*RESULTS FILE FORMAT\s*[=:]\s*'?SERAFIND", cas.read_text()) else "SERAFIN"
+            gretel = (args.prefix / "libexec/anabranch/telemac/gretel" if mode == "anabranch"
+                      else root / "builds" / args.config / "bin/gretel")
+            seconds["gretel"] = gretel_seconds(gretel, d / "wd", ranks, fmt)
+    out = d / results_file(cas_text)
+    if not out.exists():
+        fail(f"{mode} run on {ranks} ranks left no {out.name}: see {d / 'runner.log'}")
+    m = re.search(r"ANABRANCH: \S+: (\d+) FRAMES WRITTEN, OUTPUT TIME ([0-9.]+) S", log)
+    return {"seconds": seconds, "result": str(out), "output_seconds": float(m.group(2)) if m else None,
+            "frames": len(read_serafin(out)[3]), "bytes": out.stat().st_size}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--telemac-root", default=os.environ.get("TELEMAC_ROOT") or os.environ.get("HOMETEL"),
+                    help="a built TELEMAC tree (default: $TELEMAC_ROOT, $HOMETEL)")
+    ap.add_argument("--config-file", default=os.environ.get("SYSTELCFG"), help="its configuration file (default: $SYSTELCFG)")
+    ap.add_argument("--config", default=os.environ.get("USETELCFG"), help="the configuration's name (default: $USETELCFG)")
+    ap.add_argument("--case", default="examples/telemac2d/malpasset/t2d_malpasset-char.cas",
+                    help="steering file, absolute or relative to the TELEMAC tree")
+    ap.add_argument("--ranks", default="1,4", help="rank counts, comma separated (default 1,4)")
+    ap.add_argument("--time-steps", type=int, help="NUMBER OF TIME STEPS for a shorter run")
+    ap.add_argument("--prefix", help="anabranch installation (default: above the `anabranch` found on PATH)")
+    ap.add_argument("--integration", help="the user Fortran file (default: the installation's, else this tree's)")
+    ap.add_argument("--python", default=sys.executable, help="Python for TELEMAC's runner (numpy<2, scipy, matplotlib)")
+    ap.add_argument("--workdir", default="bench-telemac", help="scratch folder (emptied)")
+    ap.add_argument("--json", help="write the figures here")
+    args = ap.parse_args()
+
+    if not args.telemac_root:
+        print("bench/telemac.py: skipped: TELEMAC not given (set TELEMAC_ROOT to a built TELEMAC tree, "
+              "SYSTELCFG and USETELCFG to its configuration; see docs/telemac.md)")
+        return 0
+    root = pathlib.Path(args.telemac_root).resolve()
+    if not (root / "scripts/python3/telemac2d.py").exists():
+        fail(f"{root} is not a TELEMAC tree (no scripts/python3/telemac2d.py)")
+    if not args.config_file or not args.config:
+        fail("TELEMAC's configuration is not given (SYSTELCFG and USETELCFG, or --config-file and --config)")
+    exe = shutil.which("anabranch")
+    prefix = pathlib.Path(args.prefix).resolve() if args.prefix else (pathlib.Path(exe).resolve().parents[1] if exe else None)
+    args.prefix = prefix
+    if not prefix or not (prefix / "include/anabranch/fortran/anabranch.mod").exists():
+        fail(f"no anabranch installation with the Fortran module at {prefix} (cmake --install build --prefix DIR; --prefix DIR)")
+    if not args.integration:
+        installed = prefix / "share/anabranch/telemac/anabranch_telemac.f"
+        args.integration = installed if installed.exists() else HERE.parent / "integrations/telemac/anabranch_telemac.f"
+    case = pathlib.Path(args.case)
+    case = case if case.is_absolute() else root / case
+    if not case.exists():
+        fail(f"no steering file {case}")
+    ranks = [int(r) for r in args.ranks.split(",")]
+
+    work = pathlib.Path(args.workdir).resolve()
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    cfg_ab = work / "systel.anabranch.cfg"
+    derived_config(args.config_file, args.config, prefix, cfg_ab)
+
+    runs = []
+    for p in ranks:
+        for mode, cfg in (("classic", pathlib.Path(args.config_file).resolve()), ("anabranch", cfg_ab)):
+            print(f"-- {case.name}: {mode} on {p} rank{'s' if p > 1 else ''}", flush=True)
+            r = run_case(args, root, cfg, case, p, mode, work)
+            r.update(mode=mode, ranks=p)
+            runs.append(r)
+
+    failures = []
+    by = {(r["mode"], r["ranks"]): r for r in runs}
+    for p in ranks:
+        a, c = by[("anabranch", p)], by[("classic", p)]
+        same = pathlib.Path(a["result"]).read_bytes() == pathlib.Path(c["result"]).read_bytes()
+        a["identical_to_classic"] = same
+        if p > 1 and not same:
+            failures.append(f"{p} ranks: the anabranch result differs from the classic merged result")
+    if 1 in ranks:
+        for p in ranks:
+            if p == 1:
+                continue
+            diffs = last_frame_differences(by[("classic", 1)]["result"], by[("anabranch", p)]["result"])
+            by[("anabranch", p)]["serial_last_frame_max_abs_diff"] = diffs
+            for name, d in diffs.items():
+                eps = DEFAULT_EPS.get(name)
+                if args.time_steps is None and eps is not None and d > eps:
+                    failures.append(f"{p} ranks: {name} differs from the serial run by {d:.3g} (TELEMAC's tolerance {eps:g})")
+
+    print("\nseconds of each stage of TELEMAC's runner (each includes ~3 s of the runner's own start); gretel: the merge "
+          "alone; output: writing inside the run (anabranch)")
+    print(f"{'ranks':>5} {'mode':<10} {'split':>7} {'compile':>8} {'run':>7} {'gretel':>7} {'merge':>7} {'output':>7} {'frames':>6}  result")
+    for r in runs:
+        s = r["seconds"]
+        print(f"{r['ranks']:>5} {r['mode']:<10} {s['split']:7.2f} {s['compile']:8.2f} {s['run']:7.2f} {s.get('gretel', 0):7.3f} {s['merge']:7.2f} "
+              f"{r['output_seconds'] if r['output_seconds'] is not None else float('nan'):7.3f} {r['frames']:>6}  "
+              + ("= classic, byte for byte" if r["mode"] == "anabranch" and r["ranks"] > 1 and r["identical_to_classic"] else ""))
+    for r in runs:
+        if "serial_last_frame_max_abs_diff" in r:
+            print(f"last frame, {r['ranks']} ranks against 1: " +
+                  ", ".join(f"{k} {v:.3g}" for k, v in r["serial_last_frame_max_abs_diff"].items()))
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps({"case": str(case), "time_steps": args.time_steps, "runs": runs}, indent=1))
+    for f in failures:
+        print(f"bench/telemac.py: FAILED: {f}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -36,7 +36,8 @@ namespace {
 struct BenchOptions {
   std::int64_t generate = 200000;
   std::string mesh, plan, dir = ".", output, strategies = "all";
-  int vars = 4, frames = 5, repeat = 3, writers = 1;
+  int vars = 4, frames = 5, repeat = 3;
+  std::string writers = "auto";
   bool read = false;
 };
 
@@ -230,7 +231,16 @@ Runner add_bench(CLI::App& app, Common& common) {
   sub->add_option("--frames", o->frames, "frames per run")->capture_default_str()->check(CLI::Range(1, 100000));
   sub->add_option("--strategies", o->strategies, "all, or a comma-separated list")->capture_default_str();
   sub->add_option("--repeat", o->repeat, "measured runs per strategy (after one warm-up)")->capture_default_str()->check(CLI::Range(1, 1000));
-  sub->add_option("--writers", o->writers, "writers per node (aggregated strategies)")->capture_default_str()->check(CLI::Range(1, 1024));
+  sub->add_option("--writers", o->writers, "writers per node (aggregated strategies, hdf5): auto or a number")
+      ->capture_default_str()
+      ->check([](const std::string& v) {
+        if (v == "auto") return std::string();
+        try {
+          return std::stoi(v) >= 1 && std::stoi(v) <= 1024 ? std::string() : "--writers: auto or 1..1024";
+        } catch (...) {
+          return std::string("--writers: auto or 1..1024");
+        }
+      });
   sub->add_flag("--read", o->read,
                 "also read the frames back, each rank its own nodes (a restart); the page cache is dropped first where allowed");
   sub->add_option("--dir", o->dir, "folder for the files (put it on the file system to measure)")->capture_default_str();
@@ -282,6 +292,7 @@ Runner add_bench(CLI::App& app, Common& common) {
       const ScratchFile scratch(path), scratch_xdmf(path + ".xmf"),
           scratch_mine(fpp ? path + partel::suffix(size, rank) : path + ".unused");
       std::vector<double> t_open, t_write, t_close, t_sync, t_read;
+      double phase_sum[5] = {0, 0, 0, 0, 0};  // encode, exchange, wait, write, close: this rank, measured runs
       bool verified = true, cache_dropped = o->read;
       int files = 0;
       for (int rep = -1; rep < o->repeat; ++rep) {  // rep -1: warm-up
@@ -292,7 +303,7 @@ Runner add_bench(CLI::App& app, Common& common) {
         out.local_mesh = &d.local;
         pio::WriterOptions wo;
         wo.strategy = name;
-        wo.writers_per_node = o->writers;
+        wo.writers_per_node = o->writers == "auto" ? 0 : std::stoi(o->writers);
         wo.provenance["partition_method"] = o->plan.empty() ? "hilbert" : "plan " + o->plan;
         wo.provenance["partition_parts"] = std::to_string(size);
         MPI_Barrier(comm);
@@ -311,6 +322,11 @@ Runner add_bench(CLI::App& app, Common& common) {
         MPI_Barrier(comm);
         double t2 = MPI_Wtime();
         w.close();
+        if (rep >= 0) {
+          const pio::PhaseTimes ph = w.phases();
+          const double p[5] = {ph.encode, ph.exchange, ph.wait, ph.write, ph.close};
+          for (int k = 0; k < 5; ++k) phase_sum[k] += p[k];
+        }
         MPI_Barrier(comm);
         const double t_closed = MPI_Wtime();
         files = w.files_created();
@@ -410,6 +426,21 @@ Runner add_bench(CLI::App& app, Common& common) {
       };
       std::vector<double> full;
       for (std::size_t i = 0; i < t_write.size(); ++i) full.push_back(t_write[i] + t_sync[i]);
+      // Per rank, seconds per run (mean of the measured runs) of each phase.
+      for (double& p : phase_sum) p /= o->repeat;
+      std::vector<double> all_phases(static_cast<std::size_t>(5 * size));
+      MPI_Gather(phase_sum, 5, MPI_DOUBLE, all_phases.data(), 5, MPI_DOUBLE, 0, comm);
+      nlohmann::json phases;
+      double phase_max[5] = {0, 0, 0, 0, 0};
+      static const char* phase_names[5] = {"encode", "exchange", "wait", "write", "close"};
+      for (int k = 0; k < 5; ++k) {
+        std::vector<double> per_rank;
+        for (int q = 0; q < size; ++q) {
+          per_rank.push_back(all_phases[static_cast<std::size_t>(5 * q + k)]);
+          phase_max[k] = std::max(phase_max[k], per_rank.back());
+        }
+        phases[phase_names[k]] = per_rank;
+      }
       const auto w = mbs(t_write), fd = mbs(full), rd = mbs(t_read);
       nlohmann::json res = {{"strategy", name},
                             {"files", files},
@@ -427,6 +458,7 @@ Runner add_bench(CLI::App& app, Common& common) {
                             {"to_disk_mbs_median", median(fd)},
                             {"read_mbs_median", median(rd)},
                             {"read_cache_dropped", cache_dropped},
+                            {"phases_seconds_per_rank", phases},
                             {"verified", verified}};
       results.push_back(res);
       if (rank == 0 && !common.json)
@@ -434,6 +466,9 @@ Runner add_bench(CLI::App& app, Common& common) {
                     median(t_open), median(t_close), median(w), res["write_mbs_min"].get<double>(), res["write_mbs_max"].get<double>(), median(fd),
                     o->read ? ("  read " + std::to_string(static_cast<long long>(median(rd))) + " MB/s").c_str() : "",
                     verified ? "verified" : "WRONG BYTES");
+      if (rank == 0 && !common.json && phase_max[0] + phase_max[1] + phase_max[2] + phase_max[3] + phase_max[4] > 0)
+        std::printf("%17s phases per run, max over ranks: encode %.3f s  exchange %.3f s  wait %.3f s  write %.3f s  close %.3f s\n",
+                    "", phase_max[0], phase_max[1], phase_max[2], phase_max[3], phase_max[4]);
     }
     nlohmann::json j = {{"config",
                          {{"ranks", size},

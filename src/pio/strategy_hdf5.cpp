@@ -51,7 +51,7 @@ class Hdf5Strategy final : public Strategy {
     MPI_Comm_size(s_.comm, &size_);
     {
       Topology topo(s_.comm);  // rank 0 is node rank 0: a writer, with the mesh
-      NodeWriters writers = choose_writers(s_.comm, topo.node_comm, s_.writers_per_node);
+      NodeWriters writers = choose_writers(s_.comm, topo.node_comm, s_.writers_per_node, s_.final_path);
       is_writer_ = writers.is_writer;
       windex_ = writers.index;
       wcomm_ = writers.comm;

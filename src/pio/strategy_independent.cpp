@@ -18,7 +18,9 @@ class IndependentStrategy final : public Strategy {
   }
 
   void write(const EncodedFrame& frame) override {
-    collective(s_.comm, [&] {
+    const double t0 = MPI_Wtime();
+    std::exception_ptr error;
+    try {
       const auto& owned = *s_.owned;
       const auto n = static_cast<std::int64_t>(owned.size());
       const int rs = s_.layout.real_bytes;
@@ -35,8 +37,16 @@ class IndependentStrategy final : public Strategy {
       if (rank_ == 0)
         for (const auto& [offset, bytes] : frame_fixed_pieces(s_.header, s_.layout, frame.index, frame.time))
           write_at(fh_, offset, bytes.data(), static_cast<std::int64_t>(bytes.size()), s_.final_path);
-    });
+    } catch (...) {
+      error = std::current_exception();
+    }
+    const double t1 = MPI_Wtime();
+    agree(s_.comm, error);
+    times_.write += t1 - t0;
+    times_.wait += MPI_Wtime() - t1;
   }
+
+  PhaseTimes phases() const override { return times_; }
 
   std::map<std::string, std::string> file_hints() const override { return hints_in_use(fh_); }
 
@@ -48,6 +58,7 @@ class IndependentStrategy final : public Strategy {
 
  private:
   StrategySetup s_;
+  PhaseTimes times_;
   MPI_File fh_ = MPI_FILE_NULL;
   int rank_ = 0;
 };

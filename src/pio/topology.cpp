@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/io.hpp"
 #include "pio/mpi_util.hpp"
 
 namespace anabranch::pio {
@@ -28,7 +29,24 @@ Topology::~Topology() {
   if (!finalized && node_comm != MPI_COMM_NULL) MPI_Comm_free(&node_comm);
 }
 
-NodeWriters choose_writers(MPI_Comm comm, MPI_Comm node_comm, int per_node) {
+int auto_writers_per_node(MPI_Comm comm, MPI_Comm node_comm, const std::string& path) {
+  int rank = 0, node_size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(node_comm, &node_size);
+  int parallel = 0;
+  if (rank == 0) {
+    const auto slash = path.rfind('/');
+    const std::string fs = file_system_name(slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash));
+    parallel = fs == "lustre" || fs == "gpfs" || fs == "beegfs" || fs == "nfs" ? 1 : 0;
+  }
+  MPI_Bcast(&parallel, 1, MPI_INT, 0, comm);
+  int most = node_size;  // the largest node decides, so that every rank agrees
+  MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_INT, MPI_MAX, comm);
+  return parallel ? std::min(2, most) : 1;
+}
+
+NodeWriters choose_writers(MPI_Comm comm, MPI_Comm node_comm, int per_node, const std::string& path) {
+  if (per_node <= 0) per_node = auto_writers_per_node(comm, node_comm, path);
   int rank = 0, size = 1, node_rank = 0;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);

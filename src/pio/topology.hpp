@@ -30,8 +30,16 @@ struct NodeWriters {
   std::vector<int> ranks;      // comm ranks of all writers
   MPI_Comm comm = MPI_COMM_NULL;  // the writers (MPI_COMM_NULL elsewhere); freed by the owner
 };
-// Collective over comm; node_comm: comm's shared-memory split.
-NodeWriters choose_writers(MPI_Comm comm, MPI_Comm node_comm, int per_node);
+// Collective over comm; node_comm: comm's shared-memory split. per_node 0: automatic, from
+// the file system under `path` (writers_per_node=auto, see auto_writers_per_node).
+NodeWriters choose_writers(MPI_Comm comm, MPI_Comm node_comm, int per_node, const std::string& path);
+
+// writers_per_node=auto: 1 on a node-local file system (ext4, xfs, btrfs, tmpfs, ...), where
+// the kernel serialises writes to one file and a second writer per node measured no faster
+// (README, benchmarks); on a parallel or network file system (Lustre, GPFS, BeeGFS, NFS)
+// 2, or the node's ranks if fewer (seed 003's rule: more writers per node contend for the
+// node's network link). Decided on rank 0 of comm, the same for every rank.
+int auto_writers_per_node(MPI_Comm comm, MPI_Comm node_comm, const std::string& path);
 
 // Collective: host names of all ranks, gathered on every rank (seed 003's method of
 // counting nodes by name).

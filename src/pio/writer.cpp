@@ -23,7 +23,7 @@ WriterOptions WriterOptions::parse(const std::string& text) {
       if (k == "strategy")
         o.strategy = v;
       else if (k == "writers_per_node")
-        o.writers_per_node = std::stoi(v);
+        o.writers_per_node = v == "auto" ? 0 : std::stoi(v);
       else if (k == "buffer_bytes")
         o.buffer_bytes = std::stoll(v);
       else if (k == "atomic")
@@ -45,7 +45,7 @@ WriterOptions WriterOptions::parse(const std::string& text) {
       throw UsageError("writer option " + k + "=" + v + " is not a number");
     }
   }
-  if (o.writers_per_node < 1) throw UsageError("writers_per_node must be at least 1");
+  if (o.writers_per_node < 0) throw UsageError("writers_per_node must be auto or at least 1");
   if (o.buffer_bytes < 1024) throw UsageError("buffer_bytes must be at least 1024");
   return o;
 }
@@ -175,6 +175,12 @@ Writer::~Writer() {
 
 int Writer::files_created() const { return strategy_->files_created(size_); }
 
+PhaseTimes Writer::phases() const {
+  PhaseTimes t = strategy_->phases();
+  t.encode += encode_seconds_;
+  return t;
+}
+
 namespace {
 
 // out[i] = in[local[i]] as R (float or double), bytes reversed when swap.
@@ -251,8 +257,11 @@ void Writer::begin_frame(double time, const T* const* values) {
   const Encoder<double, T> to_double(values, owned_.local.data(), swap);
   if (strategy_->encodes_owned())
     f.encoder = header_.precision == Precision::Single ? static_cast<const OwnedEncoder*>(&to_single) : &to_double;
-  else
+  else {
+    const double t0 = MPI_Wtime();
     collective(comm_, [&] { encode(values); });
+    encode_seconds_ += MPI_Wtime() - t0;
+  }
   strategy_->write(f);
   failed.done = true;
   ++frames_;
@@ -273,7 +282,16 @@ void Writer::end_frame() {
 template <class T>
 void Writer::write_frame(double time, const T* const* values) {
   begin_frame(time, values);
-  end_frame();
+  // How much must be done before returning is the strategy's: write-behind strategies keep
+  // this frame going to disk while the caller computes the next one (completed by the next
+  // frame's write, close() or abandon).
+  pending_ = false;
+  try {
+    strategy_->settle();
+  } catch (...) {
+    failed_ = true;
+    throw;
+  }
 }
 
 template void Writer::write_frame<float>(double, const float* const*);

@@ -25,7 +25,7 @@ namespace anabranch::pio {
 
 struct WriterOptions {
   std::string strategy = "aggregated";
-  int writers_per_node = 1;
+  int writers_per_node = 0;  // aggregated strategies and hdf5; 0: auto (pio/topology.hpp)
   bool shared_memory = true;  // aggregated: node-local values through shared memory (0: all by MPI messages)
   std::int64_t buffer_bytes = std::int64_t{16} << 20;  // aggregation buffer per writer and round
   Hints hints;                                        // MPI-IO hints (merged over ANABRANCH_MPIIO_HINTS)
@@ -67,11 +67,14 @@ class Writer {
   Writer& operator=(const Writer&) = delete;
 
   // Collective: one frame; values[v] points at nlocal values of variable v. Returns when
-  // the frame is written.
+  // the values are taken (the arrays may change at once); with the aggregated strategies
+  // the frame's bytes then go to disk while the caller computes the next one, and a write
+  // that failed is reported by the next frame or close(). Other strategies return when the
+  // frame is written.
   template <class T>
   void write_frame(double time, const T* const* values);
-  // Collective: starts a frame and returns as soon as the values are copied; with
-  // aggregated-async the bytes go to disk while the caller computes. end_frame()
+  // Collective: starts a frame and returns as soon as the values are copied; with the
+  // aggregated strategies the bytes go to disk while the caller computes. end_frame()
   // (collective) completes it; the next begin_frame or close() also does.
   template <class T>
   void begin_frame(double time, const T* const* values);
@@ -84,6 +87,8 @@ class Writer {
   std::int64_t frames() const { return frames_; }
   std::int64_t owned_nodes() const { return static_cast<std::int64_t>(owned_.gid.size()); }
   int files_created() const;
+  // This rank's time per phase so far (the strategy's, plus the writer's own encoding).
+  PhaseTimes phases() const;
   const serafin::Layout& layout() const { return layout_; }
   // While open: the MPI-IO hints the library holds for the shared file (on ranks that have
   // it open), to check what reached it.
@@ -107,6 +112,7 @@ class Writer {
   Mesh local_mesh_;
   std::vector<unsigned char> owned_values_, local_values_;
   std::int64_t frames_ = 0;
+  double encode_seconds_ = 0;
   bool pending_ = false, closed_ = false;
   bool failed_ = false;  // a collective step failed on every rank: destruction abandons collectively
 };

@@ -20,6 +20,7 @@
 #include "formats/partel.hpp"
 #include "formats/serafin.hpp"
 #include "partition/partitioner.hpp"
+#include "pio/topology.hpp"
 #include "pio/writer.hpp"
 #ifdef ANABRANCH_HAVE_HDF5
 #include "pio/vtkhdf.hpp"
@@ -460,6 +461,22 @@ TEST(Hints, ParseTakesPairsSeparatedBySpacesOrCommas) {
   auto merged = pio::Hints::parse("a=1 b=2");
   merged.merge(pio::Hints::parse("b=3 c=4"));
   EXPECT_EQ(merged.str(), "a=1,b=3,c=4");
+}
+
+TEST(WriterOptions, WritersPerNodeIsAutoOrANumber) {
+  EXPECT_EQ(pio::WriterOptions::parse("").writers_per_node, 0);
+  EXPECT_EQ(pio::WriterOptions::parse("writers_per_node=auto").writers_per_node, 0);
+  EXPECT_EQ(pio::WriterOptions::parse("writers_per_node=3").writers_per_node, 3);
+  EXPECT_THROW(pio::WriterOptions::parse("writers_per_node=-1"), UsageError);
+  EXPECT_THROW(pio::WriterOptions::parse("writers_per_node=many"), UsageError);
+  // auto: one writer per node on a node-local file system, the same on every rank.
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  EXPECT_EQ(pio::auto_writers_per_node(MPI_COMM_WORLD, node, "/tmp/x.slf"), 1);
+  const auto w = pio::choose_writers(MPI_COMM_WORLD, node, 0, "/tmp/x.slf");
+  EXPECT_EQ(w.ranks, std::vector<int>{0});
+  if (w.comm != MPI_COMM_NULL) MPI_Comm_free(const_cast<MPI_Comm*>(&w.comm));
+  MPI_Comm_free(&node);
 }
 
 TEST(WriterOptions, OwnerIsLowestOrHighest) {

@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
-"""TELEMAC-2D writing its result through anabranch: one file from all ranks, no merge.
+"""TELEMAC writing its results through anabranch: one file from all ranks, no merge.
 
-Runs a TELEMAC-2D case (default: the malpasset dam break of TELEMAC's examples, with the
-characteristics scheme) on each rank count twice:
+Runs a TELEMAC-2D or TELEMAC-3D case (default: the malpasset dam break of TELEMAC's
+examples, with the characteristics scheme) on each rank count twice:
   classic    TELEMAC as it is: per-rank result files, merged by TELEMAC's own gretel;
   anabranch  the same steering file with integrations/telemac/anabranch_telemac.f added to
              its user Fortran: every rank writes its frames into the one global result
              during the run; anabranch's gretel (par_path) leaves that file as it is.
 Each run goes through TELEMAC's runner stage by stage (--split, -x to compile, --run,
---merge), each timed; the anabranch runs also report the time spent writing inside the run. Checks: on every rank count above 1 the anabranch result is byte for byte the classic
-merged result; the serial result and the parallel ones agree within TELEMAC's own validation
-tolerances for the case (a serial run differs numerically from a parallel one in TELEMAC
-itself). Prints a table and writes --json.
+--merge), each timed; the anabranch runs also report the time spent writing inside the
+run. Checks: on every rank count above 1 every anabranch result file is byte for byte the
+classic merged one; the serial result and the parallel ones agree within TELEMAC's own
+validation tolerances for the case (a serial run differs numerically from a parallel one
+in TELEMAC itself). Prints a table and writes --json.
 
 TELEMAC is not part of anabranch: give a built TELEMAC tree (TELEMAC_ROOT or HOMETEL), its
 configuration file and name (SYSTELCFG, USETELCFG, or --config-file/--config) and an
@@ -132,17 +133,19 @@ def user_fortran(case_dir, cas_text, integration, out):
     shutil.copy(integration, out / "anabranch_telemac.f")
 
 
-def results_file(cas_text):
-    m = re.search(r"(?im)^\s*RESULTS FILE\s*[=:]\s*'?([^'\n]+?)'?\s*$", cas_text)
-    if not m:
+def results_files(cas_text):
+    """The SERAFIN results the steering file names: RESULTS FILE (TELEMAC-2D), 3D RESULT FILE
+    and 2D RESULT FILE (TELEMAC-3D)."""
+    names = re.findall(r"(?im)^\s*(?:[23]D )?RESULTS? FILE\s*[=:]\s*'?([^'\n]+?)'?\s*$", cas_text)
+    if not names:
         fail("the steering file names no RESULTS FILE")
-    return m.group(1).strip()
+    return [n.strip() for n in names]
 
 
-def gretel_seconds(gretel, wd, ranks, result_format):
+def gretel_seconds(gretel, wd, ranks, result_format, prefix):
     """The merge step alone: gretel run on the run's folder with the answers TELEMAC's runner
     gives it (geometry, format, boundary file, result, format, parts, planes, method)."""
-    answers = f"T2DGEO\nSERAFIN\nT2DCLI\nT2DRES\n{result_format}\n{ranks}\n0\n1\n"
+    answers = f"{prefix}GEO\nSERAFIN\n{prefix}CLI\n{prefix}RES\n{result_format}\n{ranks}\n0\n1\n"
     t0 = time.perf_counter()
     proc = subprocess.run([str(gretel)], cwd=wd, input=answers, capture_output=True, text=True)
     if proc.returncode != 0:
@@ -163,7 +166,8 @@ def run_case(args, root, cfg_file, case, ranks, mode, work):
     steering(d / case.name, cas, args.time_steps, fortran)
     env = dict(os.environ, SYSTELCFG=str(cfg_file), USETELCFG=args.config, HOMETEL=str(root),
                PYTHONPATH=f"{root / 'scripts/python3'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-    runner = [args.python, str(root / "scripts/python3/telemac2d.py"), "--ncsize", str(ranks), "-w", str(d / "wd")]
+    code = "telemac3d" if case.name.startswith("t3d") else "telemac2d"
+    runner = [args.python, str(root / "scripts/python3" / f"{code}.py"), "--ncsize", str(ranks), "-w", str(d / "wd")]
     stages = [("split", "--split"), ("compile", "-x"), ("run", "--run"), ("merge", "--merge")]
     seconds, log = {}, ""
     for name, stage in stages:
@@ -178,13 +182,14 @@ def run_case(args, root, cfg_file, case, ranks, mode, work):
             fmt = "SERAFIND" if re.search(r"(?im)^\s*RESULTS FILE FORMAT\s*[=:]\s*'?SERAFIND", cas.read_text()) else "SERAFIN"
             gretel = (args.prefix / "libexec/anabranch/telemac/gretel" if mode == "anabranch"
                       else root / "builds" / args.config / "bin/gretel")
-            seconds["gretel"] = gretel_seconds(gretel, d / "wd", ranks, fmt)
-    out = d / results_file(cas_text)
-    if not out.exists():
-        fail(f"{mode} run on {ranks} ranks left no {out.name}: see {d / 'runner.log'}")
-    m = re.search(r"ANABRANCH: \S+: (\d+) FRAMES WRITTEN, OUTPUT TIME ([0-9.]+) S", log)
-    return {"seconds": seconds, "result": str(out), "output_seconds": float(m.group(2)) if m else None,
-            "frames": len(read_serafin(out)[3]), "bytes": out.stat().st_size}
+            seconds["gretel"] = gretel_seconds(gretel, d / "wd", ranks, fmt, "T3D" if code == "telemac3d" else "T2D")
+    outs = [d / name for name in results_files(cas_text)]
+    for out in outs:
+        if not out.exists():
+            fail(f"{mode} run on {ranks} ranks left no {out.name}: see {d / 'runner.log'}")
+    spent = [float(t) for t in re.findall(r"ANABRANCH: \S+: \d+ FRAMES WRITTEN, OUTPUT TIME ([0-9.]+) S", log)]
+    return {"seconds": seconds, "results": [str(o) for o in outs], "output_seconds": sum(spent) if spent else None,
+            "frames": len(read_serafin(outs[0])[3]), "bytes": sum(o.stat().st_size for o in outs)}
 
 
 def main():
@@ -245,7 +250,7 @@ def main():
     by = {(r["mode"], r["ranks"]): r for r in runs}
     for p in ranks:
         a, c = by[("anabranch", p)], by[("classic", p)]
-        same = pathlib.Path(a["result"]).read_bytes() == pathlib.Path(c["result"]).read_bytes()
+        same = all(pathlib.Path(x).read_bytes() == pathlib.Path(y).read_bytes() for x, y in zip(a["results"], c["results"]))
         a["identical_to_classic"] = same
         if p > 1 and not same:
             failures.append(f"{p} ranks: the anabranch result differs from the classic merged result")
@@ -253,7 +258,7 @@ def main():
         for p in ranks:
             if p == 1:
                 continue
-            diffs = last_frame_differences(by[("classic", 1)]["result"], by[("anabranch", p)]["result"])
+            diffs = last_frame_differences(by[("classic", 1)]["results"][0], by[("anabranch", p)]["results"][0])
             by[("anabranch", p)]["serial_last_frame_max_abs_diff"] = diffs
             for name, d in diffs.items():
                 eps = DEFAULT_EPS.get(name)

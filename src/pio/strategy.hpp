@@ -25,7 +25,7 @@ struct StrategySetup {
   serafin::Layout layout;           // byte layout of the shared file
   const std::vector<std::int64_t>* owned = nullptr;  // nodes this rank writes, increasing, 0-based
   MPI_Info info = MPI_INFO_NULL;    // MPI-IO hints
-  int writers_per_node = 0;         // aggregated strategies; 0: auto
+  int writers_per_node = 0;         // aggregated strategies and hdf5; 0: auto
   bool shared_memory = true;        // aggregated: ranks copy into their node's writer buffers
   std::int64_t buffer_bytes = std::int64_t{16} << 20;  // aggregation buffer per writer
   // Writes the global header (rank 0 only; other ranks get an empty function).
@@ -69,8 +69,7 @@ struct EncodedFrame {
 
 // Where a rank's time went since open (seconds): encoding its values into buffers,
 // exchanging them (MPI messages and placing what arrived), waiting (for other ranks at
-// barriers and collective calls, or for the disk to take a buffer back), the file's write
-// calls (on a writer's I/O thread they overlap the rest), and close (flush, completion).
+// barriers and collective calls), the file's write calls, and close (flush, completion).
 struct PhaseTimes {
   double encode = 0, exchange = 0, wait = 0, write = 0, close = 0;
 };
@@ -82,14 +81,10 @@ class Strategy {
   // Collective: creates the file and writes the header once.
   virtual void open(const StrategySetup& setup) = 0;
   // Collective: puts one frame into the file. May return before the bytes are on disk
-  // (aggregated: its own buffers go to disk while the caller goes on).
+  // (aggregated-async); the frame's buffers must then stay untouched until wait().
   virtual void write(const EncodedFrame& frame) = 0;
   // Collective: completes pending writes.
   virtual void wait() {}
-  // Collective: what a plain write_frame waits for after write(): everything by default;
-  // write-behind strategies leave the frame just written in flight while the caller
-  // computes the next (its failure is then reported by the next frame or close).
-  virtual void settle() { wait(); }
   // This rank's time per phase since open (zeros where a strategy does not measure).
   virtual PhaseTimes phases() const { return {}; }
   // Collective: completes, flushes and closes.

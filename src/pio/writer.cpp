@@ -282,16 +282,7 @@ void Writer::end_frame() {
 template <class T>
 void Writer::write_frame(double time, const T* const* values) {
   begin_frame(time, values);
-  // How much must be done before returning is the strategy's: write-behind strategies keep
-  // this frame going to disk while the caller computes the next one (completed by the next
-  // frame's write, close() or abandon).
-  pending_ = false;
-  try {
-    strategy_->settle();
-  } catch (...) {
-    failed_ = true;
-    throw;
-  }
+  end_frame();
 }
 
 template void Writer::write_frame<float>(double, const float* const*);

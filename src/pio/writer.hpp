@@ -67,14 +67,11 @@ class Writer {
   Writer& operator=(const Writer&) = delete;
 
   // Collective: one frame; values[v] points at nlocal values of variable v. Returns when
-  // the values are taken (the arrays may change at once); with the aggregated strategies
-  // the frame's bytes then go to disk while the caller computes the next one, and a write
-  // that failed is reported by the next frame or close(). Other strategies return when the
-  // frame is written.
+  // the frame is written.
   template <class T>
   void write_frame(double time, const T* const* values);
-  // Collective: starts a frame and returns as soon as the values are copied; with the
-  // aggregated strategies the bytes go to disk while the caller computes. end_frame()
+  // Collective: starts a frame and returns as soon as the values are copied; with
+  // aggregated-async the bytes go to disk while the caller computes. end_frame()
   // (collective) completes it; the next begin_frame or close() also does.
   template <class T>
   void begin_frame(double time, const T* const* values);

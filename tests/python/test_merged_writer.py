@@ -10,34 +10,22 @@ import numpy as np
 import pytest
 
 from conftest import mpirun
-from slf import read
+from slf import read, shift_values
 
 RUN = """
 import sys, anabranch
 from mpi4py import MPI
 comm = MPI.COMM_WORLD
 full, part, geo, cli, out, strategy = sys.argv[1:7]
+options = sys.argv[7] if len(sys.argv) > 7 else ""
 full = full + f"{comm.size - 1:05d}-{comm.rank:05d}"
 part = part + f"{comm.size - 1:05d}-{comm.rank:05d}"
 src = anabranch.read(full)
-with anabranch.Writer.merged(comm, part, geo, out, boundary=cli, strategy=strategy) as w:
+with anabranch.Writer.merged(comm, part, geo, out, boundary=cli, strategy=strategy, options=options) as w:
     assert w.nlocal == src.npoin
     for f in src.frames:
         w.write_frame(f.time, {k: v for k, v in f.items()})
 """
-
-
-def shift_values(path, amount):
-    """Adds `amount` to every value of every frame of a part (so parts disagree on their
-    interface nodes, as a solver's ranks may)."""
-    s = read(path)
-    raw = bytearray(path.read_bytes())
-    rec = 8 + s.npoin * s.rs
-    for f in range(len(s.frames)):
-        for v in range(len(s.vars)):
-            at = s.header_bytes + f * (8 + s.rs + len(s.vars) * rec) + 8 + s.rs + v * rec + 4
-            raw[at:at + s.npoin * s.rs] = (s.frames[f][1][v] + np.array(amount, dtype=s.ftype)).astype(s.ftype).tobytes()
-    path.write_bytes(bytes(raw))
 
 
 def header_only(src, dst):
@@ -115,3 +103,4 @@ def test_parts_of_another_mesh_are_refused(ab, data, tmp_path):
     assert proc.returncode != 0
     assert "outside the geometry's 1.." in proc.stderr, proc.stderr
     assert not (tmp_path / "RES").exists()
+

@@ -130,6 +130,48 @@ int ab_writer_close(ab_writer* writer);
 int ab_writer_abandon(ab_writer* writer);
 
 /* ---------------------------------------------------------------------------------------
+ * Reader: every rank reads the values of its own nodes from one shared result file
+ * (SERAFIN or anabranch's HDF5), on any number of ranks and any decomposition (a restart
+ * on N -> M processes without per-rank files). The writer's mirror.
+ */
+typedef struct ab_reader ab_reader;
+
+/* COLLECTIVE. Opens `path` for reading. global_ids: the 1-based global number of each of
+ * this rank's nlocal nodes (KNOLG); nodes may repeat across ranks and within one. options:
+ * NULL or "key=value" pairs separated by spaces or commas:
+ *   strategy=aggregated (default: a few readers per node read large contiguous blocks once
+ *     and send each rank its values) | independent (each rank reads its own runs of nodes) |
+ *     hdf5 (parallel HDF5, each rank selects its own nodes) | file-per-process (each rank
+ *     reads its TELEMAC part file, path being their base name),
+ *   readers_per_node=auto|N, buffer_bytes=N (aggregated: bytes read per reader and round,
+ *     default 16 MiB); any other key is an MPI-IO hint.
+ * Only the reading ranks open and parse the file; the others receive its header. */
+int ab_reader_open(MPI_Comm comm, const char* path, int64_t nlocal, const int32_t* global_ids, const char* options,
+                   ab_reader** reader);
+int ab_reader_open_f(MPI_Fint comm, const char* path, int64_t nlocal, const int32_t* global_ids, const char* options,
+                     ab_reader** reader);
+/* The file's global sizes (any pointer may be NULL). Not collective. */
+int ab_reader_sizes(const ab_reader* reader, int64_t* nelem, int64_t* npoin, int* ndp, int* nplan);
+/* Whole frames in the file and variables per frame. Not collective. */
+int ab_reader_frames(const ab_reader* reader, int64_t* frames, int* nvar);
+/* Name and unit of variable var (0-based), trailing blanks removed, each into 17 chars
+ * (either may be NULL). Not collective. */
+int ab_reader_variable(const ab_reader* reader, int var, char name[17], char unit[17]);
+/* Time of frame (0-based). Not collective. */
+int ab_reader_time(const ab_reader* reader, int64_t frame, double* time);
+/* COLLECTIVE. Every variable of frame (0-based): values receives nvar blocks of nlocal
+ * values (variable after variable, each in local node order), as the writer takes them. */
+int ab_reader_read_frame(ab_reader* reader, int64_t frame, double* values);
+int ab_reader_read_frame_float(ab_reader* reader, int64_t frame, float* values);
+/* COLLECTIVE. One variable (0-based) of frame: nlocal values. */
+int ab_reader_read_variable(ab_reader* reader, int64_t frame, int var, double* values);
+/* COLLECTIVE. Closes and frees the reader (also after an error). */
+int ab_reader_close(ab_reader* reader);
+/* Frees the reader without the collective close (a Python reader collected unclosed). Not
+ * collective, except with strategy=hdf5, where HDF5 closes its file collectively. */
+int ab_reader_abandon(ab_reader* reader);
+
+/* ---------------------------------------------------------------------------------------
  * Reading this rank's part of a mesh partitioned by `anabranch partition`.
  */
 typedef struct ab_part ab_part;

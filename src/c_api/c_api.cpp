@@ -14,6 +14,7 @@
 #include "formats/serafin.hpp"
 #include "pio/merge.hpp"
 #include "pio/mpi_util.hpp"
+#include "pio/reader.hpp"
 #include "pio/results.hpp"
 #include "pio/writer.hpp"
 #include "cli/commands.hpp"
@@ -36,6 +37,10 @@ struct ab_writer {
   std::vector<const double*> ptrs;
   std::vector<const float*> fptrs;
   std::int64_t nlocal = 0;
+};
+
+struct ab_reader {
+  std::unique_ptr<pio::Reader> reader;
 };
 
 struct ab_part {
@@ -343,6 +348,115 @@ int ab_writer_close(ab_writer* w) {
 
 int ab_writer_abandon(ab_writer* w) {
   delete w;  // ~Writer: no collective call; an atomic writer's temporary file is removed
+  return AB_OK;
+}
+
+int ab_reader_open(MPI_Comm comm, const char* path, int64_t nlocal, const int32_t* global_ids, const char* options,
+                   ab_reader** reader) {
+  std::unique_ptr<ab_reader> r;
+  int rc = guarded([&] {
+    pio::collective(comm, [&] {
+      require(path, "path");
+      require(reader, "reader");
+      if (nlocal > 0) require(global_ids, "global_ids");
+      r = std::make_unique<ab_reader>();
+    });
+    r->reader = std::make_unique<pio::Reader>(comm, path, global_ids, nlocal, pio::ReaderOptions::parse(options ? options : ""));
+  });
+  if (rc == AB_OK) *reader = r.release();
+  return rc;
+}
+
+int ab_reader_open_f(MPI_Fint comm, const char* path, int64_t nlocal, const int32_t* global_ids, const char* options,
+                     ab_reader** reader) {
+  return ab_reader_open(MPI_Comm_f2c(comm), path, nlocal, global_ids, options, reader);
+}
+
+int ab_reader_sizes(const ab_reader* r, int64_t* nelem, int64_t* npoin, int* ndp, int* nplan) {
+  return guarded([&] {
+    require(r, "reader");
+    const auto& h = r->reader->header();
+    if (nelem) *nelem = h.nelem;
+    if (npoin) *npoin = h.npoin;
+    if (ndp) *ndp = h.ndp;
+    if (nplan) *nplan = h.nplan();
+  });
+}
+
+int ab_reader_frames(const ab_reader* r, int64_t* frames, int* nvar) {
+  return guarded([&] {
+    require(r, "reader");
+    if (frames) *frames = r->reader->frames();
+    if (nvar) *nvar = r->reader->header().nvar();
+  });
+}
+
+int ab_reader_variable(const ab_reader* r, int var, char name[17], char unit[17]) {
+  return guarded([&] {
+    require(r, "reader");
+    const auto& vars = r->reader->header().variables;
+    if (var < 0 || var >= static_cast<int>(vars.size()))
+      throw UsageError("variable " + std::to_string(var) + " out of 0.." + std::to_string(vars.size() - 1));
+    auto copy = [](const std::string& text, char* out) {
+      if (!out) return;
+      std::string t = text.substr(0, 16);
+      while (!t.empty() && t.back() == ' ') t.pop_back();
+      std::memcpy(out, t.c_str(), t.size() + 1);
+    };
+    copy(vars[static_cast<std::size_t>(var)].name, name);
+    copy(vars[static_cast<std::size_t>(var)].unit, unit);
+  });
+}
+
+int ab_reader_time(const ab_reader* r, int64_t frame, double* time) {
+  return guarded([&] {
+    require(r, "reader");
+    require(time, "time");
+    const auto& t = r->reader->times();
+    if (frame < 0 || frame >= static_cast<int64_t>(t.size()))
+      throw UsageError("frame " + std::to_string(frame) + " out of 0.." + std::to_string(static_cast<int64_t>(t.size()) - 1));
+    *time = t[static_cast<std::size_t>(frame)];
+  });
+}
+
+}  // extern "C"
+
+namespace {
+template <class T>
+int read_frame(ab_reader* r, int64_t frame, T* values) {
+  return guarded([&] {
+    require(r, "reader");
+    const int nvar = r->reader->header().nvar();
+    std::vector<T*> ptrs(static_cast<std::size_t>(nvar));
+    for (int v = 0; v < nvar; ++v) ptrs[static_cast<std::size_t>(v)] = values + static_cast<std::int64_t>(v) * r->reader->nlocal();
+    r->reader->read_frame(frame, ptrs.data());
+  });
+}
+}  // namespace
+
+extern "C" {
+
+int ab_reader_read_frame(ab_reader* r, int64_t frame, double* values) { return read_frame(r, frame, values); }
+int ab_reader_read_frame_float(ab_reader* r, int64_t frame, float* values) { return read_frame(r, frame, values); }
+
+int ab_reader_read_variable(ab_reader* r, int64_t frame, int var, double* values) {
+  return guarded([&] {
+    require(r, "reader");
+    r->reader->read_variable(frame, var, values);
+  });
+}
+
+int ab_reader_close(ab_reader* r) {
+  int rc = guarded([&] {
+    require(r, "reader");
+    r->reader->close();
+  });
+  delete r;
+  return rc;
+}
+
+int ab_reader_abandon(ab_reader* r) {
+  delete r;  // ~Reader: the files go, nothing collective (but HDF5's own close)
   return AB_OK;
 }
 

@@ -24,7 +24,7 @@ from . import _core
 from .errors import Error, FormatError, InternalError, IoError, MemoryError, MpiError, UsageError  # noqa: F401
 
 __version__ = _core.version()
-__all__ = ["Error", "UsageError", "FormatError", "IoError", "MpiError", "InternalError", "info", "read", "write", "Writer",
+__all__ = ["Error", "UsageError", "FormatError", "IoError", "MpiError", "InternalError", "info", "read", "write", "Writer", "Reader",
            "read_part", "partition", "merge", "split", "convert", "generate", "Dataset"]
 
 atexit.register(_core.mpi_finalize_if_ours)
@@ -411,6 +411,67 @@ class Writer:
             self.close()
         else:
             self.abandon()
+
+
+class Reader:
+    """The parallel reader, the writer's mirror: every rank of comm names the nodes it holds
+    (global_ids: 1-based, KNOLG, any decomposition on any number of ranks; nodes may repeat)
+    and reads their values from one SERAFIN or HDF5 file. Collective: construction,
+    read_frame, read_variable, close.
+
+        with anabranch.Reader(comm, "run.slf", knolg) as r:
+            time, values = r.read_frame(r.frames - 1)      # {name: array of len(knolg)}
+
+    strategy: aggregated (default: a few readers per node read large blocks once and send
+    each rank its values), independent, hdf5, file-per-process (path: the base name of
+    TELEMAC's per-rank files). options: more "key=value" reader options and MPI-IO hints.
+    """
+
+    def __init__(self, comm, path, global_ids, strategy="aggregated", options=""):
+        ids = np.ascontiguousarray(global_ids, dtype=np.int32)
+        self.nlocal = ids.shape[0]
+        self.path = os.fspath(path)
+        self._r = _core.Reader(_comm(comm), self.path, ids, f"strategy={strategy} {options}")
+        self.nelem, self.npoin, self.ndp, self.nplan, nvar, self.frames = self._r.sizes()
+        self.variables = [self._r.variable(v)[0] for v in range(nvar)]
+        self.units = [self._r.variable(v)[1] for v in range(nvar)]
+        self.times = [self._r.time(k) for k in range(self.frames)]
+
+    def _frame(self, k):
+        if not isinstance(k, (int, np.integer)):
+            raise UsageError(f"frame {k!r}: an integer")
+        if k < 0:
+            k += self.frames
+        if not 0 <= k < self.frames:
+            raise IndexError(f"frame {k} of {self.path}, which has {self.frames}")
+        return int(k)
+
+    def read_frame(self, k):
+        """Collective: frame k (negative counts from the end) -> (time, {name: float64 array
+        of nlocal values, in the order of global_ids})."""
+        k = self._frame(k)
+        a = self._r.read_frame(k).reshape(len(self.variables), self.nlocal)
+        return self.times[k], {n: a[i] for i, n in enumerate(self.variables)}
+
+    def read_variable(self, k, name):
+        """Collective: one variable (by name or 0-based index) of frame k."""
+        k = self._frame(k)
+        if isinstance(name, str):
+            if name not in self.variables:
+                raise KeyError(f"{name!r} is not a variable of {self.path} (it has {', '.join(self.variables)})")
+            name = self.variables.index(name)
+        return self._r.read_variable(k, int(name))
+
+    def close(self):
+        """Collective."""
+        self._r.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.close()
 
 
 def write(path, mesh, variables, frames, title="", precision="single", big_endian=True, date=None, iparam=None,

@@ -71,6 +71,13 @@ struct Writer {
   ~Writer() { ab_writer_abandon(w); }  // collected unclosed: nothing collective
 };
 
+struct Reader {
+  ab_reader* r = nullptr;
+  std::int64_t nlocal = 0;
+  int nvar = 0;
+  ~Reader() { ab_reader_abandon(r); }  // collected unclosed: nothing collective
+};
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -251,6 +258,69 @@ NB_MODULE(_core, m) {
         {
           nb::gil_scoped_release release;
           rc = ab_writer_close(p);
+        }
+        check(rc);
+      });
+
+  nb::class_<Reader>(m, "Reader")
+      .def("__init__", [](Reader* self, long long comm, const std::string& path, In1<std::int32_t> ids, const std::string& options) {
+        new (self) Reader();
+        self->nlocal = static_cast<std::int64_t>(ids.shape(0));
+        int rc;
+        {
+          nb::gil_scoped_release release;
+          rc = ab_reader_open(comm_of(comm), path.c_str(), self->nlocal, ids.data(), options.c_str(), &self->r);
+        }
+        check(rc);
+        check(ab_reader_frames(self->r, nullptr, &self->nvar));
+      })
+      .def("sizes", [](const Reader& r) {
+        std::int64_t nelem, npoin, frames;
+        int ndp, nplan, nvar;
+        check(ab_reader_sizes(r.r, &nelem, &npoin, &ndp, &nplan));
+        check(ab_reader_frames(r.r, &frames, &nvar));
+        return std::make_tuple(nelem, npoin, ndp, nplan, nvar, frames);
+      })
+      .def("variable", [](const Reader& r, int var) {
+        char name[17], unit[17];
+        check(ab_reader_variable(r.r, var, name, unit));
+        return std::make_tuple(std::string(name), std::string(unit));
+      })
+      .def("time", [](const Reader& r, std::int64_t frame) {
+        double t;
+        check(ab_reader_time(r.r, frame, &t));
+        return t;
+      })
+      .def("read_frame", [](Reader& r, std::int64_t frame) {
+        double* p;
+        auto a = new_array<double>(static_cast<std::size_t>(r.nvar * r.nlocal), &p);
+        int rc;
+        {
+          nb::gil_scoped_release release;
+          rc = ab_reader_read_frame(r.r, frame, p);
+        }
+        check(rc);
+        return a;
+      })
+      .def("read_variable", [](Reader& r, std::int64_t frame, int var) {
+        double* p;
+        auto a = new_array<double>(static_cast<std::size_t>(r.nlocal), &p);
+        int rc;
+        {
+          nb::gil_scoped_release release;
+          rc = ab_reader_read_variable(r.r, frame, var, p);
+        }
+        check(rc);
+        return a;
+      })
+      .def("close", [](Reader& r) {
+        if (!r.r) return;
+        ab_reader* p = r.r;
+        r.r = nullptr;
+        int rc;
+        {
+          nb::gil_scoped_release release;
+          rc = ab_reader_close(p);
         }
         check(rc);
       });

@@ -1,0 +1,184 @@
+// aggregated reading, the mirror of aggregated writing: a few readers per node (the
+// shared-memory split; rank 0 is always one) each own a block of the global numbering
+// (reader w of R: nodes [NPOIN*w/R, NPOIN*(w+1)/R)) and read it in large contiguous pieces,
+// once. At open every rank tells each reader which of the reader's nodes it needs; for each
+// piece the readers send every rank exactly its values in one all-to-all (on a node, MPI
+// moves them through shared memory). Only readers open and parse the file. A reader holds
+// one piece (buffer_bytes) and the lists of the nodes asked of it.
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.hpp"
+#include "pio/mpi_util.hpp"
+#include "pio/reader.hpp"
+#include "pio/topology.hpp"
+
+namespace anabranch::pio {
+namespace {
+
+class AggregatedReader final : public ReadStrategy {
+ public:
+  const char* name() const override { return "aggregated"; }
+
+  ~AggregatedReader() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized && rcomm_ != MPI_COMM_NULL) MPI_Comm_free(&rcomm_);
+  }
+
+  FileFacts open(MPI_Comm comm, const std::string& path, const ReaderOptions& options) override {
+    comm_ = comm;
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+    buffer_bytes_ = options.buffer_bytes;
+    {
+      Topology topo(comm_);
+      NodeWriters readers = choose_writers(comm_, topo.node_comm, options.readers_per_node, path);
+      is_reader_ = readers.is_writer;
+      index_ = readers.index;
+      rcomm_ = readers.comm;
+      reader_ranks_ = std::move(readers.ranks);
+    }
+    FileFacts facts;
+    collective(comm_, [&] {
+      if (!is_reader_) return;
+      src_ = RangeSource::open(path, rcomm_);
+      if (index_ == 0) facts = src_->facts();  // rank 0: reader 0
+    });
+    facts = broadcast_facts(comm_, 0, facts);
+    npoin_ = facts.header.npoin;
+    rs_ = facts.header.precision == Precision::Double ? 8 : 4;
+    return facts;
+  }
+
+  std::int64_t block_first(std::size_t w) const {
+    return npoin_ * static_cast<std::int64_t>(w) / static_cast<std::int64_t>(reader_ranks_.size());
+  }
+
+  void prepare(const std::vector<std::int64_t>& need) override {
+    const std::size_t nr = reader_ranks_.size();
+    nneed_ = static_cast<std::int64_t>(need.size());
+    need_ = need;
+    // This rank's needs, cut by the readers' blocks.
+    need_first_.assign(nr + 1, 0);
+    for (std::size_t w = 0; w <= nr; ++w)
+      need_first_[w] = std::lower_bound(need.begin(), need.end(), block_first(w)) - need.begin();
+    std::vector<int> send(static_cast<std::size_t>(size_), 0), recv(static_cast<std::size_t>(size_), 0);
+    for (std::size_t w = 0; w < nr; ++w)
+      send[static_cast<std::size_t>(reader_ranks_[w])] = static_cast<int>(need_first_[w + 1] - need_first_[w]);
+    check_mpi(MPI_Alltoall(send.data(), 1, MPI_INT, recv.data(), 1, MPI_INT, comm_), "MPI_Alltoall");
+    std::vector<int> sdispl(static_cast<std::size_t>(size_), 0), rdispl(static_cast<std::size_t>(size_) + 1, 0);
+    for (std::size_t w = 0; w < nr; ++w)
+      sdispl[static_cast<std::size_t>(reader_ranks_[w])] = static_cast<int>(need_first_[w]);
+    for (int j = 0; j < size_; ++j) rdispl[static_cast<std::size_t>(j) + 1] = rdispl[static_cast<std::size_t>(j)] + recv[static_cast<std::size_t>(j)];
+    asked_.resize(static_cast<std::size_t>(rdispl.back()));
+    check_mpi(MPI_Alltoallv(need.data(), send.data(), sdispl.data(), MPI_INT64_T, asked_.data(), recv.data(), rdispl.data(),
+                            MPI_INT64_T, comm_),
+              "MPI_Alltoallv");
+    asked_first_.assign(rdispl.begin(), rdispl.end());
+  }
+
+  void read(std::int64_t frame, const std::vector<int>& vars, unsigned char* out) override {
+    const std::size_t nr = reader_ranks_.size();
+    const auto nv = static_cast<std::int64_t>(vars.size());
+    // Nodes per piece: one piece of every variable read fills the buffer.
+    const std::int64_t piece = std::max<std::int64_t>(1, buffer_bytes_ / (rs_ * std::max<std::int64_t>(nv, 1)));
+    std::int64_t largest = 0;
+    for (std::size_t w = 0; w < nr; ++w) largest = std::max(largest, block_first(w + 1) - block_first(w));
+    const std::int64_t rounds = (largest + piece - 1) / piece;
+    const std::int64_t mine0 = is_reader_ ? block_first(static_cast<std::size_t>(index_)) : 0;
+    const std::int64_t mine1 = is_reader_ ? block_first(static_cast<std::size_t>(index_) + 1) : 0;
+    std::vector<std::int64_t> asked_at(asked_first_.begin(), asked_first_.end() - 1);  // per rank, next asked node
+    std::vector<std::int64_t> need_at(need_first_.begin(), need_first_.end() - 1);     // per reader, next needed node
+    std::vector<int> scount(static_cast<std::size_t>(size_)), sdispl(static_cast<std::size_t>(size_)),
+        rcount(static_cast<std::size_t>(size_)), rdispl(static_cast<std::size_t>(size_));
+    std::exception_ptr error;
+    for (std::int64_t r = 0; r < rounds; ++r) {
+      const double t0 = MPI_Wtime();
+      // The reader's piece of its block, every variable.
+      const std::int64_t lo = std::min(mine0 + r * piece, mine1), hi = std::min(lo + piece, mine1), n = hi - lo;
+      if (is_reader_) {
+        piece_.resize(static_cast<std::size_t>(n * nv * rs_));
+        for (std::int64_t k = 0; k < nv; ++k) {  // on after a failure: HDF5's metadata reads are collective
+          try {
+            src_->read_range(frame, vars[static_cast<std::size_t>(k)], lo, n, piece_.data() + k * n * rs_);
+          } catch (...) {
+            if (!error) error = std::current_exception();
+          }
+        }
+      }
+      const double t1 = MPI_Wtime();
+      // Each rank's values of the piece.
+      std::size_t total = 0;
+      for (int j = 0; j < size_ && is_reader_; ++j) {
+        const std::int64_t a = asked_at[static_cast<std::size_t>(j)];
+        std::int64_t b = a;
+        while (b < asked_first_[static_cast<std::size_t>(j) + 1] && asked_[static_cast<std::size_t>(b)] < hi) ++b;
+        sdispl[static_cast<std::size_t>(j)] = static_cast<int>(total);
+        scount[static_cast<std::size_t>(j)] = static_cast<int>((b - a) * nv * rs_);
+        total += static_cast<std::size_t>((b - a) * nv * rs_);
+      }
+      send_.resize(total);
+      for (int j = 0; j < size_ && is_reader_; ++j) {
+        std::int64_t& a = asked_at[static_cast<std::size_t>(j)];
+        const std::int64_t m = scount[static_cast<std::size_t>(j)] / (nv * rs_);
+        unsigned char* dst = send_.data() + sdispl[static_cast<std::size_t>(j)];
+        for (std::int64_t k = 0; k < nv; ++k)
+          for (std::int64_t t = 0; t < m; ++t, dst += rs_)
+            std::memcpy(dst, piece_.data() + (k * n + asked_[static_cast<std::size_t>(a + t)] - lo) * rs_, static_cast<std::size_t>(rs_));
+        a += m;
+      }
+      // What this rank receives from each reader's piece.
+      std::fill(rcount.begin(), rcount.end(), 0);
+      std::size_t rtotal = 0;
+      std::vector<std::int64_t> got(nr, 0);
+      for (std::size_t w = 0; w < nr; ++w) {
+        const std::int64_t end = std::min(block_first(w) + (r + 1) * piece, block_first(w + 1));
+        std::int64_t b = need_at[w];
+        while (b < need_first_[w + 1] && need_[static_cast<std::size_t>(b)] < end) ++b;
+        got[w] = b - need_at[w];
+        const auto q = static_cast<std::size_t>(reader_ranks_[w]);
+        rdispl[q] = static_cast<int>(rtotal);
+        rcount[q] = static_cast<int>(got[w] * nv * rs_);
+        rtotal += static_cast<std::size_t>(rcount[q]);
+      }
+      recv_.resize(rtotal);
+      check_mpi(MPI_Alltoallv(send_.data(), scount.data(), sdispl.data(), MPI_BYTE, recv_.data(), rcount.data(), rdispl.data(),
+                              MPI_BYTE, comm_),
+                "MPI_Alltoallv");
+      for (std::size_t w = 0; w < nr; ++w) {
+        const unsigned char* src = recv_.data() + rdispl[static_cast<std::size_t>(reader_ranks_[w])];
+        for (std::int64_t k = 0; k < nv; ++k, src += got[w] * rs_)
+          std::memcpy(out + (k * nneed_ + need_at[w]) * rs_, src, static_cast<std::size_t>(got[w] * rs_));
+        need_at[w] += got[w];
+      }
+      times_.read += t1 - t0;
+      times_.exchange += MPI_Wtime() - t1;
+    }
+    const double t2 = MPI_Wtime();
+    agree(comm_, error);
+    times_.wait += MPI_Wtime() - t2;
+  }
+
+  void close() override { src_.reset(); }
+  ReadTimes times() const override { return times_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL, rcomm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1, index_ = 0;
+  bool is_reader_ = false;
+  std::vector<int> reader_ranks_;
+  std::int64_t buffer_bytes_ = 0, npoin_ = 0, nneed_ = 0;
+  int rs_ = 4;
+  std::unique_ptr<RangeSource> src_;
+  std::vector<std::int64_t> need_, need_first_;    // this rank's nodes; where each reader's start in them
+  std::vector<std::int64_t> asked_, asked_first_;  // reader: the nodes each rank asked, by rank
+  std::vector<unsigned char> piece_, send_, recv_;
+  ReadTimes times_;
+};
+
+}  // namespace
+
+std::unique_ptr<ReadStrategy> make_aggregated_reader() { return std::make_unique<AggregatedReader>(); }
+
+}  // namespace anabranch::pio

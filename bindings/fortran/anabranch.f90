@@ -18,6 +18,9 @@ module anabranch
   type, public :: ab_writer
     type(c_ptr) :: ptr = c_null_ptr
   end type
+  type, public :: ab_reader
+    type(c_ptr) :: ptr = c_null_ptr
+  end type
   type, public :: ab_part
     type(c_ptr) :: ptr = c_null_ptr
   end type
@@ -30,7 +33,9 @@ module anabranch
             ab_writer_open, ab_writer_open_merged, ab_writer_write_frame, ab_writer_write_frame_begin, ab_writer_write_frame_end, &
             ab_writer_close, ab_writer_abandon, ab_header_set_iparam, ab_part_open, ab_part_sizes, ab_part_mesh, &
             ab_part_frames, ab_part_read_values, ab_part_close, ab_file_open, ab_file_sizes, ab_file_mesh, &
-            ab_file_times, ab_file_read, ab_file_close, ab_command
+            ab_file_times, ab_file_read, ab_file_close, ab_command, &
+            ab_reader_open, ab_reader_sizes, ab_reader_frames, ab_reader_variable, ab_reader_time, &
+            ab_reader_read_frame, ab_reader_read_variable, ab_reader_close
 
   interface ab_writer_open
     module procedure ab_writer_open_int, ab_writer_open_f08
@@ -40,6 +45,9 @@ module anabranch
   end interface
   interface ab_part_open
     module procedure ab_part_open_int, ab_part_open_f08
+  end interface
+  interface ab_reader_open
+    module procedure ab_reader_open_int, ab_reader_open_f08
   end interface
 
   interface
@@ -124,6 +132,55 @@ module anabranch
     integer(c_int) function c_writer_close(w) bind(C, name="ab_writer_close")
       import :: c_int, c_ptr
       type(c_ptr), value :: w
+    end function
+    integer(c_int) function c_reader_open(comm, path, nl, ids, opts, r) bind(C, name="ab_reader_open_f")
+      import :: c_int, c_ptr, c_char, c_int64_t, c_int32_t
+      integer(c_int), value :: comm
+      character(kind=c_char), intent(in) :: path(*), opts(*)
+      integer(c_int64_t), value :: nl
+      integer(c_int32_t), intent(in) :: ids(*)
+      type(c_ptr), intent(out) :: r
+    end function
+    integer(c_int) function c_reader_sizes(r, ne, np, ndp, nplan) bind(C, name="ab_reader_sizes")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: r
+      integer(c_int64_t), intent(out) :: ne, np
+      integer(c_int), intent(out) :: ndp, nplan
+    end function
+    integer(c_int) function c_reader_frames(r, nf, nv) bind(C, name="ab_reader_frames")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: r
+      integer(c_int64_t), intent(out) :: nf
+      integer(c_int), intent(out) :: nv
+    end function
+    integer(c_int) function c_reader_variable(r, v, name, unit) bind(C, name="ab_reader_variable")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: r
+      integer(c_int), value :: v
+      character(kind=c_char), intent(out) :: name(17), unit(17)
+    end function
+    integer(c_int) function c_reader_time(r, f, t) bind(C, name="ab_reader_time")
+      import :: c_int, c_ptr, c_int64_t, c_double
+      type(c_ptr), value :: r
+      integer(c_int64_t), value :: f
+      real(c_double), intent(out) :: t
+    end function
+    integer(c_int) function c_reader_read_frame(r, f, v) bind(C, name="ab_reader_read_frame")
+      import :: c_int, c_ptr, c_int64_t, c_double
+      type(c_ptr), value :: r
+      integer(c_int64_t), value :: f
+      real(c_double), intent(out) :: v(*)
+    end function
+    integer(c_int) function c_reader_read_variable(r, f, var, v) bind(C, name="ab_reader_read_variable")
+      import :: c_int, c_ptr, c_int64_t, c_double
+      type(c_ptr), value :: r
+      integer(c_int64_t), value :: f
+      integer(c_int), value :: var
+      real(c_double), intent(out) :: v(*)
+    end function
+    integer(c_int) function c_reader_close(r) bind(C, name="ab_reader_close")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: r
     end function
     integer(c_int) function c_part_open(comm, base, p) bind(C, name="ab_part_open_f")
       import :: c_int, c_ptr, c_char
@@ -392,6 +449,107 @@ contains
     integer, optional, intent(out) :: ierr
     call check(c_writer_close(w%ptr), ierr)
     w%ptr = c_null_ptr
+  end subroutine
+
+  ! COLLECTIVE. Every rank reads the values of its own nodes (global_ids: KNOLG) from one
+  ! shared file; options as in the C API ('strategy=independent', '' for the defaults).
+  subroutine ab_reader_open_int(comm, path, nlocal, global_ids, options, r, ierr)
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: path, options
+    integer(c_int64_t), intent(in) :: nlocal
+    integer(c_int32_t), intent(in) :: global_ids(*)
+    type(ab_reader), intent(out) :: r
+    integer, optional, intent(out) :: ierr
+    call check(c_reader_open(int(comm, c_int), cstr(path), nlocal, global_ids, cstr(options), r%ptr), ierr)
+  end subroutine
+
+  subroutine ab_reader_open_f08(comm, path, nlocal, global_ids, options, r, ierr)
+    type(MPI_Comm), intent(in) :: comm
+    character(len=*), intent(in) :: path, options
+    integer(c_int64_t), intent(in) :: nlocal
+    integer(c_int32_t), intent(in) :: global_ids(*)
+    type(ab_reader), intent(out) :: r
+    integer, optional, intent(out) :: ierr
+    call ab_reader_open_int(comm%MPI_VAL, path, nlocal, global_ids, options, r, ierr)
+  end subroutine
+
+  subroutine ab_reader_sizes(r, nelem, npoin, ndp, nplan, ierr)
+    type(ab_reader), intent(in) :: r
+    integer(c_int64_t), intent(out) :: nelem, npoin
+    integer, intent(out) :: ndp, nplan
+    integer, optional, intent(out) :: ierr
+    integer(c_int) :: a, b
+    call check(c_reader_sizes(r%ptr, nelem, npoin, a, b), ierr)
+    ndp = int(a)
+    nplan = int(b)
+  end subroutine
+
+  subroutine ab_reader_frames(r, frames, nvar, ierr)
+    type(ab_reader), intent(in) :: r
+    integer(c_int64_t), intent(out) :: frames
+    integer, intent(out) :: nvar
+    integer, optional, intent(out) :: ierr
+    integer(c_int) :: n
+    call check(c_reader_frames(r%ptr, frames, n), ierr)
+    nvar = int(n)
+  end subroutine
+
+  ! Variable var (0-based, as everywhere in this module's frame and variable numbers): its
+  ! name and unit, blank-padded.
+  subroutine ab_reader_variable(r, var, name, unit, ierr)
+    type(ab_reader), intent(in) :: r
+    integer, intent(in) :: var
+    character(len=*), intent(out) :: name, unit
+    integer, optional, intent(out) :: ierr
+    character(kind=c_char) :: n(17), u(17)
+    integer :: i
+    call check(c_reader_variable(r%ptr, int(var, c_int), n, u), ierr)
+    name = ''
+    unit = ''
+    do i = 1, min(16, len(name))
+      if (n(i) == c_null_char) exit
+      name(i:i) = n(i)
+    end do
+    do i = 1, min(16, len(unit))
+      if (u(i) == c_null_char) exit
+      unit(i:i) = u(i)
+    end do
+  end subroutine
+
+  ! Time of frame (0-based).
+  subroutine ab_reader_time(r, frame, time, ierr)
+    type(ab_reader), intent(in) :: r
+    integer(c_int64_t), intent(in) :: frame
+    real(c_double), intent(out) :: time
+    integer, optional, intent(out) :: ierr
+    call check(c_reader_time(r%ptr, frame, time), ierr)
+  end subroutine
+
+  ! COLLECTIVE. Frame (0-based) into values(nlocal, nvar), as the writer takes them.
+  subroutine ab_reader_read_frame(r, frame, values, ierr)
+    type(ab_reader), intent(in) :: r
+    integer(c_int64_t), intent(in) :: frame
+    real(c_double), intent(out) :: values(*)
+    integer, optional, intent(out) :: ierr
+    call check(c_reader_read_frame(r%ptr, frame, values), ierr)
+  end subroutine
+
+  ! COLLECTIVE. Variable var of frame (both 0-based) into values(nlocal).
+  subroutine ab_reader_read_variable(r, frame, var, values, ierr)
+    type(ab_reader), intent(in) :: r
+    integer(c_int64_t), intent(in) :: frame
+    integer, intent(in) :: var
+    real(c_double), intent(out) :: values(*)
+    integer, optional, intent(out) :: ierr
+    call check(c_reader_read_variable(r%ptr, frame, int(var, c_int), values), ierr)
+  end subroutine
+
+  ! COLLECTIVE.
+  subroutine ab_reader_close(r, ierr)
+    type(ab_reader), intent(inout) :: r
+    integer, optional, intent(out) :: ierr
+    call check(c_reader_close(r%ptr), ierr)
+    r%ptr = c_null_ptr
   end subroutine
 
   subroutine ab_part_open_int(comm, base, p, ierr)

@@ -4,13 +4,19 @@
 ! Rank 0 then reads the file back (ab_file_*) and runs `anabranch info` on it (ab_command).
 !
 !   mpiexec -n 4 mini_solver_f parts/mesh.slf mesh.slf result.slf [strategy] [frames]
+!
+! A restart from frame K of an earlier result, on any number of ranks (as the C solver):
+!   mpiexec -n 3 mini_solver_f parts3/mesh.slf mesh.slf again.slf aggregated 10 result.slf 5 [read_strategy]
 program mini_solver
   use mpi_f08
   use iso_c_binding
   use anabranch
   implicit none
-  character(len=4096) :: base, geometry, output, strategy, arg
-  integer :: frames, rank, ndp, nplan, f, step, k, argc
+  character(len=4096) :: base, geometry, output, strategy, arg, restart, read_strategy
+  integer :: frames, rank, ndp, nplan, f, step, k, argc, restart_frame, first
+  integer(c_int64_t) :: have, fr
+  real(c_double) :: time
+  type(ab_reader) :: r
   integer(c_int64_t) :: nelem, nloc, npoin, e, i, g
   integer(c_int32_t), allocatable :: ikle(:), knolg(:)
   real(c_double), allocatable :: x(:), y(:), values(:)
@@ -29,7 +35,7 @@ program mini_solver
   call MPI_Init()
   argc = command_argument_count()
   if (argc < 3) then
-    write (0, '(a)') 'usage: mini_solver_f PARTS_BASE GEOMETRY OUTPUT [strategy] [frames]'
+    write (0, '(a)') 'usage: mini_solver_f PARTS_BASE GEOMETRY OUTPUT [strategy] [frames] [RESTART_FILE FRAME [read_strategy]]'
     call MPI_Finalize()
     stop 2
   end if
@@ -43,6 +49,15 @@ program mini_solver
     call get_command_argument(5, arg)
     read (arg, *) frames
   end if
+  restart = ''
+  restart_frame = 0
+  read_strategy = 'aggregated'
+  if (argc > 6) then
+    call get_command_argument(6, restart)
+    call get_command_argument(7, arg)
+    read (arg, *) restart_frame
+  end if
+  if (argc > 7) call get_command_argument(8, read_strategy)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
 
   ! This rank's part: local elements, KNOLG, coordinates.
@@ -79,7 +94,30 @@ program mini_solver
     u(i) = int(1.0d6 / (1 + ((x(i) - x0) * (x(i) - x0) + (y(i) - y0) * (y(i) - y0)) / s), c_int64_t)
   end do
 
-  do f = 1, frames
+  first = 1
+  if (len_trim(restart) > 0) then
+    ! Frames 1..K as they were, then the state of frame K (micro-units, exact through single
+    ! precision). Every rank reads its own nodes only.
+    call ab_reader_open(MPI_COMM_WORLD, trim(restart), nloc, knolg, 'strategy='//trim(read_strategy), r)
+    call ab_reader_frames(r, have, nvar)
+    if (restart_frame < 1 .or. restart_frame > have) then
+      if (rank == 0) write (0, '(a,i0,a,i0)') 'mini_solver_f: '//trim(restart)//' has ', have, ' frames, no frame ', restart_frame
+      call MPI_Finalize()
+      stop 1
+    end if
+    do fr = 0, restart_frame - 1
+      call ab_reader_time(r, fr, time)
+      call ab_reader_read_frame(r, fr, values)
+      call ab_writer_write_frame(w, time, values)
+    end do
+    do i = 1, nloc
+      u(i) = nint(values(i) * 1.0d6, c_int64_t)
+    end do
+    call ab_reader_close(r)
+    first = restart_frame + 1
+  end if
+
+  do f = first, frames
     ! Ten explicit steps between frames: lap(a) = sum over element edges of u(b) - u(a).
     do step = 1, 10
       lap = 0

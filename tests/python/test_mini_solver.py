@@ -178,3 +178,69 @@ def test_hdf5_one_file_per_step(ab, mesh):
             assert (a == b).all()
     xmf = (mesh / "run.h5.xmf").read_text()
     assert all(f"run_{k:06d}.h5:/VTKHDF/PointData/TEMPERATURE" in xmf for k in range(3))
+
+
+SOLVER_PY = os.environ.get("AB_PY_MINI_SOLVER")
+
+
+@pytest.fixture
+def parted(ab, mesh):
+    """The mesh partitioned for 1, 2 and 3 ranks."""
+    for n in (1, 2, 3):
+        (mesh / f"q{n}").mkdir()
+        assert ab("partition", mesh / "mesh.slf", "--cli", mesh / "mesh.cli", "-n", n, "-o", mesh / f"q{n}").returncode == 0
+    return lambda n: mesh / f"q{n}" / "mesh.slf"
+
+
+@pytest.mark.parametrize("first,then", [(3, 2), (2, 3), (1, 3), (3, 1)])
+@pytest.mark.parametrize("read_strategy", ["aggregated", "independent"])
+def test_restart_on_another_rank_count_gives_the_uninterrupted_bits(mesh, parted, first, then, read_strategy):
+    """10 frames on N ranks; a restart from frame 5 of that one shared file on M ranks, each
+    reading only its own nodes: the same file as the uninterrupted run, byte for byte."""
+    full = mesh / "full.slf"
+    mpirun(first, SOLVER, parted(first), mesh / "mesh.slf", full, "aggregated", 10)
+    again = mesh / "again.slf"
+    mpirun(then, SOLVER, parted(then), mesh / "mesh.slf", again, "collective", 10, full, 5, read_strategy)
+    assert again.read_bytes() == full.read_bytes()
+    # A restart from the last frame, with nothing left to compute, is the file itself too.
+    mpirun(then, SOLVER, parted(then), mesh / "mesh.slf", again, "aggregated", 10, full, 10, read_strategy)
+    assert again.read_bytes() == full.read_bytes()
+
+
+@pytest.mark.parametrize("first,then", [(3, 2), (2, 3), (1, 2)])
+@pytest.mark.parametrize("read_strategy", ["hdf5", "aggregated", "independent"])
+def test_restart_from_hdf5(ab, mesh, parted, first, then, read_strategy):
+    """The same through HDF5: written and restarted with the hdf5 strategy, converted to
+    SERAFIN it is the uninterrupted SERAFIN run's bits."""
+    mpirun(first, SOLVER, parted(first), mesh / "mesh.slf", mesh / "ref.slf", "aggregated", 10)
+    mpirun(first, SOLVER, parted(first), mesh / "mesh.slf", mesh / "full.h5", "hdf5", 10)
+    mpirun(then, SOLVER, parted(then), mesh / "mesh.slf", mesh / "again.h5", "hdf5", 10, mesh / "full.h5", 5, read_strategy)
+    assert ab("convert", mesh / "again.h5", mesh / "again.slf").returncode == 0
+    assert (mesh / "again.slf").read_bytes() == (mesh / "ref.slf").read_bytes()
+
+
+def test_restart_in_fortran_and_python(mesh, parted):
+    """The Fortran and Python solvers restart from the C solver's file on other rank counts
+    and write its bits."""
+    full = mesh / "full.slf"
+    mpirun(3, SOLVER, parted(3), mesh / "mesh.slf", full, "aggregated", 8)
+    ran = 0
+    if SOLVER_F:
+        mpirun(2, SOLVER_F, parted(2), mesh / "mesh.slf", mesh / "f.slf", "aggregated", 8, full, 3)
+        assert (mesh / "f.slf").read_bytes() == full.read_bytes()
+        ran += 1
+    if SOLVER_PY and os.environ.get("PYTHONPATH"):
+        python = os.environ.get("PYTHON", "python3")
+        mpirun(1, python, SOLVER_PY, parted(1), mesh / "mesh.slf", mesh / "p.slf", "aggregated", 8, full, 6, "independent")
+        assert (mesh / "p.slf").read_bytes() == full.read_bytes()
+        ran += 1
+    if not ran:
+        pytest.skip("neither the Fortran nor the Python solver is built")
+
+
+def test_restart_from_a_frame_the_file_does_not_have(mesh, parted):
+    mpirun(2, SOLVER, parted(2), mesh / "mesh.slf", mesh / "full.slf", "aggregated", 3)
+    proc = mpirun(2, SOLVER, parted(2), mesh / "mesh.slf", mesh / "again.slf", "aggregated", 10, mesh / "full.slf", 7,
+                  check=False)
+    assert proc.returncode != 0
+    assert "has 3 frames, no frame 7" in proc.stderr

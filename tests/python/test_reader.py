@@ -1,0 +1,149 @@
+"""The parallel reader (anabranch.Reader over ab_reader_*) under mpiexec at 1, 2 and 3 ranks:
+every strategy gives each rank exactly its nodes' values, for any decomposition (nodes
+repeated across ranks and within one), SERAFIN single and double precision in either byte
+order and HDF5, in many rounds or one; bad calls and damaged files are errors on every
+rank, never a hang."""
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import mpirun
+
+pytest.importorskip("mpi4py")
+anabranch = pytest.importorskip("anabranch", reason="the Python package is not built (PYTHONPATH=<build>/python)")
+
+CHECK = """
+import sys, numpy as np, anabranch
+from mpi4py import MPI
+comm = MPI.COMM_WORLD
+path, strategy, options = sys.argv[1], sys.argv[2], sys.argv[3]
+full = anabranch.read(path)
+n = full.npoin
+rng = np.random.default_rng(17 + comm.rank)
+# Any decomposition: a random share with repeats, plus the first and last nodes everywhere;
+# the last rank holds nothing when there are three.
+ids = np.concatenate([rng.integers(1, n + 1, size=n // comm.size + 5), [1, n, n]]).astype(np.int32)
+if comm.size == 3 and comm.rank == 2:
+    ids = np.zeros(0, dtype=np.int32)
+with anabranch.Reader(comm, path, ids, strategy=strategy, options=options) as r:
+    assert (r.npoin, r.nelem, r.frames, r.variables) == (n, full.nelem, len(full.frames), full.names), r.variables
+    assert r.times == [f.time for f in full.frames]
+    for k in range(r.frames):
+        t, values = r.read_frame(k)
+        assert t == full.frames[k].time
+        for name in r.variables:
+            assert np.array_equal(values[name], full.frames[k][name][ids - 1]), (name, k)
+    last = r.variables[-1]
+    assert np.array_equal(r.read_variable(-1, last), full.frames[-1][last][ids - 1])
+print("checked", comm.rank)
+"""
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("reader")
+    mesh = {"ikle": np.array([[1, 2, 3], [2, 4, 3], [3, 4, 5]] * 400, dtype=np.int32), "x": np.arange(1500.0),
+            "y": np.arange(1500.0) ** 0.5}
+    mesh["ikle"][3:, :] = (np.arange(3, 1200)[:, None] + np.array([0, 1, 2])) % 1500 + 1
+    rng = np.random.default_rng(3)
+    frames = [(0.5 * k, {"U": rng.normal(size=1500), "V": rng.normal(size=1500), "H": rng.random(1500)}) for k in range(4)]
+    out = {}
+    for name, kw in {"single.slf": {}, "double-little.slf": {"precision": "double", "big_endian": False},
+                     "single.h5": {}, "double.h5": {"precision": "double"}}.items():
+        anabranch.write(d / name, mesh, ["U", "V", "H"], frames, title="reader test", **kw)
+        out[name] = d / name
+    return out
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+@pytest.mark.parametrize("name,strategy,options", [
+    ("single.slf", "aggregated", ""),
+    ("single.slf", "aggregated", "buffer_bytes=1024"),  # many rounds
+    ("single.slf", "aggregated", "readers_per_node=2"),
+    ("double-little.slf", "aggregated", "buffer_bytes=4096"),
+    ("single.slf", "independent", ""),
+    ("double-little.slf", "independent", ""),
+    ("single.h5", "aggregated", "buffer_bytes=2048"),
+    ("single.h5", "hdf5", ""),
+    ("double.h5", "hdf5", ""),
+    ("double.h5", "independent", ""),
+])
+def test_every_rank_reads_its_own_values(files, tmp_path, ranks, name, strategy, options):
+    script = tmp_path / "check.py"
+    script.write_text(CHECK)
+    proc = mpirun(ranks, sys.executable, script, files[name], strategy, options)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("checked") == ranks
+
+
+ERRORS = """
+import sys, numpy as np, anabranch
+from mpi4py import MPI
+comm = MPI.COMM_WORLD
+path, case, out = sys.argv[1], sys.argv[2], sys.argv[3]
+ids = np.arange(1, 11, dtype=np.int32)
+try:
+    if case == "outside":
+        ids[3] = 1501 if comm.rank == comm.size - 1 else 4
+        anabranch.Reader(comm, path, ids)
+    elif case == "strategy":
+        anabranch.Reader(comm, path, ids, strategy="bogus")
+    elif case == "hdf5-on-serafin":
+        anabranch.Reader(comm, path, ids, strategy="hdf5")
+    elif case == "frame":
+        with anabranch.Reader(comm, path, ids) as r:
+            r._r.read_frame(7)
+    elif case == "missing":
+        anabranch.Reader(comm, path + ".nothing", ids)
+    elif case == "damaged":
+        with anabranch.Reader(comm, path, ids, options="buffer_bytes=1024") as r:
+            for k in range(r.frames):
+                r.read_frame(k)
+    said = f"no error {comm.rank}"
+except anabranch.Error as e:
+    said = f"error {comm.rank} {type(e).__name__} {e}"
+with open(f"{out}.{comm.rank}", "w") as f:
+    f.write(said)
+"""
+
+
+def said(tmp_path, ranks):
+    """What each rank said (one file per rank: lines on a shared stdout may interleave)."""
+    return [(tmp_path / f"said.{r}").read_text() for r in range(ranks)]
+
+
+@pytest.mark.parametrize("ranks", [1, 3])
+@pytest.mark.parametrize("case,kind,words", [
+    ("outside", "UsageError", "global number 1501, outside"),
+    ("strategy", "UsageError", "unknown read strategy 'bogus'"),
+    ("hdf5-on-serafin", "UsageError", "the hdf5 read strategy reads HDF5 files"),
+    ("frame", "UsageError", "frame 8 of"),
+    ("missing", "IoError", "single.slf.nothing"),
+])
+def test_mistakes_are_errors_on_every_rank(files, tmp_path, ranks, case, kind, words):
+    script = tmp_path / "errors.py"
+    script.write_text(ERRORS)
+    proc = mpirun(ranks, sys.executable, script, files["single.slf"], case, tmp_path / "said")
+    assert proc.returncode == 0, proc.stderr
+    lines = said(tmp_path, ranks)
+    assert all(l.startswith(f"error {r} {kind}") and words in l for r, l in enumerate(lines)), lines
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+def test_a_damaged_frame_is_an_error_naming_the_file_and_byte(files, tmp_path, ranks):
+    """A length marker overwritten in the last frame: every rank stops with the reader's
+    error (file, record, byte) instead of handing out wrong values."""
+    from slf import read
+    damaged = tmp_path / "damaged.slf"
+    raw = bytearray(files["single.slf"].read_bytes())
+    s = read(files["single.slf"])
+    at = len(raw) - (4 + s.npoin * 4 + 4)  # the last variable's opening marker
+    raw[at:at + 4] = b"\\x00\\x00\\x00\\x07"
+    damaged.write_bytes(bytes(raw))
+    script = tmp_path / "errors.py"
+    script.write_text(ERRORS)
+    proc = mpirun(ranks, sys.executable, script, damaged, "damaged", tmp_path / "said")
+    assert proc.returncode == 0, proc.stderr
+    lines = said(tmp_path, ranks)
+    assert all(" FormatError " in l and "damaged.slf" in l and str(at) in l for l in lines), lines

@@ -23,6 +23,7 @@
 #include "formats/serafin.hpp"
 #include "partition/partitioner.hpp"
 #include "pio/mpi_util.hpp"
+#include "pio/reader.hpp"
 #include "pio/strategy.hpp"
 #include "pio/topology.hpp"
 #include "pio/writer.hpp"
@@ -219,6 +220,174 @@ std::uint64_t checksum(const std::string& path) {
   return h;
 }
 
+// This rank's nodes in another decomposition: the global numbering cut into P + 1 blocks,
+// rank r taking block r and rank 0 also block P (a restart on another rank count reads a
+// decomposition the file was not written from).
+std::vector<std::int32_t> other_decomposition(const Decomposition& d, MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const std::int64_t npoin = d.header.npoin;
+  std::vector<std::int32_t> ids;
+  auto take = [&](int part) {
+    for (std::int64_t g = npoin * part / (size + 1); g < npoin * (part + 1) / (size + 1); ++g) ids.push_back(static_cast<std::int32_t>(g + 1));
+  };
+  take(rank);
+  if (rank == 0) take(size);
+  return ids;
+}
+
+// The read side (--read): the file each way a restart can read it, from a dropped page cache
+// where allowed, open, read and close timed apart; next to the raw ceiling (every rank
+// pread-ing its share of the same bytes, no library).
+nlohmann::json read_bench(const BenchOptions& o, const Decomposition& d, MPI_Comm comm, bool print) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const auto layout = serafin::Layout::of(d.header);
+  const std::int64_t data_bytes = layout.frame_bytes * o.frames;
+  const auto nloc = static_cast<std::int64_t>(d.knolg.size());
+  const std::string shared = o.dir + "/anabranch-bench-read.slf", fpp = o.dir + "/anabranch-bench-read-fpp",
+                    h5 = o.dir + "/anabranch-bench-read.h5";
+  const ScratchFile s1(shared), s2(fpp + partel::suffix(size, rank)), s3(h5), s4(h5 + ".xmf");
+  bool have_h5 = false;
+  for (const auto& s : pio::read_strategies()) have_h5 = have_h5 || (s.name == "hdf5" && s.available);
+  {  // the files
+    std::vector<std::vector<float>> vals(static_cast<std::size_t>(o.vars), std::vector<float>(static_cast<std::size_t>(nloc)));
+    std::vector<const float*> ptrs;
+    for (auto& v : vals) ptrs.push_back(v.data());
+    for (const std::string& name : {std::string("aggregated"), std::string("file-per-process"), std::string("hdf5")}) {
+      if (name == "hdf5" && !have_h5) continue;
+      pio::OutputDescription out;
+      out.header = d.header;
+      if (rank == 0 && d.global.npoin > 0) out.mesh = &d.global;
+      if (!out.mesh) out.geometry = d.geometry;
+      out.local_mesh = &d.local;
+      pio::WriterOptions wo;
+      wo.strategy = name;
+      pio::Writer w(comm, name == "aggregated" ? shared : name == "hdf5" ? h5 : fpp, out, d.knolg.data(), nloc, wo);
+      for (int f = 0; f < o.frames; ++f) {
+        for (int v = 0; v < o.vars; ++v)
+          for (std::int64_t i = 0; i < nloc; ++i)
+            vals[static_cast<std::size_t>(v)][static_cast<std::size_t>(i)] = value_of(d.knolg[static_cast<std::size_t>(i)], v, f);
+        w.write_frame(f * 1.0, ptrs.data());
+      }
+      w.close();
+    }
+    if (rank == 0) sync_path(shared);
+  }
+  auto cold = [&] {
+    int dropped = rank == 0 && drop_caches() ? 1 : 0;
+    MPI_Bcast(&dropped, 1, MPI_INT, 0, comm);
+    MPI_Barrier(comm);
+    return dropped == 1;
+  };
+  bool all_cold = true;
+  // The ceiling: each rank reads its contiguous share of the frames with pread.
+  std::vector<double> raw;
+  {
+    const std::int64_t first = layout.header_bytes + data_bytes * rank / size, end = layout.header_bytes + data_bytes * (rank + 1) / size;
+    std::vector<unsigned char> buf(8u << 20);
+    for (int rep = 0; rep < o.repeat; ++rep) {
+      all_cold = cold() && all_cold;
+      const double t0 = MPI_Wtime();
+      int fd = ::open(shared.c_str(), O_RDONLY);
+      for (std::int64_t at = first; fd >= 0 && at < end;) {
+        const ssize_t n = ::pread(fd, buf.data(), static_cast<std::size_t>(std::min<std::int64_t>(end - at, static_cast<std::int64_t>(buf.size()))), at);
+        if (n <= 0) break;
+        at += n;
+      }
+      if (fd >= 0) ::close(fd);
+      MPI_Barrier(comm);
+      raw.push_back(static_cast<double>(data_bytes) / (MPI_Wtime() - t0) / 1e6);
+    }
+  }
+  struct Case {
+    std::string strategy, file, decomposition;
+  };
+  std::vector<Case> cases = {{"aggregated", shared, "same"}, {"independent", shared, "same"}, {"aggregated", shared, "other"},
+                             {"file-per-process", fpp, "same"}};
+  if (have_h5) cases.insert(cases.end(), {{"hdf5", h5, "same"}, {"aggregated", h5, "same"}});
+  const std::vector<std::int32_t> other = other_decomposition(d, comm);
+  nlohmann::json results = nlohmann::json::array();
+  std::vector<float> values;
+  for (const auto& c : cases) {
+    const std::vector<std::int32_t>& ids = c.decomposition == "same" ? d.knolg : other;
+    const auto n = static_cast<std::int64_t>(ids.size());
+    values.resize(static_cast<std::size_t>(n * o.vars));
+    std::vector<float*> ptrs;
+    for (int v = 0; v < o.vars; ++v) ptrs.push_back(values.data() + v * n);
+    std::vector<double> t_open, t_read, t_close, rates;
+    double phase[3] = {0, 0, 0};  // read calls, exchange, wait: this rank, mean per run
+    int ok = 1;
+    for (int rep = 0; rep < o.repeat; ++rep) {
+      all_cold = cold() && all_cold;
+      pio::ReaderOptions ro;
+      ro.strategy = c.strategy;
+      ro.readers_per_node = o.writers == "auto" ? 0 : std::stoi(o.writers);
+      const double t0 = MPI_Wtime();
+      pio::Reader r(comm, c.file, ids.data(), n, ro);
+      MPI_Barrier(comm);
+      const double t1 = MPI_Wtime();
+      for (int f = 0; f < o.frames; ++f) {
+        r.read_frame(f, ptrs.data());
+        if (rep == 0)
+          for (int v = 0; v < o.vars; ++v)
+            for (std::int64_t i = 0; i < n; ++i)
+              if (values[static_cast<std::size_t>(v * n + i)] != value_of(ids[static_cast<std::size_t>(i)], v, f)) ok = 0;
+      }
+      MPI_Barrier(comm);
+      const double t2 = MPI_Wtime();
+      const pio::ReadTimes rt = r.read_times();
+      phase[0] += rt.read / o.repeat;
+      phase[1] += rt.exchange / o.repeat;
+      phase[2] += rt.wait / o.repeat;
+      r.close();
+      MPI_Barrier(comm);
+      const double t3 = MPI_Wtime();
+      t_open.push_back(t1 - t0);
+      t_read.push_back(t2 - t1);
+      t_close.push_back(t3 - t2);
+      rates.push_back(static_cast<double>(data_bytes) / (t2 - t1) / 1e6);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    std::vector<double> all(static_cast<std::size_t>(3 * size));
+    MPI_Allgather(phase, 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, comm);
+    nlohmann::json phases;
+    double most[3] = {0, 0, 0};
+    for (int k = 0; k < 3; ++k) {
+      std::vector<double> per_rank;
+      for (int q = 0; q < size; ++q) {
+        per_rank.push_back(all[static_cast<std::size_t>(3 * q + k)]);
+        most[k] = std::max(most[k], per_rank.back());
+      }
+      phases[k == 0 ? "read" : k == 1 ? "exchange" : "wait"] = per_rank;
+    }
+    nlohmann::json res = {{"strategy", c.strategy},
+                          {"file", c.file == h5 ? "hdf5" : c.file == fpp ? "file per rank" : "serafin"},
+                          {"decomposition", c.decomposition == "same" ? "the writer's" : "P+1 blocks"},
+                          {"open_seconds", t_open},
+                          {"read_seconds", t_read},
+                          {"close_seconds", t_close},
+                          {"open_median", median(t_open)},
+                          {"close_median", median(t_close)},
+                          {"read_mbs_median", median(rates)},
+                          {"phases_seconds_per_rank", phases},
+                          {"verified", ok == 1}};
+    if (print)
+      std::printf("read %-16s %-13s %-12s open %6.4f s  close %6.4f s  read %8.0f MB/s (%.2f of raw)  %s\n", c.strategy.c_str(),
+                  res["file"].get<std::string>().c_str(), res["decomposition"].get<std::string>().c_str(), median(t_open),
+                  median(t_close), median(rates), median(rates) / median(raw), ok ? "verified" : "WRONG VALUES");
+    if (print)
+      std::printf("%48s phases per run, max over ranks: read %.3f s  exchange %.3f s  wait %.3f s\n", "", most[0], most[1], most[2]);
+    results.push_back(res);
+  }
+  if (print)
+    std::printf("raw pread, each rank its share of the shared file: %.0f MB/s%s\n", median(raw),
+                all_cold ? " (page cache dropped before every run)" : " (page cache NOT dropped: run as root to read from the disk)");
+  return {{"raw_read_mbs", median(raw)}, {"raw_read_mbs_runs", raw}, {"cache_dropped", all_cold}, {"results", results}};
+}
+
 }  // namespace
 
 Runner add_bench(CLI::App& app, Common& common) {
@@ -231,7 +400,7 @@ Runner add_bench(CLI::App& app, Common& common) {
   sub->add_option("--frames", o->frames, "frames per run")->capture_default_str()->check(CLI::Range(1, 100000));
   sub->add_option("--strategies", o->strategies, "all, or a comma-separated list")->capture_default_str();
   sub->add_option("--repeat", o->repeat, "measured runs per strategy (after one warm-up)")->capture_default_str()->check(CLI::Range(1, 1000));
-  sub->add_option("--writers", o->writers, "writers per node (aggregated strategies, hdf5): auto or a number")
+  sub->add_option("--writers", o->writers, "writers per node (aggregated strategies, hdf5), and readers with --read: auto or a number")
       ->capture_default_str()
       ->check([](const std::string& v) {
         if (v == "auto") return std::string();
@@ -242,7 +411,8 @@ Runner add_bench(CLI::App& app, Common& common) {
         }
       });
   sub->add_flag("--read", o->read,
-                "also read the frames back, each rank its own nodes (a restart); the page cache is dropped first where allowed");
+                "also measure reading (a restart): every read strategy, each rank its own nodes, open/read/close apart, "
+                "from a dropped page cache where allowed, beside plain pread of the same bytes");
   sub->add_option("--dir", o->dir, "folder for the files (put it on the file system to measure)")->capture_default_str();
   sub->add_option("-o,--output", o->output, "write the JSON results here");
   sub->add_flag("--json", common.json, "print the JSON results on stdout");
@@ -291,9 +461,9 @@ Runner add_bench(CLI::App& app, Common& common) {
       const std::string path = o->dir + "/anabranch-bench-" + name + (hdf5 ? ".h5" : ".slf");
       const ScratchFile scratch(path), scratch_xdmf(path + ".xmf"),
           scratch_mine(fpp ? path + partel::suffix(size, rank) : path + ".unused");
-      std::vector<double> t_open, t_write, t_close, t_sync, t_read;
+      std::vector<double> t_open, t_write, t_close, t_sync;
       double phase_sum[5] = {0, 0, 0, 0, 0};  // encode, exchange, wait, write, close: this rank, measured runs
-      bool verified = true, cache_dropped = o->read;
+      bool verified = true;
       int files = 0;
       for (int rep = -1; rep < o->repeat; ++rep) {  // rep -1: warm-up
         pio::OutputDescription out;
@@ -334,12 +504,11 @@ Runner add_bench(CLI::App& app, Common& common) {
         if (fpp || rank == 0) sync_path(mine);
         MPI_Barrier(comm);
         double t3 = MPI_Wtime();
-        // Verification: the shared file's bytes are the same for every strategy, and every
-        // rank reads back its own nodes (the read phase).
+        // Verification (last run): the shared file's bytes are the same for every strategy,
+        // and every rank reads back its own nodes.
         // Every collective call stays outside the try blocks: a failed check on one rank
         // must not leave the others waiting.
         int ok = 1;
-        double t4 = t3;
         if (!fpp && !hdf5 && !null && rank == 0) {
           try {
             const std::uint64_t h = checksum(path);
@@ -349,13 +518,7 @@ Runner add_bench(CLI::App& app, Common& common) {
             ok = 0;
           }
         }
-        if (!null && (o->read || rep == o->repeat - 1)) {
-          int dropped = 0;
-          if (o->read && rank == 0) dropped = drop_caches() ? 1 : 0;
-          MPI_Bcast(&dropped, 1, MPI_INT, 0, comm);
-          cache_dropped = cache_dropped && dropped;
-          MPI_Barrier(comm);
-          const double r0 = MPI_Wtime();
+        if (!null && rep == o->repeat - 1) {
           try {
               std::vector<float> buf;
               if (hdf5) {
@@ -400,8 +563,6 @@ Runner add_bench(CLI::App& app, Common& common) {
           } catch (const std::exception&) {
             ok = 0;
           }
-          MPI_Barrier(comm);
-          t4 = MPI_Wtime() - r0 + t3;
         }
         int all_ok = 0;
         MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
@@ -411,7 +572,6 @@ Runner add_bench(CLI::App& app, Common& common) {
           t_write.push_back(t2 - t1 - compute);
           t_close.push_back(t_closed - t2);
           t_sync.push_back(t3 - t2);
-          if (o->read && !null) t_read.push_back(t4 - t3);
         }
         MPI_Barrier(comm);
         if (fpp)
@@ -441,7 +601,7 @@ Runner add_bench(CLI::App& app, Common& common) {
         }
         phases[phase_names[k]] = per_rank;
       }
-      const auto w = mbs(t_write), fd = mbs(full), rd = mbs(t_read);
+      const auto w = mbs(t_write), fd = mbs(full);
       nlohmann::json res = {{"strategy", name},
                             {"files", files},
                             {"bytes", data_bytes},
@@ -449,27 +609,25 @@ Runner add_bench(CLI::App& app, Common& common) {
                             {"write_seconds", t_write},
                             {"close_seconds", t_close},
                             {"sync_seconds", t_sync},
-                            {"read_seconds", t_read},
                             {"open_median", median(t_open)},
                             {"close_median", median(t_close)},
                             {"write_mbs_min", w.empty() ? 0 : *std::min_element(w.begin(), w.end())},
                             {"write_mbs_median", median(w)},
                             {"write_mbs_max", w.empty() ? 0 : *std::max_element(w.begin(), w.end())},
                             {"to_disk_mbs_median", median(fd)},
-                            {"read_mbs_median", median(rd)},
-                            {"read_cache_dropped", cache_dropped},
                             {"phases_seconds_per_rank", phases},
                             {"verified", verified}};
       results.push_back(res);
       if (rank == 0 && !common.json)
-        std::printf("%-17s %5d file(s)  open %6.3f s  close %6.3f s  write %8.0f MB/s (%0.f..%0.f)  to disk %8.0f MB/s%s  %s\n", name.c_str(), files,
+        std::printf("%-17s %5d file(s)  open %6.3f s  close %6.3f s  write %8.0f MB/s (%0.f..%0.f)  to disk %8.0f MB/s  %s\n", name.c_str(), files,
                     median(t_open), median(t_close), median(w), res["write_mbs_min"].get<double>(), res["write_mbs_max"].get<double>(), median(fd),
-                    o->read ? ("  read " + std::to_string(static_cast<long long>(median(rd))) + " MB/s").c_str() : "",
                     verified ? "verified" : "WRONG BYTES");
       if (rank == 0 && !common.json && phase_max[0] + phase_max[1] + phase_max[2] + phase_max[3] + phase_max[4] > 0)
         std::printf("%17s phases per run, max over ranks: encode %.3f s  exchange %.3f s  wait %.3f s  write %.3f s  close %.3f s\n",
                     "", phase_max[0], phase_max[1], phase_max[2], phase_max[3], phase_max[4]);
     }
+    nlohmann::json reads;
+    if (o->read) reads = read_bench(*o, d, comm, rank == 0 && !common.json);
     nlohmann::json j = {{"config",
                          {{"ranks", size},
                           {"nodes", topo.nodes},
@@ -492,6 +650,7 @@ Runner add_bench(CLI::App& app, Common& common) {
                         {"raw_own_files", {{"write_mbs", raw.own_write}, {"to_disk_mbs", raw.own_disk}}},
                         {"raw_shared_file", {{"write_mbs", raw.shared_write}, {"to_disk_mbs", raw.shared_disk}}},
                         {"results", results}};
+    if (o->read) j["read"] = reads;
     if (rank == 0) {
       if (!common.json) {
         std::printf("raw pwrite, a file per rank:  write %8.0f MB/s  to disk %8.0f MB/s\n", raw.own_write, raw.own_disk);
@@ -509,6 +668,8 @@ Runner add_bench(CLI::App& app, Common& common) {
     }
     int all_verified = 1;
     for (const auto& r : results) all_verified = all_verified && r["verified"].get<bool>();
+    if (o->read)
+      for (const auto& r : reads["results"]) all_verified = all_verified && r["verified"].get<bool>();
     return all_verified ? 0 : 1;
   };
 }

@@ -1,5 +1,5 @@
-// aggregated reading, the mirror of aggregated writing: a few readers per node (the
-// shared-memory split; rank 0 is always one) each own a block of the global numbering
+// aggregated reading, the mirror of aggregated writing: readers (the first ranks of every
+// node; rank 0 is always one; how many per node: auto_readers_per_node) each own a block of the global numbering
 // (reader w of R: nodes [NPOIN*w/R, NPOIN*(w+1)/R)) and read it in large contiguous pieces,
 // once. At open every rank tells each reader which of the reader's nodes it needs; for each
 // piece the readers send every rank exactly its values in one all-to-all (on a node, MPI
@@ -15,6 +15,12 @@
 
 namespace anabranch::pio {
 namespace {
+
+// dst[t] = src[idx[t]] for values of W bytes.
+template <int W>
+void gather(const unsigned char* src, const std::int64_t* idx, std::int64_t m, unsigned char* dst) {
+  for (std::int64_t t = 0; t < m; ++t) std::memcpy(dst + t * W, src + idx[t] * W, W);
+}
 
 class AggregatedReader final : public ReadStrategy {
  public:
@@ -33,7 +39,8 @@ class AggregatedReader final : public ReadStrategy {
     buffer_bytes_ = options.buffer_bytes;
     {
       Topology topo(comm_);
-      NodeWriters readers = choose_writers(comm_, topo.node_comm, options.readers_per_node, path);
+      const int per_node = options.readers_per_node > 0 ? options.readers_per_node : auto_readers_per_node(comm_, topo.node_comm, path);
+      NodeWriters readers = choose_writers(comm_, topo.node_comm, per_node, path);
       is_reader_ = readers.is_writer;
       index_ = readers.index;
       rcomm_ = readers.comm;
@@ -123,9 +130,14 @@ class AggregatedReader final : public ReadStrategy {
         std::int64_t& a = asked_at[static_cast<std::size_t>(j)];
         const std::int64_t m = scount[static_cast<std::size_t>(j)] / (nv * rs_);
         unsigned char* dst = send_.data() + sdispl[static_cast<std::size_t>(j)];
-        for (std::int64_t k = 0; k < nv; ++k)
-          for (std::int64_t t = 0; t < m; ++t, dst += rs_)
-            std::memcpy(dst, piece_.data() + (k * n + asked_[static_cast<std::size_t>(a + t)] - lo) * rs_, static_cast<std::size_t>(rs_));
+        const std::int64_t* idx = asked_.data() + a;
+        for (std::int64_t k = 0; k < nv; ++k, dst += m * rs_) {
+          const unsigned char* src = piece_.data() + (k * n - lo) * rs_;
+          if (rs_ == 4)
+            gather<4>(src, idx, m, dst);
+          else
+            gather<8>(src, idx, m, dst);
+        }
         a += m;
       }
       // What this rank receives from each reader's piece.

@@ -29,7 +29,11 @@ Topology::~Topology() {
   if (!finalized && node_comm != MPI_COMM_NULL) MPI_Comm_free(&node_comm);
 }
 
-int auto_writers_per_node(MPI_Comm comm, MPI_Comm node_comm, const std::string& path) {
+namespace {
+
+// Rank 0's answer, the same on every rank: whether path lies on a parallel or network file
+// system; and the most ranks any node holds.
+std::pair<bool, int> file_system_and_node_size(MPI_Comm comm, MPI_Comm node_comm, const std::string& path) {
   int rank = 0, node_size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(node_comm, &node_size);
@@ -42,7 +46,19 @@ int auto_writers_per_node(MPI_Comm comm, MPI_Comm node_comm, const std::string& 
   MPI_Bcast(&parallel, 1, MPI_INT, 0, comm);
   int most = node_size;  // the largest node decides, so that every rank agrees
   MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_INT, MPI_MAX, comm);
+  return {parallel == 1, most};
+}
+
+}  // namespace
+
+int auto_writers_per_node(MPI_Comm comm, MPI_Comm node_comm, const std::string& path) {
+  const auto [parallel, most] = file_system_and_node_size(comm, node_comm, path);
   return parallel ? std::min(2, most) : 1;
+}
+
+int auto_readers_per_node(MPI_Comm comm, MPI_Comm node_comm, const std::string& path) {
+  const auto [parallel, most] = file_system_and_node_size(comm, node_comm, path);
+  return parallel ? std::min(2, most) : most;
 }
 
 NodeWriters choose_writers(MPI_Comm comm, MPI_Comm node_comm, int per_node, const std::string& path) {

@@ -41,6 +41,12 @@ NodeWriters choose_writers(MPI_Comm comm, MPI_Comm node_comm, int per_node, cons
 // node's network link). Decided on rank 0 of comm, the same for every rank.
 int auto_writers_per_node(MPI_Comm comm, MPI_Comm node_comm, const std::string& path);
 
+// readers_per_node=auto (aggregated reading): every rank of a node on a node-local file
+// system, where reads of one file run side by side (no inode lock as for writes) and each
+// rank reading 1/P of the file contiguously is the raw pread ceiling's own pattern; 2 per
+// node on a parallel or network one, for the node's link as for writes.
+int auto_readers_per_node(MPI_Comm comm, MPI_Comm node_comm, const std::string& path);
+
 // Collective: host names of all ranks, gathered on every rank (seed 003's method of
 // counting nodes by name).
 std::vector<std::string> gather_host_names(MPI_Comm comm);

@@ -24,9 +24,17 @@ def test_bench_runs_every_strategy_and_verifies(tmp_path):
     serafin = {"file-per-process", "independent", "collective", "aggregated", "aggregated-async"}
     assert names in (serafin, serafin | {"hdf5"})  # hdf5 when built with parallel HDF5
     for r in j["results"]:
-        assert r["verified"] and len(r["write_seconds"]) == 2 and len(r["read_seconds"]) == 2
+        assert r["verified"] and len(r["write_seconds"]) == 2
         assert len(r["close_seconds"]) == 2
         assert r["files"] == (2 if r["strategy"] == "file-per-process" else 1)
+    # --read: every read strategy on its file, the writer's and another decomposition, beside plain pread.
+    reads = {(r["strategy"], r["file"], r["decomposition"]) for r in j["read"]["results"]}
+    assert {("aggregated", "serafin", "the writer's"), ("independent", "serafin", "the writer's"),
+            ("aggregated", "serafin", "P+1 blocks"), ("file-per-process", "file per rank", "the writer's")} <= reads
+    for r in j["read"]["results"]:
+        assert r["verified"] and len(r["read_seconds"]) == 2 and r["read_mbs_median"] > 0, r
+        assert set(r["phases_seconds_per_rank"]) == {"read", "exchange", "wait"}
+    assert j["read"]["raw_read_mbs"] > 0
     assert j["config"]["ranks"] == 2 and j["raw_disk_mbs"] > 0 and j["machine"]["mpi"]
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # the bench cleans up after itself
     pytest.importorskip("matplotlib")
@@ -34,6 +42,10 @@ def test_bench_runs_every_strategy_and_verifies(tmp_path):
                        env=dict(os.environ, PYTHON=os.environ.get("PYTHON", "python3")))
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    r = subprocess.run([EXE, "bench-plot", str(out), "--metric", "read_mbs_median", "-o", str(tmp_path / "r.png")],
+                       capture_output=True, text=True, env=dict(os.environ, PYTHON=os.environ.get("PYTHON", "python3")))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     (tmp_path / "bad.json").write_text('{"config": ')
     (tmp_path / "other.json").write_text('{"a": 1}')
     for bad, words in (("bad.json", "not JSON (line 1"), ("other.json", "not `anabranch bench -o` results"),

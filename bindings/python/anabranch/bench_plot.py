@@ -1,4 +1,5 @@
-"""Plot `anabranch bench` results: write bandwidth of each strategy against the rank count.
+"""Plot `anabranch bench` results: write (or, with --metric read_mbs_median, read) bandwidth
+of each strategy against the rank count.
 
     anabranch bench-plot results-2.json results-4.json ... -o bench.png
     python3 -m anabranch.bench_plot results*.json -o bench.png
@@ -40,16 +41,32 @@ def main(argv=None):
         runs.append(run)
     runs.sort(key=lambda r: r["config"]["ranks"])
     ranks = [r["config"]["ranks"] for r in runs]
-    strategies = []
+    reading = a.metric == "read_mbs_median"
+    if reading and not all("read" in r for r in runs):
+        sys.exit("anabranch bench-plot: error: --metric read_mbs_median needs results of `anabranch bench --read`")
+
+    def label(x):  # a write strategy, or a read strategy with its file and decomposition
+        if not reading:
+            return x["strategy"]
+        other = "" if x["decomposition"] == "the writer's" else ", another decomposition"
+        return f"{x['strategy']} ({x['file']}{other})"
+
+    def results(r):
+        return r["read"]["results"] if reading else r["results"]
+
+    labels = []
     for r in runs:
-        for s in r["results"]:
-            if s["strategy"] not in strategies:
-                strategies.append(s["strategy"])
+        for x in results(r):
+            if label(x) not in labels:
+                labels.append(label(x))
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for s in strategies:
-        ys = [next((x[a.metric] for x in r["results"] if x["strategy"] == s), float("nan")) for r in runs]
+    for s in labels:
+        ys = [next((x[a.metric] for x in results(r) if label(x) == s), float("nan")) for r in runs]
         ax.plot(ranks, ys, marker="o", label=s)
-    ax.plot(ranks, [r["raw_disk_mbs"] for r in runs], "k--", label="raw disk (dd, fdatasync)")
+    if reading:
+        ax.plot(ranks, [r["read"]["raw_read_mbs"] for r in runs], "k:", label="plain pread of the same bytes (ceiling)")
+    else:
+        ax.plot(ranks, [r["raw_disk_mbs"] for r in runs], "k--", label="raw disk (dd, fdatasync)")
     raw_key = {"write_mbs_median": "write_mbs", "to_disk_mbs_median": "to_disk_mbs"}.get(a.metric)
     if raw_key and all("raw_shared_file" in r for r in runs):
         ax.plot(ranks, [r["raw_shared_file"][raw_key] for r in runs], "k:", label="one shared file, plain pwrite (ceiling)")

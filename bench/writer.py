@@ -40,11 +40,11 @@ def main():
     d = pathlib.Path(a.dir).resolve()
     d.mkdir(parents=True, exist_ok=True)
     files = []
-    print(f"{'ranks':>5} {'strategy':>17} {'files':>5} {'write MB/s':>11} {'to disk MB/s':>13} {'read MB/s':>10} {'raw disk':>9}")
+    print(f"{'ranks':>5} {'strategy':>17} {'files':>5} {'write MB/s':>11} {'to disk MB/s':>13} {'raw disk':>9}")
     for ranks in a.ranks:
         out = d / f"bench-{ranks}.json"
         subprocess.run(["timeout", "1800", "mpiexec", "-n", str(ranks), AB, "-q", "bench", "--generate", str(a.elements),
-                        "--vars", str(a.vars), "--frames", str(a.frames), "--repeat", str(a.repeat), "--read", "--dir", str(d),
+                        "--vars", str(a.vars), "--frames", str(a.frames), "--repeat", str(a.repeat), "--dir", str(d),
                         "-o", str(out)], check=True, capture_output=True, text=True, env=ENV)
         j = json.loads(out.read_text())
         files.append(str(out))
@@ -52,7 +52,7 @@ def main():
             if not r["verified"]:
                 sys.exit(f"{r['strategy']}: wrong bytes")
             print(f"{ranks:>5} {r['strategy']:>17} {r['files']:>5} {r['write_mbs_median']:>11.0f} {r['to_disk_mbs_median']:>13.0f} "
-                  f"{r['read_mbs_median']:>10.0f} {j['raw_disk_mbs']:>9.0f}", flush=True)
+                  f"{j['raw_disk_mbs']:>9.0f}", flush=True)
         # The file system's own rates (plain pwrite, no library): the ceiling of a shared file
         # against a file per rank.
         own, one = j["raw_own_files"], j["raw_shared_file"]

@@ -34,7 +34,7 @@ module anabranch
             ab_writer_close, ab_writer_abandon, ab_header_set_iparam, ab_part_open, ab_part_sizes, ab_part_mesh, &
             ab_part_frames, ab_part_read_values, ab_part_close, ab_file_open, ab_file_sizes, ab_file_mesh, &
             ab_file_times, ab_file_read, ab_file_close, ab_command, &
-            ab_reader_open, ab_reader_sizes, ab_reader_frames, ab_reader_variable, ab_reader_time, &
+            ab_part_open_global, ab_reader_open, ab_reader_sizes, ab_reader_frames, ab_reader_variable, ab_reader_time, &
             ab_reader_read_frame, ab_reader_read_variable, ab_reader_close
 
   interface ab_writer_open
@@ -48,6 +48,9 @@ module anabranch
   end interface
   interface ab_reader_open
     module procedure ab_reader_open_int, ab_reader_open_f08
+  end interface
+  interface ab_part_open_global
+    module procedure ab_part_open_global_int, ab_part_open_global_f08
   end interface
 
   interface
@@ -181,6 +184,12 @@ module anabranch
     integer(c_int) function c_reader_close(r) bind(C, name="ab_reader_close")
       import :: c_int, c_ptr
       type(c_ptr), value :: r
+    end function
+    integer(c_int) function c_part_open_global(comm, geo, par, p) bind(C, name="ab_part_open_global_f")
+      import :: c_int, c_ptr, c_char
+      integer(c_int), value :: comm
+      character(kind=c_char), intent(in) :: geo(*), par(*)
+      type(c_ptr), intent(out) :: p
     end function
     integer(c_int) function c_part_open(comm, base, p) bind(C, name="ab_part_open_f")
       import :: c_int, c_ptr, c_char
@@ -550,6 +559,24 @@ contains
     integer, optional, intent(out) :: ierr
     call check(c_reader_close(r%ptr), ierr)
     r%ptr = c_null_ptr
+  end subroutine
+
+  ! COLLECTIVE. This rank's part from the global geometry and an element -> part file
+  ! (ab_part_open_global in the C API): no per-rank files.
+  subroutine ab_part_open_global_int(comm, geometry, partition, p, ierr)
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: geometry, partition
+    type(ab_part), intent(out) :: p
+    integer, optional, intent(out) :: ierr
+    call check(c_part_open_global(int(comm, c_int), cstr(geometry), cstr(partition), p%ptr), ierr)
+  end subroutine
+
+  subroutine ab_part_open_global_f08(comm, geometry, partition, p, ierr)
+    type(MPI_Comm), intent(in) :: comm
+    character(len=*), intent(in) :: geometry, partition
+    type(ab_part), intent(out) :: p
+    integer, optional, intent(out) :: ierr
+    call ab_part_open_global_int(comm%MPI_VAL, geometry, partition, p, ierr)
   end subroutine
 
   subroutine ab_part_open_int(comm, base, p, ierr)

@@ -7,6 +7,10 @@
  *   anabranch partition mesh.slf --cli mesh.cli -n 4 -o parts
  *   mpiexec -n 4 mini_solver parts/mesh.slf mesh.slf result.slf [strategy] [frames]
  *
+ * or, with no per-rank file, from the global geometry and an element -> part file:
+ *   anabranch partition mesh.slf -n 4 --layout partition-file -o parts
+ *   mpiexec -n 4 mini_solver parts/mesh.slf.epart.4 mesh.slf result.slf
+ *
  * A restart, on any number of ranks, from frame K of an earlier result (one shared file):
  *   mpiexec -n 3 mini_solver parts3/mesh.slf mesh.slf again.slf aggregated 10 result.slf 5 [read_strategy]
  * copies frames 1..K into the new result, takes the temperature of frame K and runs on: the
@@ -21,6 +25,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CHECK(call)                                                          \
   do {                                                                       \
@@ -50,7 +55,10 @@ int main(int argc, char** argv) {
 
   /* This rank's part: local elements, KNOLG, coordinates. */
   ab_part* part;
-  CHECK(ab_part_open(MPI_COMM_WORLD, argv[1], &part));
+  if (strstr(argv[1], ".epart."))  /* an element -> part file: the part from the global geometry */
+    CHECK(ab_part_open_global(MPI_COMM_WORLD, argv[2], argv[1], &part));
+  else
+    CHECK(ab_part_open(MPI_COMM_WORLD, argv[1], &part));
   int64_t nelem, nloc;
   int ndp, nplan;
   CHECK(ab_part_sizes(part, &nelem, &nloc, &ndp, &nplan));

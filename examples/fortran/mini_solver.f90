@@ -61,7 +61,11 @@ program mini_solver
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
 
   ! This rank's part: local elements, KNOLG, coordinates.
-  call ab_part_open(MPI_COMM_WORLD, trim(base), part)
+  if (index(base, '.epart.') > 0) then  ! an element -> part file: the part from the global geometry
+    call ab_part_open_global(MPI_COMM_WORLD, trim(geometry), trim(base), part)
+  else
+    call ab_part_open(MPI_COMM_WORLD, trim(base), part)
+  end if
   call ab_part_sizes(part, nelem, nloc, ndp, nplan)
   allocate (ikle(nelem * ndp + 1), knolg(nloc + 1), x(nloc + 1), y(nloc + 1))
   call ab_part_mesh(part, ikle, knolg, x, y)

@@ -30,7 +30,10 @@ def main(argv):
     comm = MPI.COMM_WORLD
 
     # This rank's part: local elements, KNOLG, coordinates.
-    part = anabranch.read_part(argv[1], comm)
+    if ".epart." in argv[1]:  # an element -> part file: the part from the global geometry
+        part = anabranch.read_part_global(argv[2], argv[1], comm)
+    else:
+        part = anabranch.read_part(argv[1], comm)
     ikle, knolg, x, y = part.ikle - 1, part.knolg, part.x, part.y
     nloc = len(knolg)
     header = {"geometry": argv[2], "title": "anabranch mini solver: explicit diffusion",

@@ -181,6 +181,15 @@ typedef struct ab_part ab_part;
  * parts must equal the communicator size. */
 int ab_part_open(MPI_Comm comm, const char* base, ab_part** part);
 int ab_part_open_f(MPI_Fint comm, const char* base, ab_part** part);
+/* COLLECTIVE. Part `rank` of a partition straight from the global geometry (SERAFIN) and an
+ * element -> part file (`anabranch partition --layout partition-file` writes
+ * <mesh>.epart.<P>: one 0-based part per element and line, METIS's .epart format; for 3D
+ * prisms one line per base triangle), for solvers that partition at start-up: no per-rank
+ * files. Every rank streams both files and keeps its own elements, nodes (KNOLG, global
+ * numbers increasing) and coordinates. Parts 0..size-1; an empty part is allowed. The part
+ * holds no frames: read values with ab_reader_open. */
+int ab_part_open_global(MPI_Comm comm, const char* geometry, const char* partition, ab_part** part);
+int ab_part_open_global_f(MPI_Fint comm, const char* geometry, const char* partition, ab_part** part);
 /* Local sizes. Not collective. */
 int ab_part_sizes(const ab_part* part, int64_t* nelem, int64_t* npoin, int* ndp, int* nplan);
 /* Local IKLE (nelem*ndp, local 1-based), KNOLG (npoin, global 1-based), X and Y (npoin). */

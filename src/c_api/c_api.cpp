@@ -14,6 +14,7 @@
 #include "formats/serafin.hpp"
 #include "pio/merge.hpp"
 #include "pio/mpi_util.hpp"
+#include "pio/part_global.hpp"
 #include "pio/reader.hpp"
 #include "pio/results.hpp"
 #include "pio/writer.hpp"
@@ -44,7 +45,8 @@ struct ab_reader {
 };
 
 struct ab_part {
-  std::unique_ptr<serafin::Reader> reader;
+  std::unique_ptr<serafin::Reader> reader;  // a part file
+  Mesh mesh;                                 // or, without a reader, the part from the global geometry
 };
 
 struct ab_file {
@@ -494,9 +496,35 @@ int ab_part_open(MPI_Comm comm, const char* base, ab_part** part) {
 
 int ab_part_open_f(MPI_Fint comm, const char* base, ab_part** part) { return ab_part_open(MPI_Comm_f2c(comm), base, part); }
 
+int ab_part_open_global(MPI_Comm comm, const char* geometry, const char* partition, ab_part** part) {
+  std::unique_ptr<ab_part> p;
+  int rc = guarded([&] {
+    pio::collective(comm, [&] {
+      require(geometry, "geometry");
+      require(partition, "partition");
+      require(part, "part");
+      p = std::make_unique<ab_part>();
+    });
+    p->mesh = pio::read_part_global(comm, geometry, partition);
+  });
+  if (rc == AB_OK) *part = p.release();
+  return rc;
+}
+
+int ab_part_open_global_f(MPI_Fint comm, const char* geometry, const char* partition, ab_part** part) {
+  return ab_part_open_global(MPI_Comm_f2c(comm), geometry, partition, part);
+}
+
 int ab_part_sizes(const ab_part* p, int64_t* nelem, int64_t* npoin, int* ndp, int* nplan) {
   return guarded([&] {
     require(p, "part");
+    if (!p->reader) {
+      if (nelem) *nelem = p->mesh.nelem;
+      if (npoin) *npoin = p->mesh.npoin;
+      if (ndp) *ndp = p->mesh.ndp;
+      if (nplan) *nplan = p->mesh.nplan;
+      return;
+    }
     const auto& h = p->reader->header();
     if (nelem) *nelem = h.nelem;
     if (npoin) *npoin = h.npoin;
@@ -508,6 +536,14 @@ int ab_part_sizes(const ab_part* p, int64_t* nelem, int64_t* npoin, int* ndp, in
 int ab_part_mesh(const ab_part* p, int32_t* ikle, int32_t* knolg, double* x, double* y) {
   return guarded([&] {
     require(p, "part");
+    if (!p->reader) {
+      const Mesh& m = p->mesh;
+      if (ikle) std::copy(m.ikle.begin(), m.ikle.end(), ikle);
+      if (knolg) std::copy(m.ipobo.begin(), m.ipobo.end(), knolg);
+      if (x) std::copy(m.x.begin(), m.x.end(), x);
+      if (y) std::copy(m.y.begin(), m.y.end(), y);
+      return;
+    }
     const auto& r = *p->reader;
     if (ikle) {
       auto v = r.read_ikle();
@@ -531,8 +567,8 @@ int ab_part_mesh(const ab_part* p, int32_t* ikle, int32_t* knolg, double* x, dou
 int ab_part_frames(const ab_part* p, int64_t* frames, int* nvar) {
   return guarded([&] {
     require(p, "part");
-    if (frames) *frames = p->reader->frame_count();
-    if (nvar) *nvar = p->reader->header().nvar();
+    if (frames) *frames = p->reader ? p->reader->frame_count() : 0;
+    if (nvar) *nvar = p->reader ? p->reader->header().nvar() : 0;
   });
 }
 
@@ -540,6 +576,7 @@ int ab_part_read_values(const ab_part* p, int64_t frame, int var, double* values
   return guarded([&] {
     require(p, "part");
     require(values, "values");
+    if (!p->reader) throw UsageError("a part opened from the global geometry holds no values (read them with ab_reader_open)");
     p->reader->read_values(frame, var, values);
   });
 }

@@ -17,6 +17,7 @@
 #include "core/progress.hpp"
 #include "core/refine.hpp"
 #include "formats/boundary.hpp"
+#include "formats/epart.hpp"
 #include "formats/partel.hpp"
 #include "formats/serafin.hpp"
 #include "partition/partitioner.hpp"
@@ -112,8 +113,11 @@ Runner add_partition(CLI::App& app, Common& common) {
   sub->add_option("--method", o->method,
                   "metis (partel's method 1), scotch (partel's method 2) or sfc (Hilbert curve; fast, little memory)")
       ->check(CLI::IsMember({"metis", "scotch", "sfc"}));
-  sub->add_option("--layout", o->layout, "telemac (3 files per part) or concat (6 files)")->capture_default_str()
-      ->check(CLI::IsMember({"telemac", "concat"}));
+  sub->add_option("--layout", o->layout,
+                  "telemac (3 files per part), concat (6 files) or partition-file (one file, <mesh>.epart.<P>: each element's "
+                  "part, one per line, for solvers that read their part from the global geometry)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"telemac", "concat", "partition-file"}));
   sub->add_option("--also", o->also, "other SERAFIN files on the same mesh, split the same way")->check(CLI::ExistingFile);
   sub->add_option("--names", o->names, "base names of the outputs: GEO,CLI (default: the input file names)");
   sub->add_option("--sections", o->sections, "control-sections file, split per part as partel does (T2DSEC)")->check(CLI::ExistingFile);
@@ -142,7 +146,8 @@ Runner add_partition(CLI::App& app, Common& common) {
       throw UsageError("the number of parts must be in 1.." + std::to_string(partel::kMaxParts) + " (-n)");
     if (o->method.empty()) o->method = metis_available() ? "metis" : "sfc";
     const PartitionMethod method = parse_partition_method(o->method);
-    const partel::Layout layout = partel::parse_layout(o->layout);
+    const bool epart_only = o->layout == "partition-file";
+    const partel::Layout layout = epart_only ? partel::Layout::Telemac : partel::parse_layout(o->layout);
     const int threads = o->threads > 0 ? o->threads : std::max(1u, std::thread::hardware_concurrency());
     make_folder(o->output);
     if (::access(o->output.c_str(), W_OK) != 0) throw IoError::from_errno("cannot write into output folder", o->output);
@@ -223,55 +228,65 @@ Runner add_partition(CLI::App& app, Common& common) {
     y = reader.read_coordinates(true);
     phase("plan", t);
 
+    partel::WriteReport report;
     t = std::chrono::steady_clock::now();
-    Contour contour;
-    std::vector<std::int32_t> numliq;
-    partel::GlobalMesh gm;
-    gm.ikle2 = &ikle2;
-    gm.stride = ndp2;
-    gm.x = &x;
-    gm.y = &y;
-    if (!cli.lines.empty()) {
-      std::vector<std::int32_t> nodes;
-      std::vector<int> lih, liu;
-      for (const auto& l : cli.lines) {
-        nodes.push_back(static_cast<std::int32_t>(l.n));
-        lih.push_back(l.lihbor);
-        liu.push_back(l.liubor);
-      }
-      contour = build_contour(nodes, ikle2.data(), nelem2, ndp2, ndp2, x, y);
-      numliq = number_liquid_boundaries(contour, nodes, lih, liu, x, y);
-      gm.cli = &cli;
-      gm.contour = &contour;
-      gm.numliq = &numliq;
-    }
-    partel::Names names;
-    names.dir = o->output;
-    names.geo = basename_of(o->mesh);
-    names.cli = o->cli.empty() ? "" : basename_of(o->cli);
-    if (!o->names.empty()) {
-      auto comma = o->names.find(',');
-      names.geo = o->names.substr(0, comma);
-      if (comma != std::string::npos) names.cli = o->names.substr(comma + 1);
-    }
-    if (!cli.lines.empty() && names.cli.empty()) throw UsageError("--names: give GEO,CLI");
-    names.par = partel::par_name(names.geo);
-    for (const auto& f : o->also) names.also.push_back(basename_of(f));
-    std::vector<partel::PartText> texts;
-    if (nplan > 1) {
-      for (const auto* f : {&o->sections, &o->zones, &o->weirs})
-        if (!f->empty())
-          std::fprintf(stderr, "anabranch partition: warning: %s is not split: partel splits sections, zones and weirs of 2D meshes only\n",
-                       f->c_str());
+    if (epart_only) {  // the element -> part file alone (ab_part_open_global reads it with the geometry)
+      const std::string name = o->names.empty() ? basename_of(o->mesh) : o->names.substr(0, o->names.find(','));
+      const std::string path = epart::file_name(o->output, name, o->parts);
+      epart::write(path, plan.epart);
+      report.files = 1;
+      report.bytes = file_size(path);
+      report.paths.push_back(path);
     } else {
-      if (!o->sections.empty()) {
-        if (ndp2 != 3) throw UsageError(o->sections + ": control sections need a mesh of triangles");
-        texts.push_back(partel::control_sections(o->sections, plan, ikle2.data(), x, y));
+          Contour contour;
+      std::vector<std::int32_t> numliq;
+      partel::GlobalMesh gm;
+      gm.ikle2 = &ikle2;
+      gm.stride = ndp2;
+      gm.x = &x;
+      gm.y = &y;
+      if (!cli.lines.empty()) {
+        std::vector<std::int32_t> nodes;
+        std::vector<int> lih, liu;
+        for (const auto& l : cli.lines) {
+          nodes.push_back(static_cast<std::int32_t>(l.n));
+          lih.push_back(l.lihbor);
+          liu.push_back(l.liubor);
+        }
+        contour = build_contour(nodes, ikle2.data(), nelem2, ndp2, ndp2, x, y);
+        numliq = number_liquid_boundaries(contour, nodes, lih, liu, x, y);
+        gm.cli = &cli;
+        gm.contour = &contour;
+        gm.numliq = &numliq;
       }
-      if (!o->zones.empty()) texts.push_back(partel::friction_zones(o->zones, plan));
-      if (!o->weirs.empty()) texts.push_back(partel::weirs(o->weirs, plan));
+      partel::Names names;
+      names.dir = o->output;
+      names.geo = basename_of(o->mesh);
+      names.cli = o->cli.empty() ? "" : basename_of(o->cli);
+      if (!o->names.empty()) {
+        auto comma = o->names.find(',');
+        names.geo = o->names.substr(0, comma);
+        if (comma != std::string::npos) names.cli = o->names.substr(comma + 1);
+      }
+      if (!cli.lines.empty() && names.cli.empty()) throw UsageError("--names: give GEO,CLI");
+      names.par = partel::par_name(names.geo);
+      for (const auto& f : o->also) names.also.push_back(basename_of(f));
+      std::vector<partel::PartText> texts;
+      if (nplan > 1) {
+        for (const auto* f : {&o->sections, &o->zones, &o->weirs})
+          if (!f->empty())
+            std::fprintf(stderr, "anabranch partition: warning: %s is not split: partel splits sections, zones and weirs of 2D meshes only\n",
+                         f->c_str());
+      } else {
+        if (!o->sections.empty()) {
+          if (ndp2 != 3) throw UsageError(o->sections + ": control sections need a mesh of triangles");
+          texts.push_back(partel::control_sections(o->sections, plan, ikle2.data(), x, y));
+        }
+        if (!o->zones.empty()) texts.push_back(partel::friction_zones(o->zones, plan));
+        if (!o->weirs.empty()) texts.push_back(partel::weirs(o->weirs, plan));
+      }
+      report = partel::write_parts(plan, reader, also_ptrs, gm, names, layout, threads, texts);
     }
-    auto report = partel::write_parts(plan, reader, also_ptrs, gm, names, layout, threads, texts);
     phase("write", t);
     const double total = seconds_since(t0);
 

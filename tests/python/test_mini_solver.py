@@ -244,3 +244,27 @@ def test_restart_from_a_frame_the_file_does_not_have(mesh, parted):
                   check=False)
     assert proc.returncode != 0
     assert "has 3 frames, no frame 7" in proc.stderr
+
+
+def test_no_per_rank_file_at_all(ab, mesh, parted):
+    """The part from the global geometry and a partition file (ab_part_open_global), the
+    restart from one shared file: a run and its restart on another rank count with no
+    per-rank file, the same bits as the per-rank-file run."""
+    full = mesh / "full.slf"
+    mpirun(3, SOLVER, parted(3), mesh / "mesh.slf", full, "aggregated", 8)
+    for n in (1, 2, 3):
+        assert ab("partition", mesh / "mesh.slf", "-n", n, "--layout", "partition-file", "-o", mesh / "e").returncode == 0
+        epart = mesh / "e" / f"mesh.slf.epart.{n}"
+        mpirun(n, SOLVER, epart, mesh / "mesh.slf", mesh / f"g{n}.slf", "aggregated", 8)
+        assert (mesh / f"g{n}.slf").read_bytes() == full.read_bytes(), n
+        mpirun(n, SOLVER, epart, mesh / "mesh.slf", mesh / f"h{n}.slf", "collective", 8, full, 4)
+        assert (mesh / f"h{n}.slf").read_bytes() == full.read_bytes(), n
+    assert sorted(p.name for p in (mesh / "e").iterdir()) == [f"mesh.slf.epart.{n}" for n in (1, 2, 3)]
+    # The Fortran and Python solvers too (ab_part_open_global in the module, read_part_global).
+    if SOLVER_F:
+        mpirun(2, SOLVER_F, mesh / "e" / "mesh.slf.epart.2", mesh / "mesh.slf", mesh / "f.slf", "aggregated", 8)
+        assert (mesh / "f.slf").read_bytes() == full.read_bytes()
+    if SOLVER_PY and os.environ.get("PYTHONPATH"):
+        mpirun(3, os.environ.get("PYTHON", "python3"), SOLVER_PY, mesh / "e" / "mesh.slf.epart.3", mesh / "mesh.slf",
+               mesh / "p.slf", "aggregated", 8, full, 2)
+        assert (mesh / "p.slf").read_bytes() == full.read_bytes()

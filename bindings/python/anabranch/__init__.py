@@ -25,7 +25,7 @@ from .errors import Error, FormatError, InternalError, IoError, MemoryError, Mpi
 
 __version__ = _core.version()
 __all__ = ["Error", "UsageError", "FormatError", "IoError", "MpiError", "InternalError", "info", "read", "write", "Writer", "Reader",
-           "read_part", "partition", "merge", "split", "convert", "generate", "Dataset"]
+           "read_part", "read_part_global", "partition", "merge", "split", "convert", "generate", "Dataset"]
 
 atexit.register(_core.mpi_finalize_if_ours)
 
@@ -278,6 +278,13 @@ def read_part(base, comm=None):
     """Collective: each rank's part of a mesh partitioned by `anabranch partition` (per-rank
     files base00003-00001... or base-CONCAT); the number of parts must be the rank count."""
     return Part(*_core.read_part(_comm(comm), os.fspath(base)))
+
+
+def read_part_global(geometry, partition, comm=None):
+    """Collective: each rank's part straight from the global geometry and an element -> part
+    file (`anabranch partition --layout partition-file` writes <mesh>.epart.<P>), with no
+    per-rank files; rank r takes part r."""
+    return Part(*_core.read_part_global(_comm(comm), os.fspath(geometry), os.fspath(partition)))
 
 
 # --------------------------------------------------------------------------------------

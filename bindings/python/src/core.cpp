@@ -325,9 +325,8 @@ NB_MODULE(_core, m) {
         check(rc);
       });
 
-  m.def("read_part", [](long long comm, const std::string& base) {
-    ab_part* p = nullptr;
-    check(ab_part_open(comm_of(comm), base.c_str(), &p));
+  // This rank's part, opened one way or the other (ab_part_open or ab_part_open_global).
+  auto part_arrays = [](ab_part* p) {
     std::int64_t nelem, npoin;
     int ndp, nplan;
     int rc = ab_part_sizes(p, &nelem, &npoin, &ndp, &nplan);
@@ -345,5 +344,20 @@ NB_MODULE(_core, m) {
     ab_part_close(p);
     check(rc);
     return std::make_tuple(a, b, c, d, ndp, nplan);
+  };
+  m.def("read_part", [part_arrays](long long comm, const std::string& base) {
+    ab_part* p = nullptr;
+    check(ab_part_open(comm_of(comm), base.c_str(), &p));
+    return part_arrays(p);
+  });
+  m.def("read_part_global", [part_arrays](long long comm, const std::string& geometry, const std::string& partition) {
+    ab_part* p = nullptr;
+    int rc;
+    {
+      nb::gil_scoped_release release;
+      rc = ab_part_open_global(comm_of(comm), geometry.c_str(), partition.c_str(), &p);
+    }
+    check(rc);
+    return part_arrays(p);
   });
 }

@@ -255,12 +255,27 @@ Reader::Reader(MPI_Comm comm, const std::string& path, const std::int32_t* globa
     if (bad >= 0)
       throw UsageError("local node " + std::to_string(bad + 1) + " has global number " + std::to_string(global_ids[bad]) +
                        ", outside " + path_ + "'s 1.." + std::to_string(facts_.header.npoin));
-    std::sort(need_.begin(), need_.end());
-    need_.erase(std::unique(need_.begin(), need_.end()), need_.end());
+    // The distinct nodes, increasing, and each local node's place among them: one pass when
+    // the ids come increasing (KNOLG as partitioners write it), one sort otherwise.
     where_.resize(static_cast<std::size_t>(nlocal_));
-    for (std::int64_t i = 0; i < nlocal_; ++i)
-      where_[static_cast<std::size_t>(i)] =
-          std::lower_bound(need_.begin(), need_.end(), static_cast<std::int64_t>(global_ids[i]) - 1) - need_.begin();
+    if (std::is_sorted(need_.begin(), need_.end())) {
+      std::int64_t k = -1;
+      for (std::int64_t i = 0; i < nlocal_; ++i) {
+        const std::int64_t g = need_[static_cast<std::size_t>(i)];
+        if (k < 0 || need_[static_cast<std::size_t>(k)] != g) need_[static_cast<std::size_t>(++k)] = g;
+        where_[static_cast<std::size_t>(i)] = k;
+      }
+      need_.resize(static_cast<std::size_t>(k + 1));
+    } else {
+      std::vector<std::pair<std::int64_t, std::int64_t>> order(static_cast<std::size_t>(nlocal_));
+      for (std::int64_t i = 0; i < nlocal_; ++i) order[static_cast<std::size_t>(i)] = {need_[static_cast<std::size_t>(i)], i};
+      std::sort(order.begin(), order.end());
+      need_.clear();
+      for (const auto& [g, i] : order) {
+        if (need_.empty() || need_.back() != g) need_.push_back(g);
+        where_[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(need_.size()) - 1;
+      }
+    }
   });
   try {
     strategy_->prepare(need_);

@@ -240,6 +240,7 @@ Reader::Reader(MPI_Comm comm, const std::string& path, const std::int32_t* globa
     : comm_(comm), path_(path), nlocal_(nlocal) {
   collective(comm_, [&] {
     if (nlocal_ < 0) throw UsageError("negative number of local nodes");
+    if (nlocal_ >= (std::int64_t{1} << 32)) throw UsageError("more than 2^32 local nodes on one rank");
     if (nlocal_ > 0 && !global_ids) throw UsageError("no global node numbers given for " + std::to_string(nlocal_) + " local nodes");
     strategy_ = make_read_strategy(options.strategy);
   });
@@ -267,13 +268,24 @@ Reader::Reader(MPI_Comm comm, const std::string& path, const std::int32_t* globa
       }
       need_.resize(static_cast<std::size_t>(k + 1));
     } else {
-      std::vector<std::pair<std::int64_t, std::int64_t>> order(static_cast<std::size_t>(nlocal_));
-      for (std::int64_t i = 0; i < nlocal_; ++i) order[static_cast<std::size_t>(i)] = {need_[static_cast<std::size_t>(i)], i};
-      std::sort(order.begin(), order.end());
+      // (id, place) packed in one word, id above: two radix passes of 16 bits over the id
+      // (ids are below 2^31) sort them in linear time, places in order among equal ids.
+      const auto n = static_cast<std::size_t>(nlocal_);
+      std::vector<std::uint64_t> a(n), b(n);
+      for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<std::uint64_t>(need_[i]) << 32 | i;
+      std::vector<std::size_t> count(65537);
+      for (int shift = 32; shift < 64; shift += 16) {
+        std::fill(count.begin(), count.end(), 0);
+        for (auto w : a) ++count[(w >> shift & 0xFFFF) + 1];
+        for (std::size_t k = 1; k < count.size(); ++k) count[k] += count[k - 1];
+        for (auto w : a) b[count[w >> shift & 0xFFFF]++] = w;
+        a.swap(b);
+      }
       need_.clear();
-      for (const auto& [g, i] : order) {
+      for (auto w : a) {
+        const auto g = static_cast<std::int64_t>(w >> 32);
         if (need_.empty() || need_.back() != g) need_.push_back(g);
-        where_[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(need_.size()) - 1;
+        where_[w & 0xFFFFFFFFu] = static_cast<std::int64_t>(need_.size()) - 1;
       }
     }
   });

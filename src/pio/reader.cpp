@@ -56,6 +56,10 @@ class SerafinSource final : public RangeSource {
   void read_range(std::int64_t frame, int var, std::int64_t first, std::int64_t count, unsigned char* out) const override {
     if (count > 0) r_.read_encoded(frame, var, first, count, out);
   }
+  void will_need(std::int64_t frame, int var, std::int64_t first, std::int64_t count) const override {
+    const int rs = r_.layout().real_bytes;
+    if (frame < r_.frame_count() && count > 0) r_.source().will_need(r_.layout().values_offset(frame, var) + first * rs, count * rs);
+  }
   void read_nodes(std::int64_t frame, int var, const std::int64_t* nodes, std::int64_t n, unsigned char* out) const override {
     const int rs = r_.layout().real_bytes;
     for (std::int64_t i = 0; i < n;) {  // one read per run of consecutive nodes

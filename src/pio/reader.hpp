@@ -135,6 +135,10 @@ class RangeSource {
   virtual int real_bytes() const = 0;
   // Nodes [first, first + count) of variable var of frame.
   virtual void read_range(std::int64_t frame, int var, std::int64_t first, std::int64_t count, unsigned char* out) const = 0;
+  // A hint that nodes [first, first + count) of variable var of frame are read next (the
+  // kernel starts reading them while the caller does something else); a no-op where the
+  // format reads through a library (HDF5).
+  virtual void will_need(std::int64_t /*frame*/, int /*var*/, std::int64_t /*first*/, std::int64_t /*count*/) const {}
   // The listed nodes (0-based, increasing).
   virtual void read_nodes(std::int64_t frame, int var, const std::int64_t* nodes, std::int64_t n, unsigned char* out) const = 0;
 };

@@ -16,10 +16,19 @@
 namespace anabranch::pio {
 namespace {
 
-// dst[t] = src[idx[t]] for values of W bytes.
+// dst[t] = src[idx[t]] for values of W bytes; runs of consecutive indices (a decomposition's
+// nodes mostly come in runs) copied whole.
 template <int W>
 void gather(const unsigned char* src, const std::int64_t* idx, std::int64_t m, unsigned char* dst) {
-  for (std::int64_t t = 0; t < m; ++t) std::memcpy(dst + t * W, src + idx[t] * W, W);
+  for (std::int64_t t = 0; t < m;) {
+    std::int64_t e = t + 1;
+    while (e < m && idx[e] == idx[e - 1] + 1) ++e;
+    if (e - t == 1)
+      std::memcpy(dst + t * W, src + idx[t] * W, W);
+    else
+      std::memcpy(dst + t * W, src + idx[t] * W, static_cast<std::size_t>((e - t) * W));
+    t = e;
+  }
 }
 
 class AggregatedReader final : public ReadStrategy {
@@ -113,6 +122,13 @@ class AggregatedReader final : public ReadStrategy {
             if (!error) error = std::current_exception();
           }
         }
+      }
+      // The next piece (of this frame, or the next frame's first) is asked of the kernel
+      // now, so that the disk works while the ranks exchange this one.
+      if (is_reader_ && !error) {
+        const bool last = r + 1 == rounds;
+        const std::int64_t nlo = last ? mine0 : std::min(mine0 + (r + 1) * piece, mine1), nhi = std::min(nlo + piece, mine1);
+        for (std::int64_t k = 0; k < nv; ++k) src_->will_need(last ? frame + 1 : frame, vars[static_cast<std::size_t>(k)], nlo, nhi - nlo);
       }
       const double t1 = MPI_Wtime();
       // Each rank's values of the piece.

@@ -25,6 +25,8 @@ ReaderOptions ReaderOptions::parse(const std::string& text) {
         o.readers_per_node = v == "auto" ? 0 : std::stoi(v);
       else if (k == "buffer_bytes")
         o.buffer_bytes = std::stoll(v);
+      else if (k == "shared_memory")
+        o.shared_memory = !(v == "0" || v == "false" || v == "no");
       else
         o.hints.set(k, v);
     } catch (const std::logic_error&) {
@@ -301,14 +303,9 @@ Reader::Reader(MPI_Comm comm, const std::string& path, const std::int32_t* globa
   }
 }
 
-Reader::~Reader() {
-  if (!closed_) {
-    try {
-      strategy_->close();  // files only: nothing collective
-    } catch (...) {
-    }
-  }
-}
+// Destroyed unclosed: the strategy goes without its collective close (its files close; the
+// node memory of aggregated stays until MPI ends).
+Reader::~Reader() = default;
 
 namespace {
 

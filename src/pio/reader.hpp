@@ -24,10 +24,11 @@ struct ReaderOptions {
   std::string strategy = "aggregated";
   int readers_per_node = 0;                            // aggregated: 0 is auto (as writers_per_node)
   std::int64_t buffer_bytes = std::int64_t{16} << 20;  // aggregated: read per reader and round
+  bool shared_memory = true;  // aggregated: node-local values through shared memory (0: all by MPI messages)
   Hints hints;                                         // MPI-IO hints (hdf5)
 
-  // "strategy=independent readers_per_node=2 buffer_bytes=8388608 cb_nodes=4": the keys
-  // above; anything else is an MPI-IO hint.
+  // "strategy=independent readers_per_node=2 buffer_bytes=8388608 shared_memory=0
+  // cb_nodes=4": the keys above; anything else is an MPI-IO hint.
   static ReaderOptions parse(const std::string& text);
 };
 

@@ -1,10 +1,11 @@
 // aggregated reading, the mirror of aggregated writing: readers (the first ranks of every
-// node; rank 0 is always one; how many per node: auto_readers_per_node) each own a block of the global numbering
-// (reader w of R: nodes [NPOIN*w/R, NPOIN*(w+1)/R)) and read it in large contiguous pieces,
-// once. At open every rank tells each reader which of the reader's nodes it needs; for each
-// piece the readers send every rank exactly its values in one all-to-all (on a node, MPI
-// moves them through shared memory). Only readers open and parse the file. A reader holds
-// one piece (buffer_bytes) and the lists of the nodes asked of it.
+// node; rank 0 is always one; how many per node: auto_readers_per_node) each own a block of
+// the global numbering (reader w of R: nodes [NPOIN*w/R, NPOIN*(w+1)/R)) and read it in
+// pieces of at most buffer_bytes, once, into node shared memory. Every rank takes its values
+// of its node's readers' pieces straight from there (one copy); values held by readers on
+// other nodes come by one all-to-all per piece, for which each rank told those readers at
+// open which of their nodes it needs. Only readers open and parse the file. A reader holds
+// one piece (in the node window) and the lists of nodes asked of it from other nodes.
 #include <algorithm>
 #include <cstring>
 
@@ -38,7 +39,9 @@ class AggregatedReader final : public ReadStrategy {
   ~AggregatedReader() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (!finalized && rcomm_ != MPI_COMM_NULL) MPI_Comm_free(&rcomm_);
+    if (finalized) return;
+    if (rcomm_ != MPI_COMM_NULL) MPI_Comm_free(&rcomm_);
+    if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
   }
 
   FileFacts open(MPI_Comm comm, const std::string& path, const ReaderOptions& options) override {
@@ -46,15 +49,16 @@ class AggregatedReader final : public ReadStrategy {
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
     buffer_bytes_ = options.buffer_bytes;
+    check_mpi(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm_), "MPI_Comm_split_type");
     {
-      Topology topo(comm_);
-      const int per_node = options.readers_per_node > 0 ? options.readers_per_node : auto_readers_per_node(comm_, topo.node_comm, path);
-      NodeWriters readers = choose_writers(comm_, topo.node_comm, per_node, path);
+      const int per_node = options.readers_per_node > 0 ? options.readers_per_node : auto_readers_per_node(comm_, node_comm_, path);
+      NodeWriters readers = choose_writers(comm_, node_comm_, per_node, path);
       is_reader_ = readers.is_writer;
       index_ = readers.index;
       rcomm_ = readers.comm;
       reader_ranks_ = std::move(readers.ranks);
     }
+    shared_memory_ = options.shared_memory;
     FileFacts facts;
     collective(comm_, [&] {
       if (!is_reader_) return;
@@ -64,6 +68,29 @@ class AggregatedReader final : public ReadStrategy {
     facts = broadcast_facts(comm_, 0, facts);
     npoin_ = facts.header.npoin;
     rs_ = facts.header.precision == Precision::Double ? 8 : 4;
+    // The pieces: in one shared window per node (each reader's at most buffer_bytes, and no
+    // more than its block of every variable), or in each reader's own memory.
+    std::int64_t largest = 0;
+    for (std::size_t w = 0; w < reader_ranks_.size(); ++w) largest = std::max(largest, block_first(w + 1) - block_first(w));
+    piece_bytes_ = std::max<std::int64_t>(rs_, std::min<std::int64_t>(buffer_bytes_, largest * std::max(1, facts.header.nvar()) * rs_));
+    local_base_.assign(reader_ranks_.size(), nullptr);
+    if (shared_memory_) {
+      window_ = std::make_unique<NodeWindow>(comm_, node_comm_, is_reader_ ? piece_bytes_ : 0,
+                                             "cannot read " + path + ": no room for the readers' pieces");
+      MPI_Group world, node;
+      MPI_Comm_group(comm_, &world);
+      MPI_Comm_group(node_comm_, &node);
+      const auto nr = static_cast<int>(reader_ranks_.size());
+      std::vector<int> in_node(reader_ranks_.size());
+      MPI_Group_translate_ranks(world, nr, reader_ranks_.data(), node, in_node.data());
+      MPI_Group_free(&world);
+      MPI_Group_free(&node);
+      for (std::size_t w = 0; w < reader_ranks_.size(); ++w)
+        if (in_node[w] != MPI_UNDEFINED) local_base_[w] = window_->of(in_node[w]);
+    }
+    int remote = 0;
+    for (auto* b : local_base_) remote = remote || !b;
+    MPI_Allreduce(&remote, &any_remote_, 1, MPI_INT, MPI_MAX, comm_);
     return facts;
   }
 
@@ -80,8 +107,8 @@ class AggregatedReader final : public ReadStrategy {
     for (std::size_t w = 0; w <= nr; ++w)
       need_first_[w] = std::lower_bound(need.begin(), need.end(), block_first(w)) - need.begin();
     std::vector<int> send(static_cast<std::size_t>(size_), 0), recv(static_cast<std::size_t>(size_), 0);
-    for (std::size_t w = 0; w < nr; ++w)
-      send[static_cast<std::size_t>(reader_ranks_[w])] = static_cast<int>(need_first_[w + 1] - need_first_[w]);
+    for (std::size_t w = 0; w < nr; ++w)  // readers on this node are read straight from shared memory
+      if (!local_base_[w]) send[static_cast<std::size_t>(reader_ranks_[w])] = static_cast<int>(need_first_[w + 1] - need_first_[w]);
     check_mpi(MPI_Alltoall(send.data(), 1, MPI_INT, recv.data(), 1, MPI_INT, comm_), "MPI_Alltoall");
     std::vector<int> sdispl(static_cast<std::size_t>(size_), 0), rdispl(static_cast<std::size_t>(size_) + 1, 0);
     for (std::size_t w = 0; w < nr; ++w)
@@ -113,11 +140,12 @@ class AggregatedReader final : public ReadStrategy {
       const double t0 = MPI_Wtime();
       // The reader's piece of its block, every variable.
       const std::int64_t lo = std::min(mine0 + r * piece, mine1), hi = std::min(lo + piece, mine1), n = hi - lo;
+      if (!window_) piece_.resize(static_cast<std::size_t>(n * nv * rs_));
+      unsigned char* const mine = window_ ? window_->mine : piece_.data();
       if (is_reader_) {
-        piece_.resize(static_cast<std::size_t>(n * nv * rs_));
         for (std::int64_t k = 0; k < nv; ++k) {  // on after a failure: HDF5's metadata reads are collective
           try {
-            src_->read_range(frame, vars[static_cast<std::size_t>(k)], lo, n, piece_.data() + k * n * rs_);
+            src_->read_range(frame, vars[static_cast<std::size_t>(k)], lo, n, mine + k * n * rs_);
           } catch (...) {
             if (!error) error = std::current_exception();
           }
@@ -131,7 +159,33 @@ class AggregatedReader final : public ReadStrategy {
         for (std::int64_t k = 0; k < nv; ++k) src_->will_need(last ? frame + 1 : frame, vars[static_cast<std::size_t>(k)], nlo, nhi - nlo);
       }
       const double t1 = MPI_Wtime();
-      // Each rank's values of the piece.
+      if (window_) window_->fence(node_comm_);  // the node's pieces are there
+      const double t2 = MPI_Wtime();
+      // Values of readers on this node: straight from their pieces.
+      for (std::size_t w = 0; w < nr; ++w) {
+        if (!local_base_[w]) continue;
+        const std::int64_t end = block_first(w + 1), wlo = std::min(block_first(w) + r * piece, end), whi = std::min(wlo + piece, end);
+        std::int64_t& a = need_at[w];
+        std::int64_t b = a;
+        while (b < need_first_[w + 1] && need_[static_cast<std::size_t>(b)] < whi) ++b;
+        for (std::int64_t k = 0; k < nv; ++k) {
+          const unsigned char* src = local_base_[w] + (k * (whi - wlo) - wlo) * rs_;
+          unsigned char* dst = out + (k * nneed_ + a) * rs_;
+          if (rs_ == 4)
+            gather<4>(src, need_.data() + a, b - a, dst);
+          else
+            gather<8>(src, need_.data() + a, b - a, dst);
+        }
+        a = b;
+      }
+      if (!any_remote_) {
+        if (window_) window_->fence(node_comm_);  // everyone has taken its values before the pieces change
+        times_.read += t1 - t0;
+        times_.wait += t2 - t1;
+        times_.exchange += MPI_Wtime() - t2;
+        continue;
+      }
+      // Values for ranks on other nodes (all ranks without shared memory), by MPI.
       std::size_t total = 0;
       for (int j = 0; j < size_ && is_reader_; ++j) {
         const std::int64_t a = asked_at[static_cast<std::size_t>(j)];
@@ -148,7 +202,7 @@ class AggregatedReader final : public ReadStrategy {
         unsigned char* dst = send_.data() + sdispl[static_cast<std::size_t>(j)];
         const std::int64_t* idx = asked_.data() + a;
         for (std::int64_t k = 0; k < nv; ++k, dst += m * rs_) {
-          const unsigned char* src = piece_.data() + (k * n - lo) * rs_;
+          const unsigned char* src = mine + (k * n - lo) * rs_;
           if (rs_ == 4)
             gather<4>(src, idx, m, dst);
           else
@@ -161,6 +215,7 @@ class AggregatedReader final : public ReadStrategy {
       std::size_t rtotal = 0;
       std::vector<std::int64_t> got(nr, 0);
       for (std::size_t w = 0; w < nr; ++w) {
+        if (local_base_[w]) continue;
         const std::int64_t end = std::min(block_first(w) + (r + 1) * piece, block_first(w + 1));
         std::int64_t b = need_at[w];
         while (b < need_first_[w + 1] && need_[static_cast<std::size_t>(b)] < end) ++b;
@@ -175,24 +230,35 @@ class AggregatedReader final : public ReadStrategy {
                               MPI_BYTE, comm_),
                 "MPI_Alltoallv");
       for (std::size_t w = 0; w < nr; ++w) {
+        if (local_base_[w]) continue;
         const unsigned char* src = recv_.data() + rdispl[static_cast<std::size_t>(reader_ranks_[w])];
         for (std::int64_t k = 0; k < nv; ++k, src += got[w] * rs_)
           std::memcpy(out + (k * nneed_ + need_at[w]) * rs_, src, static_cast<std::size_t>(got[w] * rs_));
         need_at[w] += got[w];
       }
+      if (window_) window_->fence(node_comm_);
       times_.read += t1 - t0;
-      times_.exchange += MPI_Wtime() - t1;
+      times_.wait += t2 - t1;
+      times_.exchange += MPI_Wtime() - t2;
     }
     const double t2 = MPI_Wtime();
     agree(comm_, error);
     times_.wait += MPI_Wtime() - t2;
   }
 
-  void close() override { src_.reset(); }
+  void close() override {
+    src_.reset();
+    if (window_) window_->free();  // collective over the node: close() is collective
+  }
   ReadTimes times() const override { return times_; }
 
  private:
-  MPI_Comm comm_ = MPI_COMM_NULL, rcomm_ = MPI_COMM_NULL;
+  MPI_Comm comm_ = MPI_COMM_NULL, rcomm_ = MPI_COMM_NULL, node_comm_ = MPI_COMM_NULL;
+  bool shared_memory_ = true;
+  std::unique_ptr<NodeWindow> window_;       // the readers' pieces, one window per node
+  std::int64_t piece_bytes_ = 0;             // a reader's part of it
+  std::vector<unsigned char*> local_base_;   // per reader: its piece when on this node
+  int any_remote_ = 0;                       // some rank takes values from a reader on another node
   int rank_ = 0, size_ = 1, index_ = 0;
   bool is_reader_ = false;
   std::vector<int> reader_ranks_;
@@ -201,7 +267,7 @@ class AggregatedReader final : public ReadStrategy {
   std::unique_ptr<RangeSource> src_;
   std::vector<std::int64_t> need_, need_first_;    // this rank's nodes; where each reader's start in them
   std::vector<std::int64_t> asked_, asked_first_;  // reader: the nodes each rank asked, by rank
-  std::vector<unsigned char> piece_, send_, recv_;
+  std::vector<unsigned char> piece_, send_, recv_;  // piece_: a reader's piece without shared memory
   ReadTimes times_;
 };
 

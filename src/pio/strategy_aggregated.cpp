@@ -22,7 +22,6 @@
 // cache than writing in place (the thread competes with the ranks for the cores; a second
 // writer per node changed nothing), so writers write in place.
 #include <sched.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstring>
@@ -84,9 +83,7 @@ class AggregatedStrategy final : public Strategy {
         } catch (...) {
           if (!error) error = std::current_exception();
         }
-      MPI_Win_sync(win_);
-      MPI_Barrier(node_comm_);
-      MPI_Win_sync(win_);
+      window_->fence(node_comm_);
       t = lap(t, times_.wait);
       // Values for writers on this node: encoded straight into their buffers.
       for (const auto& part : R.local) {
@@ -123,9 +120,7 @@ class AggregatedStrategy final : public Strategy {
         }
       }
       t = lap(t, times_.exchange);
-      MPI_Win_sync(win_);
-      MPI_Barrier(node_comm_);
-      MPI_Win_sync(win_);
+      window_->fence(node_comm_);
       t = lap(t, times_.wait);
       if (!is_writer_) continue;
       // One contiguous piece per variable (or the time record alone when there is none).
@@ -315,31 +310,10 @@ class AggregatedStrategy final : public Strategy {
     const auto& L = s_.layout;
     slots_.resize(async_ ? 2 : 1);
     slot_bytes_ = static_cast<std::int64_t>(L.nvar) * (chunk_ * L.real_bytes + 8) + 8 + L.real_bytes;
-    const MPI_Aint mine = is_writer_ ? static_cast<MPI_Aint>(slot_bytes_ * static_cast<std::int64_t>(slots_.size())) : 0;
-    void* base = nullptr;
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "alloc_shared_noncontig", "true");
-    // The shared memory lives in files: a file-size limit below it makes Open MPI's
-    // allocation hang, so it is refused first; other failures are returned, not fatal.
-    const std::string why = "cannot write " + s_.final_path + ": no room for the aggregation buffers (" + std::to_string(mine) +
-                            " bytes of shared memory per writer; the writer option buffer_bytes sets it): ";
-    std::int64_t node_bytes = mine;  // one segment for the node's window
-    MPI_Allreduce(MPI_IN_PLACE, &node_bytes, 1, MPI_INT64_T, MPI_SUM, node_comm_);
-    collective(s_.comm, [&] {
-      struct rlimit rl {};
-      if (::getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-          static_cast<std::int64_t>(rl.rlim_cur) < node_bytes + (std::int64_t{1} << 20))
-        throw IoError(why + write_failure_reason("/dev/shm/x", static_cast<std::int64_t>(rl.rlim_cur) + 1));
-    });
-    MPI_Comm_set_errhandler(node_comm_, MPI_ERRORS_RETURN);
-    const int rc = MPI_Win_allocate_shared(mine, 1, info, node_comm_, &base, &win_);
-    own_base_ = static_cast<unsigned char*>(base);
-    MPI_Info_free(&info);
-    collective(s_.comm, [&] {
-      if (rc != MPI_SUCCESS) throw IoError(why + write_failure_reason("/dev/shm/x", mine));
-    });
-    MPI_Win_lock_all(MPI_MODE_NOCHECK, win_);
+    const std::int64_t mine = is_writer_ ? slot_bytes_ * static_cast<std::int64_t>(slots_.size()) : 0;
+    window_ = std::make_unique<NodeWindow>(s_.comm, node_comm_, mine,
+                                           "cannot write " + s_.final_path + ": no room for the aggregation buffers");
+    own_base_ = window_->mine;
     // Which writers share this node, and where their buffers are.
     MPI_Group world_group, node_group;
     MPI_Comm_group(s_.comm, &world_group);
@@ -354,11 +328,7 @@ class AggregatedStrategy final : public Strategy {
         remote = 1;
         continue;
       }
-      MPI_Aint size = 0;
-      int disp = 1;
-      void* ptr = nullptr;
-      MPI_Win_shared_query(win_, nr, &size, &disp, &ptr);
-      local_base_[static_cast<std::size_t>(w)] = static_cast<unsigned char*>(ptr);
+      local_base_[static_cast<std::size_t>(w)] = window_->of(nr);
     }
     MPI_Group_free(&world_group);
     MPI_Group_free(&node_group);
@@ -369,10 +339,7 @@ class AggregatedStrategy final : public Strategy {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;
-    if (win_ != MPI_WIN_NULL) {
-      MPI_Win_unlock_all(win_);
-      MPI_Win_free(&win_);
-    }
+    if (window_) window_->free();
     if (wcomm_ != MPI_COMM_NULL) MPI_Comm_free(&wcomm_);
     if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
   }
@@ -504,7 +471,7 @@ class AggregatedStrategy final : public Strategy {
   MPI_Comm wcomm_ = MPI_COMM_NULL, node_comm_ = MPI_COMM_NULL;
   MPI_File fh_ = MPI_FILE_NULL;
   PhaseTimes times_;
-  MPI_Win win_ = MPI_WIN_NULL;
+  std::unique_ptr<NodeWindow> window_;
   std::vector<int> writer_ranks_;
   std::vector<unsigned char*> local_base_;  // buffers of the writers on this node (null: elsewhere)
   unsigned char* own_base_ = nullptr;       // this writer's buffer

@@ -1,8 +1,11 @@
 #include "pio/topology.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstring>
 
+#include "core/error.hpp"
 #include "core/io.hpp"
 #include "pio/mpi_util.hpp"
 
@@ -77,6 +80,54 @@ NodeWriters choose_writers(MPI_Comm comm, MPI_Comm node_comm, int per_node, cons
     if (flags[static_cast<std::size_t>(r)]) w.ranks.push_back(r);
   if (w.is_writer) MPI_Comm_rank(w.comm, &w.index);
   return w;
+}
+
+NodeWindow::NodeWindow(MPI_Comm comm, MPI_Comm node_comm, std::int64_t bytes, const std::string& what) {
+  std::int64_t node_bytes = bytes;  // one segment for the node's window
+  MPI_Allreduce(MPI_IN_PLACE, &node_bytes, 1, MPI_INT64_T, MPI_SUM, node_comm);
+  const std::string why = what + " (" + std::to_string(bytes) + " bytes of shared memory on this rank; the option buffer_bytes sets it): ";
+  collective(comm, [&] {
+    struct rlimit rl {};
+    if (::getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        static_cast<std::int64_t>(rl.rlim_cur) < node_bytes + (std::int64_t{1} << 20))
+      throw IoError(why + write_failure_reason("/dev/shm/x", static_cast<std::int64_t>(rl.rlim_cur) + 1));
+  });
+  MPI_Info info;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "alloc_shared_noncontig", "true");
+  MPI_Comm_set_errhandler(node_comm, MPI_ERRORS_RETURN);
+  void* base = nullptr;
+  const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, info, node_comm, &base, &win);
+  MPI_Info_free(&info);
+  collective(comm, [&] {
+    if (rc != MPI_SUCCESS) throw IoError(why + write_failure_reason("/dev/shm/x", bytes));
+  });
+  mine = static_cast<unsigned char*>(base);
+  MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+}
+
+NodeWindow::~NodeWindow() = default;
+
+unsigned char* NodeWindow::of(int node_rank) const {
+  MPI_Aint size = 0;
+  int disp = 1;
+  void* ptr = nullptr;
+  MPI_Win_shared_query(win, node_rank, &size, &disp, &ptr);
+  return size > 0 ? static_cast<unsigned char*>(ptr) : nullptr;
+}
+
+void NodeWindow::free() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized || win == MPI_WIN_NULL) return;
+  MPI_Win_unlock_all(win);
+  MPI_Win_free(&win);
+}
+
+void NodeWindow::fence(MPI_Comm node_comm) const {
+  MPI_Win_sync(win);
+  MPI_Barrier(node_comm);
+  MPI_Win_sync(win);
 }
 
 std::vector<std::string> gather_host_names(MPI_Comm comm) {

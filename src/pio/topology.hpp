@@ -3,6 +3,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,26 @@ int auto_writers_per_node(MPI_Comm comm, MPI_Comm node_comm, const std::string& 
 // rank reading 1/P of the file contiguously is the raw pread ceiling's own pattern; 2 per
 // node on a parallel or network one, for the node's link as for writes.
 int auto_readers_per_node(MPI_Comm comm, MPI_Comm node_comm, const std::string& path);
+
+// One shared-memory window per node: every rank gives `bytes` (0 for none) and can reach
+// every other rank's part on its node. The memory lives in files (Open MPI: /dev/shm or the
+// session folder), and a file-size limit below it makes Open MPI's allocation hang: that is
+// refused first, as a failure naming `what` (every rank of comm throws the same error).
+struct NodeWindow {
+  MPI_Win win = MPI_WIN_NULL;
+  unsigned char* mine = nullptr;
+  // Collective over comm; node_comm: its shared-memory split.
+  NodeWindow(MPI_Comm comm, MPI_Comm node_comm, std::int64_t bytes, const std::string& what);
+  ~NodeWindow();  // frees nothing: free() is collective over the node
+  NodeWindow(const NodeWindow&) = delete;
+  NodeWindow& operator=(const NodeWindow&) = delete;
+  // The part of node rank r (nullptr when it gave none).
+  unsigned char* of(int node_rank) const;
+  // Collective over the node: lets the memory go.
+  void free();
+  // Makes this node's writes visible to its ranks (sync, barrier over node_comm, sync).
+  void fence(MPI_Comm node_comm) const;
+};
 
 // Collective: host names of all ranks, gathered on every rank (seed 003's method of
 // counting nodes by name).

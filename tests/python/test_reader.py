@@ -63,6 +63,9 @@ def files(tmp_path_factory):
     ("single.slf", "aggregated", ""),
     ("single.slf", "aggregated", "buffer_bytes=1024"),  # many rounds
     ("single.slf", "aggregated", "readers_per_node=2"),
+    ("single.slf", "aggregated", "readers_per_node=1 buffer_bytes=2048"),  # one reader serving every rank
+    ("single.slf", "aggregated", "shared_memory=0"),  # every value by MPI, as from readers on other nodes
+    ("double-little.slf", "aggregated", "shared_memory=0 buffer_bytes=4096"),
     ("double-little.slf", "aggregated", "buffer_bytes=4096"),
     ("single.slf", "independent", ""),
     ("double-little.slf", "independent", ""),

@@ -278,3 +278,15 @@ def test_signal_during_metis_ends_by_the_signal(big, tmp_path):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGTERM, err
     assert "METIS" not in err and list(out.iterdir()) == []
+
+
+def test_partition_file_under_a_file_size_limit(ab, tmp_path):
+    """--layout partition-file: the element -> part file over the limit is one error line,
+    a non-zero exit, and nothing left in the output folder."""
+    assert ab("generate", "-n", 6000, "-o", tmp_path / "m.slf").returncode == 0
+    out = tmp_path / "out"
+    out.mkdir()
+    before = digest(tmp_path / "m.slf")
+    proc = run_limited(["partition", tmp_path / "m.slf", "-n", 3, "--layout", "partition-file", "-o", out], 4096)
+    assert_failed_cleanly(proc, out, "m.slf.epart.3", "File too large")
+    assert digest(tmp_path / "m.slf") == before

@@ -76,6 +76,7 @@ int run(int argc, char** argv, bool library) {
     (void)before;
   };
   add(add_info);
+  add(add_diff);
   add(add_generate);
   add(add_refine);
   add(add_partition);
@@ -89,9 +90,11 @@ int run(int argc, char** argv, bool library) {
 
   if (!library) provenance::set_command_line(argc, argv);  // a library caller's own command line stays
   // The first word that is not an option names the command: an unknown one is said so.
+  std::string command;
   for (int i = 1; i < argc; ++i) {
     const std::string word = argv[i];
     if (word.empty() || word[0] == '-') continue;
+    command = word;
     const auto subs = app.get_subcommands({});
     if (std::none_of(subs.begin(), subs.end(), [&](const CLI::App* sub) { return sub->check_name(word); })) {
       std::string known;
@@ -107,8 +110,11 @@ int run(int argc, char** argv, bool library) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (library) throw UsageError(std::string(argv[argc > 2 ? 2 : 0]) + ": " + e.what());
-    return app.exit(e);
+    const int rc = app.exit(e);
+    return rc != 0 && command == "diff" ? 2 : rc;
   }
+  // diff answers 1 for "different", as cmp does: its failures are 2.
+  const int failed = command == "diff" ? 2 : 1;
   if (quiet) Progress::set_enabled(false);
   // Under mpiexec, failures are agreed across ranks: rank 0 alone reports them.
   auto reporting = [] { return pio::MpiSession::world_rank() == 0; };
@@ -121,13 +127,13 @@ int run(int argc, char** argv, bool library) {
       return runner();
     } catch (const anabranch::Error& e) {
       if (reporting()) std::fprintf(stderr, "anabranch %s: error: %s\n", sub->get_name().c_str(), e.what());
-      return 1;
+      return failed;
     } catch (const std::bad_alloc&) {
       std::fprintf(stderr, "anabranch %s: error: out of memory\n", sub->get_name().c_str());
-      return 1;
+      return failed;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "anabranch %s: error: %s\n", sub->get_name().c_str(), e.what());
-      return 1;
+      return failed;
     }
   }
   return 0;

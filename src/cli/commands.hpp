@@ -29,6 +29,7 @@ Runner add_balance(CLI::App& app, Common& common);
 Runner add_tune(CLI::App& app, Common& common);
 Runner add_bench(CLI::App& app, Common& common);
 Runner add_bench_plot(CLI::App& app, Common& common);
+Runner add_diff(CLI::App& app, Common& common);
 
 }  // namespace anabranch::cli
 

@@ -20,9 +20,7 @@
 #include "pio/writer.hpp"
 
 namespace anabranch::pio {
-namespace {
 
-// Each part stays open for the whole merge: allow as many files as the system lets us.
 void raise_open_file_limit() {
   rlimit rl{};
   if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -30,6 +28,8 @@ void raise_open_file_limit() {
     ::setrlimit(RLIMIT_NOFILE, &rl);
   }
 }
+
+namespace {
 
 struct Part {
   int index;
@@ -82,8 +82,8 @@ bool extrude_for(serafin::Header& geo, int nplan, const std::string& geometry, c
   return true;
 }
 
-// A part's global nodes (0-based), every plane: KNOLG is the IPOBO record's first NPOIN2
-// values (TELEMAC writes dummies above); plane j's nodes follow at j * npoin2.
+}  // namespace
+
 std::vector<std::int32_t> part_nodes(const serafin::Reader& part, const std::string& name, std::int64_t npoin2,
                                      int geo_nplan) {
   const auto& h = part.header();
@@ -103,6 +103,8 @@ std::vector<std::int32_t> part_nodes(const serafin::Reader& part, const std::str
     }
   return gid;
 }
+
+namespace {
 
 // The output header, as gretel writes it (merge.hpp): part 0's header on the geometry's mesh.
 serafin::Header gretel_header(const serafin::Header& part0, const serafin::Header& geo, std::int32_t nptfr, bool extrude) {

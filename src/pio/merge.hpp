@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "formats/serafin.hpp"
 #include "pio/writer.hpp"
 
 namespace anabranch::pio {
@@ -59,5 +60,13 @@ struct MergedWriter {
 };
 MergedWriter open_merged_writer(MPI_Comm comm, const std::string& part, const std::string& geometry, const std::string& cli,
                                 const std::string& output, WriterOptions options);
+
+// A part's global nodes (0-based), every plane: KNOLG is the IPOBO record's first NPOIN2
+// values (TELEMAC writes dummies above); plane j's nodes follow at j * npoin2. Checks the
+// part's planes against geo_nplan and KNOLG against 1..npoin2 (FormatError naming name).
+std::vector<std::int32_t> part_nodes(const serafin::Reader& part, const std::string& name, std::int64_t npoin2, int geo_nplan);
+
+// Raises the open-file limit to its hard limit: every part of a set stays open.
+void raise_open_file_limit();
 
 }  // namespace anabranch::pio

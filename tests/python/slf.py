@@ -67,15 +67,21 @@ def as_gretel_writes(data):
     return bytes(out)
 
 
-def shift_values(path, amount):
-    """Adds `amount` to every value of every frame of a SERAFIN file in place (parts that
-    disagree on their interface nodes, as a solver's ranks may)."""
+def edit_values(path, change):
+    """Rewrites the values of a SERAFIN file in place: change(frame, var, values) returns the
+    new values of one variable of one frame (a numpy array of NPOIN)."""
     s = read(path)
     raw = bytearray(open(path, "rb").read())
     rec = 8 + s.npoin * s.rs
     for f in range(len(s.frames)):
         for v in range(len(s.vars)):
             at = s.header_bytes + f * (8 + s.rs + len(s.vars) * rec) + 8 + s.rs + v * rec + 4
-            raw[at:at + s.npoin * s.rs] = (s.frames[f][1][v] + np.array(amount, dtype=s.ftype)).astype(s.ftype).tobytes()
+            raw[at:at + s.npoin * s.rs] = np.asarray(change(f, v, s.frames[f][1][v].copy()), dtype=s.ftype).tobytes()
     with open(path, "wb") as out:
         out.write(bytes(raw))
+
+
+def shift_values(path, amount):
+    """Adds `amount` to every value of every frame of a SERAFIN file in place (parts that
+    disagree on their interface nodes, as a solver's ranks may)."""
+    edit_values(path, lambda f, v, a: a + np.array(amount, dtype=a.dtype))

@@ -9,6 +9,7 @@ import subprocess
 
 import pytest
 
+import slf
 from conftest import DATA, EXE
 
 V8 = DATA / "telemac-v8"
@@ -114,6 +115,19 @@ def test_merge_cli_option(tmp_path, ab):
     a, b = out.read_bytes(), out2.read_bytes()
     diff = [i for i in range(len(a)) if a[i] != b[i]]
     assert len(a) == len(b) and diff and all(256 <= i < 260 for i in diff)  # bytes of IPARAM(8)
+    r = ab("diff", out, out2, "--json")
+    assert r.returncode == 1 and r.json()["header"]["differences"] == [f"IPARAM(8): {slf.read(out).iparam[7]} / 0"]
+    assert ab("diff", out, out2, "--values-only").returncode == 0
+
+
+def test_diff_of_telemac_parts_and_gretels_merge(ab):
+    """TELEMAC's own per-rank results against gretel v8's merge of them: the same values and
+    coordinates at every global node (the parts' KNOLG)."""
+    ref = V8 / "gretel-p3"
+    r = ab("diff", ref / "T2DRES", ref / "T2DRES-merged", "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    j = r.json()
+    assert j["identical"] and j["a"]["kind"].startswith("3 per-rank") and j["values"] > 0
 
 
 def test_partel_scotch(tmp_path):

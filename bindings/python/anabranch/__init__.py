@@ -119,6 +119,25 @@ def convert(source, target, to=None, frame=None):
     return _command(*args)
 
 
+def diff(a, b, atol=None, rtol=None, frames=None, values_only=False):
+    """Compares two results (`anabranch diff`): files (SERAFIN, HDF5) or per-rank sets (base
+    names). atol, rtol: a number for every variable, or {name: number}; a value differs when
+    |a - b| > atol + rtol * max(|a|, |b|). frames: "0,2:5,-1" (0-based, ranges inclusive).
+    Returns the JSON report: per variable the largest differences, where, values beyond
+    tolerance, per frame; header differences; "equal", "identical", "status" (0 or 1)."""
+    args = ["diff", a, b]
+    for option, tol in (("--atol", atol), ("--rtol", rtol)):
+        if isinstance(tol, dict):
+            args += [x for name, value in tol.items() for x in (option, f"{name}={value!r}")]
+        elif tol is not None:
+            args += [option, repr(float(tol))]
+    if frames is not None:
+        args.append(f"--frames={frames}")
+    if values_only:
+        args.append("--values-only")
+    return _command(*args)
+
+
 def generate(output, elements=20000, frames=0, variables=None, planes=None):
     """A synthetic channel mesh and its .cli file (`anabranch generate`)."""
     args = ["generate", "-n", elements, "-o", os.fspath(output)]

@@ -1,17 +1,26 @@
-"""`pip install .` from the source tree (no build isolation: the test environment has
-scikit-build-core and nanobind) into a fresh target folder; the installed package imports
-from there, reads and writes. Usage: python_install.py SOURCE_DIR WORK_DIR"""
+"""`pip install .` from the source tree into a fresh virtual environment (no build isolation:
+the environment sees the test environment's packages, scikit-build-core, nanobind, numpy and
+matplotlib, through a .pth file); the installed package imports from there, reads, writes
+and converts, and its `anabranch` command (and `python -m anabranch`) runs the commands with
+the executable's output and exit status; bench-plot runs with the package's interpreter
+whatever python3 comes first on PATH. Usage: python_install.py SOURCE_DIR WORK_DIR"""
 import os
 import pathlib
 import shutil
 import subprocess
 import sys
+import sysconfig
 
 src, work = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 shutil.rmtree(work, ignore_errors=True)
 work.mkdir(parents=True)
-target = work / "site"
-subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps", "--target", str(target),
+venv = work / "venv"
+subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+py = venv / "bin/python"
+site = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], capture_output=True, text=True,
+                      check=True).stdout.strip()
+pathlib.Path(site, "test-env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+subprocess.run([py, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps", "--prefix", str(venv),
                 "--config-settings=build-dir=" + str(work / "build"), str(src)], check=True)
 check = r"""
 import pathlib, sys, numpy as np
@@ -23,8 +32,42 @@ anabranch.write(out / "t.slf", mesh, [("H", "M")], [(0.0, {"H": np.arange(4.0)})
 anabranch.convert(out / "t.slf", out / "t.h5")
 ds = anabranch.read(out / "t.h5")
 assert len(ds.frames) == 2 and list(ds.frames[1]["H"]) == [0, 2, 4, 6], ds
+assert anabranch.diff(out / "t.slf", out / "t.h5")["identical"]
 print("python_install: the installed package reads, writes and converts")
 """
-env = dict(os.environ, PYTHONPATH=str(target))
-subprocess.run([sys.executable, "-c", check, str(target), str(work)], check=True, env=env)
+subprocess.run([py, "-c", check, site, str(work)], check=True)
+
+# The command, from the environment's bin, with a PATH whose first python3 is not one at all.
+fake = work / "fakebin"
+fake.mkdir()
+(fake / "python3").write_text("#!/bin/sh\necho 'the python3 on PATH ran' >&2\nexit 3\n")
+(fake / "python3").chmod(0o755)
+env = dict(os.environ, PATH=f"{fake}:/usr/bin:/bin", ANABRANCH_PROGRESS="0")
+env.pop("PYTHON", None)
+env.pop("PYTHONPATH", None)
+exe = venv / "bin/anabranch"
+
+
+def run(*args):
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True, env=env, cwd=work, timeout=300)
+
+
+r = run(exe, "--version")
+assert r.returncode == 0 and r.stdout.startswith("anabranch "), r
+r = run(exe, "info", work / "t.slf")
+assert r.returncode == 0 and "t.slf" in r.stdout, r
+r = run(py, "-m", "anabranch", "diff", work / "t.slf", work / "t.h5")
+assert r.returncode == 0 and r.stdout.splitlines()[-1].startswith("identical"), r
+r = run(exe, "diff", work / "t.slf", work / "missing.slf")
+assert r.returncode == 2 and r.stderr.strip().splitlines() == [r.stderr.strip()] and "missing.slf" in r.stderr, r
+r = run(exe, "nocommand")
+assert r.returncode == 2 and "unknown command" in r.stderr, r
+r = run(exe, "generate", "-o", work / "g.slf", "-n", "2000", "--frames", "2")
+assert r.returncode == 0, r
+r = run(exe, "-q", "bench", "--mesh", work / "g.slf", "--frames", "1", "--repeat", "1", "--strategies", "aggregated", "--dir", work,
+        "-o", work / "b.json")
+assert r.returncode == 0, r
+r = run(exe, "bench-plot", work / "b.json", "-o", work / "b.png")
+assert r.returncode == 0 and (work / "b.png").stat().st_size > 1000, r
+print("python_install: the installed `anabranch` command runs the commands, bench-plot with the package's Python")
 shutil.rmtree(work)

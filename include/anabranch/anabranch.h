@@ -229,6 +229,14 @@ int ab_file_close(ab_file* file);
  * bench); MPI must then be initialised (or is initialised and finalised by the command
  * when it is not). A process not started by an MPI launcher merges alone, without MPI. */
 int ab_command(int argc, const char* const* argv, char** report);
+/* The command line itself, for a program that embeds it (the Python package's `anabranch`
+ * command): runs `anabranch ARGV...` (argv[0] is the program's name) exactly as the
+ * executable does, printing its output, progress and one-line errors, and returns its exit
+ * status (0 success, 1 failure, 2 usage or, for diff, 1 different and 2 failure). A
+ * termination signal ends the process as it ends the executable (its partial outputs
+ * removed); termination signals stay blocked in the calling thread afterwards: the process
+ * is meant to end with the command. */
+int ab_main(int argc, char** argv);
 /* Frees memory the library returned. */
 void ab_free(void* p);
 

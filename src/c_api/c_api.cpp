@@ -666,6 +666,8 @@ int ab_command(int argc, const char* const* argv, char** report) {
   });
 }
 
+int ab_main(int argc, char** argv) { return cli::main(argc, argv); }
+
 void ab_free(void* p) { std::free(p); }
 
 }  // extern "C"

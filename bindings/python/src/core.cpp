@@ -118,6 +118,14 @@ NB_MODULE(_core, m) {
     return std::make_tuple(r, s);
   });
 
+  m.def("main", [](const std::vector<std::string>& args) {
+    std::vector<std::string> all = args;
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    nb::gil_scoped_release release;
+    return ab_main(static_cast<int>(all.size()), argv.data());
+  });
   m.def("command", [](const std::vector<std::string>& args) {
     std::vector<const char*> argv;
     for (const auto& a : args) argv.push_back(a.c_str());

@@ -61,6 +61,7 @@ Runner add_refine(CLI::App& app, Common& common) {
     std::vector<std::int64_t> src(order.size());
     for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::int64_t>(i);
     for (int level = 0; level < o->levels; ++level) {
+      const Busy busy("refine: level " + std::to_string(level + 1) + " of " + std::to_string(o->levels) + ", the mesh");
       Refinement r = refine(level == 0 ? mesh : levels.back().mesh, order);
       std::vector<std::int64_t> nsrc;
       order.clear();

@@ -57,6 +57,34 @@ void Progress::finish() {
   }
 }
 
+Busy::Busy(std::string label) : label_(std::move(label)), start_(std::chrono::steady_clock::now()) {
+  on_ = Progress::enabled();
+  tty_ = ::isatty(STDERR_FILENO) == 1;
+  if (!on_ || !tty_) return;
+  ticker_ = std::thread([this] {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!cv_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stop_; })) {
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+      std::fprintf(stderr, "\r%s: %.1f s", label_.c_str(), secs);
+      std::fflush(stderr);
+    }
+  });
+}
+
+Busy::~Busy() {
+  if (!on_) return;
+  if (ticker_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    ticker_.join();
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  std::fprintf(stderr, tty_ ? "\r%s: done (%.1f s)   \n" : "%s: done (%.1f s)\n", label_.c_str(), secs);
+}
+
 std::int64_t peak_rss_bytes() {
   std::ifstream in("/proc/self/status");
   std::string line;

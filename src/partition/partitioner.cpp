@@ -78,6 +78,7 @@ std::vector<std::int32_t> partition_metis(std::vector<std::int32_t>&& eind, std:
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::int32_t> epart(static_cast<std::size_t>(nelem), 0);
   if (nparts > 1) {
+    const Busy busy("partition: METIS, " + std::to_string(nelem) + " elements into " + std::to_string(nparts) + " parts");
     idx_t ne = static_cast<idx_t>(nelem), nn = static_cast<idx_t>(npoin), ncommon = 2, numflag = 0;
     std::vector<idx_t> eptr(static_cast<std::size_t>(nelem) + 1);
     for (std::int64_t e = 0; e <= nelem; ++e) eptr[static_cast<std::size_t>(e)] = static_cast<idx_t>(e * ndp);
@@ -113,6 +114,7 @@ std::vector<std::int32_t> partition_scotch(std::vector<std::int32_t>&& eind, std
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::int32_t> epart(static_cast<std::size_t>(nelem), 0);
   if (nparts > 1) {
+    const Busy busy("partition: SCOTCH, " + std::to_string(nelem) + " elements into " + std::to_string(nparts) + " parts");
     // As partel does: the dual graph (ncommon 2) 1-based from METIS_MeshToDual, built into
     // a SCOTCH graph with base 1, no weights, partitioned with the default strategy.
     idx_t ne = static_cast<idx_t>(nelem), nn = static_cast<idx_t>(npoin), ncommon = 2, numflag = 1;

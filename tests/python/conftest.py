@@ -23,6 +23,12 @@ def mpirun(n, *args, timeout=120, preexec_fn=None, env=None):
                           env=dict(MPI_ENV, **(env or {})), preexec_fn=preexec_fn)
 
 
+def said(folder, ranks):
+    """What each rank of a test job wrote to folder/said.RANK (one file per rank: lines on a
+    shared stdout may interleave)."""
+    return [(folder / f"said.{r}").read_text() for r in range(ranks)]
+
+
 def error_lines(stderr):
     """anabranch's own error lines in a run's stderr (the MPI library and launcher add theirs)."""
     return [line for line in stderr.splitlines() if line.startswith(("anabranch ", "partel: ", "gretel: ")) and ": error: " in line]

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import mpirun
+from conftest import mpirun, said
 from slf import read
 
 pytest.importorskip("mpi4py")
@@ -37,10 +37,6 @@ except anabranch.Error as e:
 with open(f"{out}.{comm.rank}", "w") as f:
     f.write(said)
 """
-
-
-def said(tmp_path, ranks):
-    return [(tmp_path / f"said.{r}").read_text() for r in range(ranks)]
 
 
 @pytest.mark.parametrize("planes", [1, 3])

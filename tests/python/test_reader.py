@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import mpirun
+from conftest import mpirun, said
 
 pytest.importorskip("mpi4py")
 anabranch = pytest.importorskip("anabranch", reason="the Python package is not built (PYTHONPATH=<build>/python)")
@@ -111,11 +111,6 @@ except anabranch.Error as e:
 with open(f"{out}.{comm.rank}", "w") as f:
     f.write(said)
 """
-
-
-def said(tmp_path, ranks):
-    """What each rank said (one file per rank: lines on a shared stdout may interleave)."""
-    return [(tmp_path / f"said.{r}").read_text() for r in range(ranks)]
 
 
 @pytest.mark.parametrize("ranks", [1, 3])

@@ -215,6 +215,23 @@ Runner add_diff(CLI::App& app, Common& common) {
                       "-", "-", "-", "-", e.node_abs >= 0 ? "0" : "-", thousands(e.beyond).c_str());
       }
     }
+    // Then each frame of a variable with values beyond tolerance (the first 20; --json has all).
+    int shown = 0, more = 0;
+    for (const auto& v : r.variables)
+      for (std::size_t f = 0; f < v.frames.size(); ++f) {
+        const auto& e = v.frames[f];
+        if (e.beyond == 0) continue;
+        if (shown == 20) {
+          ++more;
+          continue;
+        }
+        if (shown++ == 0) std::printf("frames with values beyond tolerance:\n");
+        std::printf("  %-16s frame %lld (time %g): max |a-b| %s at node %lld (%.6g, %.6g), a %.9g, b %.9g; %s beyond%s\n", v.name.c_str(),
+                    static_cast<long long>(v.frame_numbers[f]), a->times()[static_cast<std::size_t>(v.frame_numbers[f])], g(e.abs).c_str(),
+                    static_cast<long long>(e.node_abs + 1), e.x, e.y, e.a, e.b, thousands(e.beyond).c_str(),
+                    e.nan ? (" (" + thousands(e.nan) + " NaN on one side)").c_str() : "");
+      }
+    if (more) std::printf("  ... and %d more (--json lists every frame)\n", more);
     std::int64_t beyond = 0;
     std::string worst;
     for (const auto& v : r.variables) {

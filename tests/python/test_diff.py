@@ -67,6 +67,8 @@ def test_one_changed_value_is_found_with_its_place(case, ab):
     row = next(line for line in text.stdout.splitlines() if line.startswith("WATER DEPTH"))
     assert row.split()[5:7] == ["1", "17"]
     assert "1 of" in text.stdout.splitlines()[-1] and "WATER DEPTH" in text.stdout.splitlines()[-1]
+    frames = [line.split() for line in text.stdout.splitlines() if line.startswith("  WATER DEPTH")]
+    assert len(frames) == 1 and frames[0][2:4] == ["frame", "1"] and "17" in frames[0], text.stdout
 
 
 def test_tolerances_per_variable_and_for_all(case, ab):

@@ -408,6 +408,18 @@ void Reader::check_value_markers(std::int64_t frame, int var, std::int32_t m1, s
                       "length markers " + std::to_string(m1) + "/" + std::to_string(m2) + ", expected " + std::to_string(payload));
 }
 
+namespace {
+// out[k] = the k-th value of type S at raw (native byte order), for k < n.
+template <class S, class T>
+void convert_values(const unsigned char* raw, std::size_t n, T* out) {
+  for (std::size_t k = 0; k < n; ++k) {
+    S v;
+    std::memcpy(&v, raw + k * sizeof(S), sizeof(S));
+    out[k] = static_cast<T>(v);
+  }
+}
+}  // namespace
+
 template <class T>
 void Reader::read_values(std::int64_t frame, int var, std::int64_t first, std::int64_t count, T* out) const {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "float or double");
@@ -433,13 +445,19 @@ void Reader::read_values(std::int64_t frame, int var, std::int64_t first, std::i
       to_order<sizeof(T)>(out + i, static_cast<std::size_t>(m), header_.byte_order);
     }
   } else {
+    // The other precision: a piece read, its byte order fixed in place, then converted
+    // (each step a simple loop the compiler vectorises).
     std::vector<unsigned char> buf(kChunkValues * 8);
     for (std::int64_t i = 0; i < count; i += static_cast<std::int64_t>(kChunkValues)) {
-      std::int64_t m = std::min<std::int64_t>(static_cast<std::int64_t>(kChunkValues), count - i);
-      source_->read_at(begin + i * rs, buf.data(), static_cast<std::size_t>(m * rs));
-      for (std::int64_t k = 0; k < m; ++k)
-        out[i + k] = rs == 4 ? static_cast<T>(load<float>(buf.data() + k * 4, header_.byte_order))
-                             : static_cast<T>(load<double>(buf.data() + k * 8, header_.byte_order));
+      const auto m = static_cast<std::size_t>(std::min<std::int64_t>(static_cast<std::int64_t>(kChunkValues), count - i));
+      source_->read_at(begin + i * rs, buf.data(), m * static_cast<std::size_t>(rs));
+      if (rs == 4) {
+        to_order<4>(buf.data(), m, header_.byte_order);
+        convert_values<float>(buf.data(), m, out + i);
+      } else {
+        to_order<8>(buf.data(), m, header_.byte_order);
+        convert_values<double>(buf.data(), m, out + i);
+      }
     }
   }
   if (whole) check_value_markers(frame, var, m1, read_i32(*source_, at + payload, header_.byte_order));

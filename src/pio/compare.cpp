@@ -239,31 +239,39 @@ void fold(Extreme& total, const Extreme& f, std::int64_t frame) {
   total.nan += f.nan;
 }
 
+// One pass without branches for the largest differences and the counts, then a scan for
+// the first node where each largest one is. Pairs with a NaN take no part in the largest
+// differences; a NaN on one side only is beyond any tolerance.
 Extreme differences(const double* a, const double* b, std::int64_t n, const Tolerance& tol) {
   Extreme e;
+  auto rel_of = [](double d, double m) { return m > 0 ? d / m : 0.0; };
+  double maxd = -1, maxr = -1;
+  std::int64_t beyond = 0, nan = 0;
   for (std::int64_t i = 0; i < n; ++i) {
     const double x = a[i], y = b[i];
-    if (std::isnan(x) || std::isnan(y)) {
-      if (std::isnan(x) != std::isnan(y)) {
-        ++e.nan;
-        ++e.beyond;
-      }
-      continue;
-    }
+    const bool xn = std::isnan(x), yn = std::isnan(y), both = !(xn || yn);
+    const double d = std::fabs(x - y), m = std::max(std::fabs(x), std::fabs(y));
+    const double dd = both ? d : -1.0, rr = both ? rel_of(d, m) : -1.0;
+    maxd = dd > maxd ? dd : maxd;
+    maxr = rr > maxr ? rr : maxr;
+    nan += xn != yn;
+    beyond += (xn != yn) || (both && d > tol.atol + tol.rtol * m);
+  }
+  e.beyond = beyond;
+  e.nan = nan;
+  if (maxd < 0) return e;  // every pair has a NaN
+  e.abs = maxd;
+  e.rel = maxr;
+  for (std::int64_t i = 0; i < n && (e.node_abs < 0 || e.node_rel < 0); ++i) {
+    const double x = a[i], y = b[i];
+    if (std::isnan(x) || std::isnan(y)) continue;
     const double d = std::fabs(x - y);
-    const double m = std::max(std::fabs(x), std::fabs(y));
-    if (e.node_abs < 0 || d > e.abs) {
-      e.abs = d;
+    if (e.node_abs < 0 && d == maxd) {
       e.node_abs = i;
       e.a = x;
       e.b = y;
     }
-    const double rel = m > 0 ? d / m : 0;
-    if (e.node_rel < 0 || rel > e.rel) {
-      e.rel = rel;
-      e.node_rel = i;
-    }
-    if (d > tol.atol + tol.rtol * m) ++e.beyond;
+    if (e.node_rel < 0 && rel_of(d, std::max(std::fabs(x), std::fabs(y))) == maxr) e.node_rel = i;
   }
   return e;
 }

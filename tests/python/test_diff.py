@@ -231,3 +231,16 @@ def test_quiet_and_python(case, ab):
     assert anabranch.diff(a, b, atol={"VELOCITY U": 1.5})["equal"]
     assert anabranch.diff(a, b, atol=1.5, frames="0")["status"] == 0
     assert anabranch.diff(a, b, frames="1:")["identical"]
+
+
+def test_nan_on_one_side_differs_on_both_sides_does_not(case, ab):
+    a, b = case
+    nan_at = lambda f, v, x: (np.where(np.arange(x.size) == 6, np.nan, x) if (f, v) == (2, 3) else x)  # noqa: E731
+    slf.edit_values(b, nan_at)
+    r = ab("diff", a, b, "--atol", "1e9", "--json")
+    assert r.returncode == 1
+    v = by_name(r.json())["FREE SURFACE"]
+    assert (v["beyond"], v["nan"], v["max_abs"]) == (1, 1, 0) and v["per_frame"][2]["nan"] == 1
+    slf.edit_values(a, nan_at)
+    r = ab("diff", a, b, "--json")
+    assert r.returncode == 0 and r.json()["identical"], r.stdout

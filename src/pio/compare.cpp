@@ -194,9 +194,16 @@ void compare_headers(const Compared& a, const Compared& b, CompareReport& r) {
   // The meshes, one after the other: coordinates at the lower precision, then connectivity
   // and IPOBO (files only).
   if (ha.npoin == hb.npoin) {
-    Mesh ma = a.mesh();
+    auto other = std::async(std::launch::async, [&] { return b.mesh(); });  // both read side by side
+    Mesh ma;
+    try {
+      ma = a.mesh();
+    } catch (...) {
+      other.wait();
+      throw;
+    }
     {
-      const Mesh mb = b.mesh();
+      const Mesh mb = other.get();
       for (int c = 0; c < 2; ++c) {
         const auto& xa = c == 0 ? ma.x : ma.y;
         const auto& xb = c == 0 ? mb.x : mb.y;
@@ -336,31 +343,39 @@ CompareReport compare(const Compared& a, const Compared& b, const CompareOptions
   if (!r.values_compared && o.values_only)
     r.header_differences.push_back("NPOIN: " + std::to_string(ha.npoin) + " / " + std::to_string(hb.npoin));
   if (r.values_compared) {
+    // A pipeline of steps (one variable of one frame): while the differences of step k are
+    // computed, one thread per file reads step k + 1 into the other pair of buffers.
     const auto n = static_cast<std::size_t>(ha.npoin);
-    std::vector<double> va(n), vb(n);
-    const auto total = static_cast<std::int64_t>(frames.size() * pairs.size());
-    std::int64_t done = 0;
-    for (std::size_t f = 0; f < frames.size(); ++f) {
-      if (f + 1 < frames.size() && frames[f + 1] == frames[f] + 1) {
-        a.prefetch(frames[f + 1], 1);
-        b.prefetch(frames[f + 1], 1);
+    const std::size_t steps = frames.size() * pairs.size();
+    std::vector<double> va[2] = {std::vector<double>(n), std::vector<double>(n)};
+    std::vector<double> vb[2] = {std::vector<double>(n), std::vector<double>(n)};
+    std::future<void> ra[2], rb[2];
+    auto start = [&](std::size_t k) {
+      const std::int64_t f = frames[k / pairs.size()];
+      const auto& [i, j] = pairs[k % pairs.size()];
+      if (k % pairs.size() == 0 && k / pairs.size() + 1 < frames.size() && frames[k / pairs.size() + 1] == f + 1) {
+        a.prefetch(f + 1, 1);
+        b.prefetch(f + 1, 1);
       }
-      for (std::size_t v = 0; v < pairs.size(); ++v) {
-        // The two files read side by side.
-        auto other = std::async(std::launch::async, [&] { b.read(frames[f], pairs[v].second, vb.data()); });
-        try {
-          a.read(frames[f], pairs[v].first, va.data());
-        } catch (...) {
-          other.wait();
-          throw;
-        }
-        other.get();
-        VariableDiff& d = r.variables[v];
-        d.frames.push_back(differences(va.data(), vb.data(), ha.npoin, d.tol));
-        fold(d.total, d.frames.back(), frames[f]);
+      ra[k % 2] = std::async(std::launch::async, [&, f, i = i, k] { a.read(f, i, va[k % 2].data()); });
+      rb[k % 2] = std::async(std::launch::async, [&, f, j = j, k] { b.read(f, j, vb[k % 2].data()); });
+    };
+    try {
+      if (steps > 0) start(0);
+      for (std::size_t k = 0; k < steps; ++k) {
+        ra[k % 2].get();
+        rb[k % 2].get();
+        if (k + 1 < steps) start(k + 1);
+        VariableDiff& d = r.variables[k % pairs.size()];
+        d.frames.push_back(differences(va[k % 2].data(), vb[k % 2].data(), ha.npoin, d.tol));
+        fold(d.total, d.frames.back(), frames[k / pairs.size()]);
         r.values += ha.npoin;
-        if (o.progress) o.progress(++done, total);
+        if (o.progress) o.progress(static_cast<std::int64_t>(k + 1), static_cast<std::int64_t>(steps));
       }
+    } catch (...) {
+      for (auto* w : {&ra[0], &ra[1], &rb[0], &rb[1]})
+        if (w->valid()) w->wait();
+      throw;
     }
   }
   // Where the largest differences are.

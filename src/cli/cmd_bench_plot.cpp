@@ -25,8 +25,12 @@ Runner add_bench_plot(CLI::App& app, Common&) {
     const char* env = std::getenv("ANABRANCH_BENCH_PLOT");
     const std::string script = env ? env : ANABRANCH_SOURCE_DIR "/bindings/python/anabranch/bench_plot.py";
     if (!file_exists(script)) throw IoError("the plotting script is missing: " + script + " (set ANABRANCH_BENCH_PLOT)");
-    const char* py = std::getenv("PYTHON");
-    std::vector<std::string> args = {py ? py : "python3", script, "-o", *output, "--metric", *metric};
+    const char* env_py = std::getenv("PYTHON");
+    std::string py = env_py ? env_py : "python3";
+#ifdef ANABRANCH_PYTHON
+    if (!env_py && file_exists(ANABRANCH_PYTHON)) py = ANABRANCH_PYTHON;
+#endif
+    std::vector<std::string> args = {py, script, "-o", *output, "--metric", *metric};
     args.insert(args.end(), files->begin(), files->end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());

@@ -77,6 +77,7 @@ std::vector<std::int64_t> parse_frames(const std::string& spec, std::int64_t fra
     };
     const std::int64_t first = m[1].matched ? frame(m[1]) : 0;
     const std::int64_t last = m[2].matched ? (m[3].matched ? frame(m[3]) : frames - 1) : first;
+    if (last < first) throw UsageError("--frames " + spec + ": '" + word + "' holds no frame");
     for (std::int64_t k = first; k <= last; ++k) out.push_back(k);
     at = end + 1;
   }

@@ -74,7 +74,7 @@ class PartsCompared final : public Compared {
     for (int p = 0; p < set_.size(); ++p) {
       const auto& part = *parts_[static_cast<std::size_t>(p)];
       if (part.header().nvar() != h0.nvar())
-        throw FormatError(set_.name(p), "record NBV1", 0,
+        throw FormatError(set_.name(p), "record NBV1", 88,
                           std::to_string(part.header().nvar()) + " variables, " + set_.name(0) + " has " + std::to_string(h0.nvar()));
       gid_.push_back(part_nodes(part, set_.name(p), npoin2, h0.nplan()));
       for (auto g : gid_.back()) covered[static_cast<std::size_t>(g)] = 1;

@@ -103,7 +103,7 @@ def test_frames(case, ab):
         assert r.returncode == status, (spec, r.stdout, r.stderr)
     j = ab("diff", a, b, "--frames", "2,0", "--json").json()
     assert [f["frame"] for f in j["variables"][0]["per_frame"]] == [2, 0]
-    for bad in ("3", "-4", "x", "1:9"):
+    for bad in ("3", "-4", "x", "1:9", "2:1", "0,,1"):
         r = ab("diff", a, b, f"--frames={bad}")
         assert r.returncode == 2 and len(error_lines(r.stderr)) == 1 and "--frames" in r.stderr, bad
 

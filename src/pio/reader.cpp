@@ -253,45 +253,51 @@ Reader::Reader(MPI_Comm comm, const std::string& path, const std::int32_t* globa
   facts_ = strategy_->open(comm_, path_, options);
   std::int64_t bad = -1;
   collective(comm_, [&] {
-    need_.resize(static_cast<std::size_t>(nlocal_));
-    for (std::int64_t i = 0; i < nlocal_; ++i) {
+    // One pass checks the numbers and whether they come increasing (KNOLG as partitioners
+    // write it); then the distinct nodes, increasing, and each local node's place among
+    // them: one more pass when increasing, a sort otherwise.
+    const auto n = static_cast<std::size_t>(nlocal_);
+    bool sorted = true;
+    for (std::size_t i = 0; i < n; ++i) {
       const std::int64_t g = static_cast<std::int64_t>(global_ids[i]) - 1;
-      if (g < 0 || g >= facts_.header.npoin) bad = i;
-      need_[static_cast<std::size_t>(i)] = g;
+      if (g < 0 || g >= facts_.header.npoin) bad = static_cast<std::int64_t>(i);
+      sorted = sorted && (i == 0 || global_ids[i] >= global_ids[i - 1]);
     }
     if (bad >= 0)
       throw UsageError("local node " + std::to_string(bad + 1) + " has global number " + std::to_string(global_ids[bad]) +
                        ", outside " + path_ + "'s 1.." + std::to_string(facts_.header.npoin));
-    // The distinct nodes, increasing, and each local node's place among them: one pass when
-    // the ids come increasing (KNOLG as partitioners write it), one sort otherwise.
-    where_.resize(static_cast<std::size_t>(nlocal_));
-    if (std::is_sorted(need_.begin(), need_.end())) {
-      std::int64_t k = -1;
-      for (std::int64_t i = 0; i < nlocal_; ++i) {
-        const std::int64_t g = need_[static_cast<std::size_t>(i)];
-        if (k < 0 || need_[static_cast<std::size_t>(k)] != g) need_[static_cast<std::size_t>(++k)] = g;
-        where_[static_cast<std::size_t>(i)] = k;
+    where_.resize(n);
+    need_.clear();
+    need_.reserve(n);
+    if (sorted) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::int64_t g = static_cast<std::int64_t>(global_ids[i]) - 1;
+        if (need_.empty() || need_.back() != g) need_.push_back(g);
+        where_[i] = static_cast<std::uint32_t>(need_.size() - 1);
       }
-      need_.resize(static_cast<std::size_t>(k + 1));
     } else {
-      // (id, place) packed in one word, id above: two radix passes of 16 bits over the id
-      // (ids are below 2^31) sort them in linear time, places in order among equal ids.
-      const auto n = static_cast<std::size_t>(nlocal_);
-      std::vector<std::uint64_t> a(n), b(n);
-      for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<std::uint64_t>(need_[i]) << 32 | i;
-      std::vector<std::size_t> count(65537);
-      for (int shift = 32; shift < 64; shift += 16) {
+      // (id, place) packed in one word, id above: LSD radix passes over the id's bits (ids
+      // are below NPOIN), digits of at most 11 bits so that the counts stay in L1, sort
+      // them in linear time, places in order among equal ids. The buffers are left
+      // uninitialised: every word is written before it is read.
+      std::unique_ptr<std::uint64_t[]> a(new std::uint64_t[n]), b(new std::uint64_t[n]);
+      for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<std::uint64_t>(global_ids[i] - 1) << 32 | i;
+      int bits = 1;
+      while (bits < 31 && (std::int64_t{1} << bits) < facts_.header.npoin) ++bits;
+      const int passes = (bits + 10) / 11, digit = (bits + passes - 1) / passes;
+      const std::uint64_t mask = (std::uint64_t{1} << digit) - 1;
+      std::vector<std::size_t> count((std::size_t{1} << digit) + 1);
+      for (int shift = 32; shift < 32 + bits; shift += digit) {
         std::fill(count.begin(), count.end(), 0);
-        for (auto w : a) ++count[(w >> shift & 0xFFFF) + 1];
+        for (std::size_t i = 0; i < n; ++i) ++count[(a[i] >> shift & mask) + 1];
         for (std::size_t k = 1; k < count.size(); ++k) count[k] += count[k - 1];
-        for (auto w : a) b[count[w >> shift & 0xFFFF]++] = w;
+        for (std::size_t i = 0; i < n; ++i) b[count[a[i] >> shift & mask]++] = a[i];
         a.swap(b);
       }
-      need_.clear();
-      for (auto w : a) {
-        const auto g = static_cast<std::int64_t>(w >> 32);
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto g = static_cast<std::int64_t>(a[i] >> 32);
         if (need_.empty() || need_.back() != g) need_.push_back(g);
-        where_[w & 0xFFFFFFFFu] = static_cast<std::int64_t>(need_.size()) - 1;
+        where_[a[i] & 0xFFFFFFFFu] = static_cast<std::uint32_t>(need_.size() - 1);
       }
     }
   });
@@ -310,7 +316,7 @@ Reader::~Reader() = default;
 namespace {
 
 template <class T, class R>
-void scatter_decoded(const unsigned char* in, const std::int64_t* where, std::int64_t n, bool swap, T* out) {
+void scatter_decoded(const unsigned char* in, const std::uint32_t* where, std::int64_t n, bool swap, T* out) {
   using Word = std::conditional_t<sizeof(R) == 4, std::uint32_t, std::uint64_t>;
   for (std::int64_t i = 0; i < n; ++i) {
     Word w;

@@ -115,7 +115,7 @@ class Reader {
   std::int64_t nlocal_ = 0;
   FileFacts facts_;
   std::vector<std::int64_t> need_;   // the distinct global nodes (0-based), increasing
-  std::vector<std::int64_t> where_;  // local node i -> its place in need_
+  std::vector<std::uint32_t> where_;  // local node i -> its place in need_ (fewer than 2^32 local nodes)
   std::vector<unsigned char> buffer_;
   std::unique_ptr<ReadStrategy> strategy_;
   bool closed_ = false;

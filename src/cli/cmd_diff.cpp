@@ -21,12 +21,6 @@ struct DiffOptions {
   bool values_only = false;
 };
 
-std::string upper_trimmed(const std::string& s) {
-  std::string t = trimmed(s);
-  for (char& c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return t;
-}
-
 double tolerance_value(const std::string& text, const std::string& option) {
   try {
     std::size_t used = 0;
@@ -49,7 +43,7 @@ void add_tolerances(const std::vector<std::string>& given, bool absolute, const 
       continue;
     }
     if (pass == 0) continue;
-    const std::string name = upper_trimmed(g.substr(0, eq));
+    const std::string name = pio::variable_key(g.substr(0, eq));
     if (name.empty()) throw UsageError(option + " " + g + ": NAME=VALUE, NAME a variable");
     auto it = o.per_var.emplace(name, o.all).first;
     (absolute ? it->second.atol : it->second.rtol) = tolerance_value(g.substr(eq + 1), option);
@@ -142,7 +136,7 @@ Runner add_diff(CLI::App& app, Common& common) {
     co.values_only = o->values_only;
     for (std::size_t at = 0; !o->variables.empty() && at <= o->variables.size();) {
       const std::size_t end = std::min(o->variables.find(',', at), o->variables.size());
-      const std::string name = upper_trimmed(o->variables.substr(at, end - at));
+      const std::string name = pio::variable_key(o->variables.substr(at, end - at));
       if (name.empty()) throw UsageError("--variables " + o->variables + ": NAME,NAME,...");
       co.variables.push_back(name);
       at = end + 1;

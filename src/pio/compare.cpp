@@ -15,12 +15,6 @@
 namespace anabranch::pio {
 namespace {
 
-std::string upper_trimmed(const std::string& s) {
-  std::string t = trimmed(s);
-  for (char& c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return t;
-}
-
 std::string precision_words(const serafin::Header& h) {
   return h.precision == Precision::Double ? "double precision" : "single precision";
 }
@@ -186,7 +180,7 @@ void compare_headers(const Compared& a, const Compared& b, CompareReport& r) {
         differ("IPARAM(" + std::to_string(i + 1) + ")", std::to_string(ha.iparam[static_cast<std::size_t>(i)]),
                std::to_string(hb.iparam[static_cast<std::size_t>(i)]));
   }
-  if (upper_trimmed(ha.title.substr(0, 72)) != upper_trimmed(hb.title.substr(0, 72)))
+  if (trimmed(ha.title.substr(0, 72)) != trimmed(hb.title.substr(0, 72)))
     r.notes.push_back("title: \"" + trimmed(ha.title.substr(0, 72)) + "\" / \"" + trimmed(hb.title.substr(0, 72)) + "\"");
   if (ha.date != hb.date) r.notes.push_back("date differs");
   if (ha.precision != hb.precision || ha.byte_order != hb.byte_order)
@@ -285,6 +279,12 @@ Extreme differences(const double* a, const double* b, std::int64_t n, const Tole
 
 }  // namespace
 
+std::string variable_key(const std::string& name) {
+  std::string t = trimmed(name);
+  for (char& c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return t;
+}
+
 std::unique_ptr<Compared> Compared::open(const std::string& spec) {
   if (file_exists(spec)) return std::make_unique<FileCompared>(spec);
   std::optional<partel::PartSet> set;
@@ -303,7 +303,7 @@ CompareReport compare(const Compared& a, const Compared& b, const CompareOptions
   auto known = [&](const std::string& name) {
     for (const auto* h : {&ha, &hb})
       for (const auto& v : h->variables)
-        if (upper_trimmed(v.name) == name) return true;
+        if (variable_key(v.name) == name) return true;
     return false;
   };
   for (const auto& [name, tol] : o.per_var)
@@ -326,12 +326,12 @@ CompareReport compare(const Compared& a, const Compared& b, const CompareOptions
   std::vector<std::pair<int, int>> pairs;
   for (int i = 0; i < ha.nvar(); ++i)
     for (int j = 0; j < hb.nvar(); ++j)
-      if (upper_trimmed(ha.variables[static_cast<std::size_t>(i)].name) == upper_trimmed(hb.variables[static_cast<std::size_t>(j)].name) &&
-          chosen(upper_trimmed(ha.variables[static_cast<std::size_t>(i)].name))) {
+      if (variable_key(ha.variables[static_cast<std::size_t>(i)].name) == variable_key(hb.variables[static_cast<std::size_t>(j)].name) &&
+          chosen(variable_key(ha.variables[static_cast<std::size_t>(i)].name))) {
         pairs.emplace_back(i, j);
         VariableDiff v;
         v.name = trimmed(ha.variables[static_cast<std::size_t>(i)].name);
-        const auto t = o.per_var.find(upper_trimmed(v.name));
+        const auto t = o.per_var.find(variable_key(v.name));
         v.tol = t != o.per_var.end() ? t->second : o.all;
         v.frame_numbers = frames;
         r.variables.push_back(std::move(v));

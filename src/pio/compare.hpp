@@ -37,15 +37,18 @@ class Compared {
   virtual void prefetch(std::int64_t /*first*/, std::int64_t /*count*/) const {}
 };
 
+// The key variables match by: the name trimmed, in upper case ("velocity u " -> "VELOCITY U").
+std::string variable_key(const std::string& name);
+
 struct Tolerance {
   double atol = 0, rtol = 0;
 };
 
 struct CompareOptions {
   Tolerance all;                            // every variable without its own
-  std::map<std::string, Tolerance> per_var;  // by name (trimmed, upper case)
+  std::map<std::string, Tolerance> per_var;  // by variable_key
   std::vector<std::int64_t> frames;          // 0-based; empty: every frame both have
-  std::vector<std::string> variables;        // names (trimmed, upper case); empty: all both have
+  std::vector<std::string> variables;        // variable_keys; empty: all both have
   bool values_only = false;                  // skip the header and mesh
   std::function<void(std::int64_t done, std::int64_t total)> progress;
 };

@@ -1,15 +1,49 @@
 #include "pio/topology.hpp"
 
 #include <sys/resource.h>
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
+#include <ctime>
+#include <new>
 
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "pio/mpi_util.hpp"
 
 namespace anabranch::pio {
+
+namespace {
+constexpr std::int64_t kLine = 64;
+constexpr std::int64_t kControlBytes = 2 * kLine;
+
+int online_cores() {
+#ifdef __linux__
+  return static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+#else
+  return 1;
+#endif
+}
+
+inline void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+}  // namespace
+
+// fence()'s barrier: how many of the node's ranks have arrived, and how many barriers
+// have been passed (the word sleepers wait on).
+struct NodeWindow::Control {
+  alignas(kLine) std::uint32_t arrived = 0;
+  alignas(kLine) std::uint32_t generation = 0;
+};
 
 Topology::Topology(MPI_Comm comm) {
   MPI_Comm_rank(comm, &rank);
@@ -96,14 +130,31 @@ NodeWindow::NodeWindow(MPI_Comm comm, MPI_Comm node_comm, std::int64_t bytes, co
   MPI_Info_create(&info);
   MPI_Info_set(info, "alloc_shared_noncontig", "true");
   MPI_Comm_set_errhandler(node_comm, MPI_ERRORS_RETURN);
+  int node_rank = 0;
+  MPI_Comm_rank(node_comm, &node_rank);
+  MPI_Comm_size(node_comm, &node_size);
+  // Node rank 0's part ends with the barrier's words (fence()), on cache lines of their own.
+  const std::int64_t own = node_rank == 0 ? (bytes + kLine - 1) / kLine * kLine + kControlBytes : bytes;
   void* base = nullptr;
-  const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, info, node_comm, &base, &win);
+  const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(own), 1, info, node_comm, &base, &win);
   MPI_Info_free(&info);
+  // The barrier's words are set before the check below, a synchronisation every rank
+  // passes, so that no rank uses them unset.
+  MPI_Aint size0 = 0;
+  int disp = 1;
+  void* base0 = nullptr;
+  if (rc == MPI_SUCCESS) {
+    MPI_Win_shared_query(win, 0, &size0, &disp, &base0);
+    control = reinterpret_cast<Control*>(static_cast<unsigned char*>(base0) + size0 - kControlBytes);
+    if (node_rank == 0) new (control) Control();
+  }
   collective(comm, [&] {
     if (rc != MPI_SUCCESS) throw IoError(why + write_failure_reason("/dev/shm/x", bytes));
   });
   mine = static_cast<unsigned char*>(base);
   MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+  MPI_Win_sync(win);
+  spin = node_size <= online_cores();
 }
 
 NodeWindow::~NodeWindow() = default;
@@ -113,6 +164,7 @@ unsigned char* NodeWindow::of(int node_rank) const {
   int disp = 1;
   void* ptr = nullptr;
   MPI_Win_shared_query(win, node_rank, &size, &disp, &ptr);
+  if (node_rank == 0) size -= kControlBytes;
   return size > 0 ? static_cast<unsigned char*>(ptr) : nullptr;
 }
 
@@ -126,7 +178,25 @@ void NodeWindow::free() {
 
 void NodeWindow::fence(MPI_Comm node_comm) const {
   MPI_Win_sync(win);
+#ifdef __linux__
+  (void)node_comm;
+  // A sense-counting barrier: the last rank to arrive resets the count, moves the
+  // generation on and wakes the sleepers; the others wait for the generation to move.
+  const std::uint32_t gen = __atomic_load_n(&control->generation, __ATOMIC_ACQUIRE);
+  if (__atomic_add_fetch(&control->arrived, 1, __ATOMIC_ACQ_REL) == static_cast<std::uint32_t>(node_size)) {
+    __atomic_store_n(&control->arrived, 0, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&control->generation, 1, __ATOMIC_RELEASE);
+    ::syscall(SYS_futex, &control->generation, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+  } else {
+    for (int i = 0; spin && i < 4000 && __atomic_load_n(&control->generation, __ATOMIC_ACQUIRE) == gen; ++i) pause();
+    while (__atomic_load_n(&control->generation, __ATOMIC_ACQUIRE) == gen) {
+      const struct timespec tick {0, 100000000};  // rechecked every 0.1 s whatever happens
+      ::syscall(SYS_futex, &control->generation, FUTEX_WAIT, gen, &tick, nullptr, 0);
+    }
+  }
+#else
   MPI_Barrier(node_comm);
+#endif
   MPI_Win_sync(win);
 }
 

@@ -55,6 +55,10 @@ int auto_readers_per_node(MPI_Comm comm, MPI_Comm node_comm, const std::string& 
 struct NodeWindow {
   MPI_Win win = MPI_WIN_NULL;
   unsigned char* mine = nullptr;
+  struct Control;              // the node's barrier, in node rank 0's part (see fence())
+  Control* control = nullptr;
+  int node_size = 1;
+  bool spin = false;           // waiters spin a little before sleeping: a core per rank
   // Collective over comm; node_comm: its shared-memory split.
   NodeWindow(MPI_Comm comm, MPI_Comm node_comm, std::int64_t bytes, const std::string& what);
   ~NodeWindow();  // frees nothing: free() is collective over the node
@@ -64,7 +68,10 @@ struct NodeWindow {
   unsigned char* of(int node_rank) const;
   // Collective over the node: lets the memory go.
   void free();
-  // Makes this node's writes visible to its ranks (sync, barrier over node_comm, sync).
+  // Makes this node's writes visible to its ranks: every rank of the node has arrived
+  // before any goes on. Waiting ranks sleep (a futex in the window, Linux) rather than
+  // poll as MPI_Barrier does, so that on a node with more ranks than cores the ranks
+  // still working (encoding, writing) get the cores; elsewhere, MPI_Barrier.
   void fence(MPI_Comm node_comm) const;
 };
 

@@ -143,8 +143,9 @@ typedef struct ab_reader ab_reader;
  *     and send each rank its values) | independent (each rank reads its own runs of nodes) |
  *     hdf5 (parallel HDF5, each rank selects its own nodes) | file-per-process (each rank
  *     reads its TELEMAC part file, path being their base name),
- *   readers_per_node=auto|N, buffer_bytes=N (aggregated: bytes read per reader and round,
- *     default 16 MiB); any other key is an MPI-IO hint.
+ *   readers_per_node=auto|N, buffer_bytes=auto|N (aggregated: bytes read per reader and
+ *     round; auto: 1 MiB when every rank takes its values from its node's shared memory,
+ *     16 MiB when values cross nodes); any other key is an MPI-IO hint.
  * Only the reading ranks open and parse the file; the others receive its header. */
 int ab_reader_open(MPI_Comm comm, const char* path, int64_t nlocal, const int32_t* global_ids, const char* options,
                    ab_reader** reader);

@@ -24,7 +24,7 @@ ReaderOptions ReaderOptions::parse(const std::string& text) {
       else if (k == "readers_per_node")
         o.readers_per_node = v == "auto" ? 0 : std::stoi(v);
       else if (k == "buffer_bytes")
-        o.buffer_bytes = std::stoll(v);
+        o.buffer_bytes = v == "auto" ? 0 : std::stoll(v);
       else if (k == "shared_memory")
         o.shared_memory = !(v == "0" || v == "false" || v == "no");
       else
@@ -34,7 +34,7 @@ ReaderOptions ReaderOptions::parse(const std::string& text) {
     }
   }
   if (o.readers_per_node < 0) throw UsageError("readers_per_node must be auto or at least 1");
-  if (o.buffer_bytes < 1024) throw UsageError("buffer_bytes must be at least 1024");
+  if (o.buffer_bytes != 0 && o.buffer_bytes < 1024) throw UsageError("buffer_bytes must be auto or at least 1024");
   return o;
 }
 
@@ -258,10 +258,13 @@ Reader::Reader(MPI_Comm comm, const std::string& path, const std::int32_t* globa
     // them: one more pass when increasing, a sort otherwise.
     const auto n = static_cast<std::size_t>(nlocal_);
     bool sorted = true;
+    std::int64_t lo = facts_.header.npoin, hi = -1;
     for (std::size_t i = 0; i < n; ++i) {
       const std::int64_t g = static_cast<std::int64_t>(global_ids[i]) - 1;
       if (g < 0 || g >= facts_.header.npoin) bad = static_cast<std::int64_t>(i);
       sorted = sorted && (i == 0 || global_ids[i] >= global_ids[i - 1]);
+      lo = std::min(lo, g);
+      hi = std::max(hi, g);
     }
     if (bad >= 0)
       throw UsageError("local node " + std::to_string(bad + 1) + " has global number " + std::to_string(global_ids[bad]) +
@@ -275,8 +278,29 @@ Reader::Reader(MPI_Comm comm, const std::string& path, const std::int32_t* globa
         if (need_.empty() || need_.back() != g) need_.push_back(g);
         where_[i] = static_cast<std::uint32_t>(need_.size() - 1);
       }
+    } else if (hi - lo < 64 * static_cast<std::int64_t>(n)) {
+      // The numbers span at most 64 per node (a rank's part of a decomposition, however
+      // its nodes are ordered): a bitmap of that span, no larger than the node lists. The
+      // set bits in order are the distinct nodes; a node's place among them is the count
+      // of set bits before its own (per-word counts, then one popcount).
+      const auto words = static_cast<std::size_t>((hi - lo) / 64 + 1);
+      std::unique_ptr<std::uint64_t[]> bits(new std::uint64_t[words]());
+      std::unique_ptr<std::uint32_t[]> before(new std::uint32_t[words]);
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto b = static_cast<std::uint64_t>(global_ids[i] - 1 - lo);
+        bits[b >> 6] |= std::uint64_t{1} << (b & 63);
+      }
+      for (std::size_t w = 0; w < words; ++w) {
+        before[w] = static_cast<std::uint32_t>(need_.size());
+        for (std::uint64_t m = bits[w]; m; m &= m - 1)
+          need_.push_back(lo + static_cast<std::int64_t>(w * 64) + __builtin_ctzll(m));
+      }
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto b = static_cast<std::uint64_t>(global_ids[i] - 1 - lo);
+        where_[i] = before[b >> 6] + static_cast<std::uint32_t>(__builtin_popcountll(bits[b >> 6] & ((std::uint64_t{1} << (b & 63)) - 1)));
+      }
     } else {
-      // (id, place) packed in one word, id above: LSD radix passes over the id's bits (ids
+      // Numbers spread wider: (id, place) packed in one word, id above: LSD radix passes over the id's bits (ids
       // are below NPOIN), digits of at most 11 bits so that the counts stay in L1, sort
       // them in linear time, places in order among equal ids. The buffers are left
       // uninitialised: every word is written before it is read.

@@ -23,11 +23,15 @@ namespace anabranch::pio {
 struct ReaderOptions {
   std::string strategy = "aggregated";
   int readers_per_node = 0;                            // aggregated: 0 is auto (as writers_per_node)
-  std::int64_t buffer_bytes = std::int64_t{16} << 20;  // aggregated: read per reader and round
+  // aggregated: bytes read per reader and round; 0 is auto: 1 MiB where every rank takes
+  // its values from its node's shared memory (pieces that stay in the caches while the
+  // node's ranks copy from them, and a window that costs little to set up and free),
+  // 16 MiB where values cross nodes by MPI (fewer all-to-alls).
+  std::int64_t buffer_bytes = 0;
   bool shared_memory = true;  // aggregated: node-local values through shared memory (0: all by MPI messages)
   Hints hints;                                         // MPI-IO hints (hdf5)
 
-  // "strategy=independent readers_per_node=2 buffer_bytes=8388608 shared_memory=0
+  // "strategy=independent readers_per_node=2 buffer_bytes=8388608|auto shared_memory=0
   // cb_nodes=4": the keys above; anything else is an MPI-IO hint.
   static ReaderOptions parse(const std::string& text);
 };

@@ -48,7 +48,6 @@ class AggregatedReader final : public ReadStrategy {
     comm_ = comm;
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
-    buffer_bytes_ = options.buffer_bytes;
     check_mpi(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm_), "MPI_Comm_split_type");
     {
       const int per_node = options.readers_per_node > 0 ? options.readers_per_node : auto_readers_per_node(comm_, node_comm_, path);
@@ -68,6 +67,20 @@ class AggregatedReader final : public ReadStrategy {
     facts = broadcast_facts(comm_, 0, facts);
     npoin_ = facts.header.npoin;
     rs_ = facts.header.precision == Precision::Double ? 8 : 4;
+    // Which readers share this node's memory; whether any rank takes values by MPI.
+    std::vector<int> in_node(reader_ranks_.size(), MPI_UNDEFINED);
+    if (shared_memory_) {
+      MPI_Group world, node;
+      MPI_Comm_group(comm_, &world);
+      MPI_Comm_group(node_comm_, &node);
+      MPI_Group_translate_ranks(world, static_cast<int>(reader_ranks_.size()), reader_ranks_.data(), node, in_node.data());
+      MPI_Group_free(&world);
+      MPI_Group_free(&node);
+    }
+    int remote = 0;
+    for (int r : in_node) remote = remote || r == MPI_UNDEFINED;
+    MPI_Allreduce(&remote, &any_remote_, 1, MPI_INT, MPI_MAX, comm_);
+    buffer_bytes_ = options.buffer_bytes > 0 ? options.buffer_bytes : any_remote_ ? std::int64_t{16} << 20 : std::int64_t{1} << 20;
     // The pieces: in one shared window per node (each reader's at most buffer_bytes, and no
     // more than its block of every variable), or in each reader's own memory.
     std::int64_t largest = 0;
@@ -77,20 +90,9 @@ class AggregatedReader final : public ReadStrategy {
     if (shared_memory_) {
       window_ = std::make_unique<NodeWindow>(comm_, node_comm_, is_reader_ ? piece_bytes_ : 0,
                                              "cannot read " + path + ": no room for the readers' pieces");
-      MPI_Group world, node;
-      MPI_Comm_group(comm_, &world);
-      MPI_Comm_group(node_comm_, &node);
-      const auto nr = static_cast<int>(reader_ranks_.size());
-      std::vector<int> in_node(reader_ranks_.size());
-      MPI_Group_translate_ranks(world, nr, reader_ranks_.data(), node, in_node.data());
-      MPI_Group_free(&world);
-      MPI_Group_free(&node);
       for (std::size_t w = 0; w < reader_ranks_.size(); ++w)
         if (in_node[w] != MPI_UNDEFINED) local_base_[w] = window_->of(in_node[w]);
     }
-    int remote = 0;
-    for (auto* b : local_base_) remote = remote || !b;
-    MPI_Allreduce(&remote, &any_remote_, 1, MPI_INT, MPI_MAX, comm_);
     return facts;
   }
 

@@ -21,13 +21,20 @@ path, strategy, options = sys.argv[1], sys.argv[2], sys.argv[3]
 full = anabranch.read(path)
 n = full.npoin
 rng = np.random.default_rng(17 + comm.rank)
-# Any decomposition: a random share with repeats, plus the first and last nodes everywhere;
-# the last rank holds nothing when there are three.
+# Any decomposition: a random share with repeats, plus the first and last nodes, in any
+# order ("dense": a part's nodes, placed through a bitmap of their span), increasing with
+# repeats as some KNOLG come ("sorted": one pass), a few nodes spread over the whole
+# numbering ("sparse": sorted by radix), or nothing at all.
+kind = {1: ["dense"], 2: ["sorted", "sparse"], 3: ["sorted", "dense", "empty"]}[comm.size][comm.rank]
 ids = np.concatenate([rng.integers(1, n + 1, size=n // comm.size + 5), [1, n, n]]).astype(np.int32)
-if comm.rank == 0:
-    ids = np.sort(ids)  # increasing with repeats, as some KNOLG come (one pass, no sort)
-if comm.size == 3 and comm.rank == 2:
+if kind == "sorted":
+    ids = np.sort(ids)
+elif kind == "sparse":
+    ids = np.concatenate([rng.integers(1, n + 1, size=8), [n, 1, n]]).astype(np.int32)
+elif kind == "empty":
     ids = np.zeros(0, dtype=np.int32)
+# A wrong value on one rank ends the job at once (the others would wait in the next read).
+sys.excepthook = lambda *e: (sys.__excepthook__(*e), sys.stderr.flush(), comm.Abort(1))
 with anabranch.Reader(comm, path, ids, strategy=strategy, options=options) as r:
     assert (r.npoin, r.nelem, r.frames, r.variables) == (n, full.nelem, len(full.frames), full.names), r.variables
     assert r.times == [f.time for f in full.frames]

@@ -30,6 +30,7 @@ signal-cleanup-off#src/core/outputs.cpp#for (const auto& t : temporaries()) ::un
 hdf5-short-dataset#src/pio/vtkhdf.cpp#if (have < needed)#if (false)#a cut HDF5 dataset reads as fewer frames
 title-d-suffix#src/formats/serafin.cpp#suffix.back() != 'D'#suffix != "SERAFIND"#a title ending in D is rewritten
 merged-owner-lowest#src/pio/merge.cpp#options.owner_highest = true;  // gretel's rule#options.owner_highest = false;  // gretel's rule#a file written during the run takes the lowest rank's interface values, not the merge's
+owned-run-shifted#src/pio/ownership.cpp#encode_words<R>(in + local[i], #encode_words<R>(in + local[i] + 1, #a run of owned values encoded from one place on
 output-is-input#src/core/io.cpp#  if (::stat(path.c_str(), &st) != 0) return;\n  std::lock_guard<std::mutex> lock(inputs_mu);#  return;\n  std::lock_guard<std::mutex> lock(inputs_mu);#an output may replace an input
 EOF
 )

@@ -84,8 +84,9 @@ typedef struct ab_writer ab_writer;
  * this rank's nlocal nodes (KNOLG); a node held by several ranks is written by the lowest
  * of them. options: NULL or "key=value" pairs separated by spaces or commas:
  *   strategy=aggregated|aggregated-async|collective|independent|file-per-process|null
- *   writers_per_node=auto|N (aggregated, hdf5; auto, the default: 1 per node on a node-local
- *   file system, 2 on a parallel one), buffer_bytes=N (default 16 MiB),
+ *   writers_per_node=auto|N (aggregated, hdf5; auto, the default: 2 per node, or the node's
+ *   ranks if fewer, taking turns at the file; hdf5: 1 per node on a node-local file
+ *   system, 2 on a parallel one), buffer_bytes=N (default 16 MiB),
  *   owner=lowest|highest (which rank writes a node several hold; default lowest),
  *   atomic=0|1 (1: written under a temporary name, renamed by close),
  *   any other key is passed to MPI-IO as a hint (cb_nodes, striping_factor, ...).

@@ -1,6 +1,7 @@
 #include "core/byteorder.hpp"
 
 #include <cstring>
+#include <type_traits>
 
 namespace anabranch {
 
@@ -25,6 +26,52 @@ __attribute__((target_clones("avx2", "ssse3", "default"))) void bswap64_array(vo
     v = __builtin_bswap64(v);
     std::memcpy(p + 8 * i, &v, 8);
   }
+}
+
+namespace {
+
+// The loop every clone below compiles for its own instruction set: with swap loop-invariant,
+// the compiler makes two loops, each a stream of converts, shuffles and stores.
+template <class R, class T>
+__attribute__((always_inline)) inline void encode_loop(const T* in, std::size_t n, bool swap, unsigned char* out) {
+  using Word = std::conditional_t<sizeof(R) == 4, std::uint32_t, std::uint64_t>;
+  for (std::size_t i = 0; i < n; ++i) {
+    const R r = static_cast<R>(in[i]);
+    Word w;
+    std::memcpy(&w, &r, sizeof w);
+    if (swap) w = sizeof w == 4 ? __builtin_bswap32(static_cast<std::uint32_t>(w)) : __builtin_bswap64(w);
+    std::memcpy(out + i * sizeof w, &w, sizeof w);
+  }
+}
+
+#define AB_ENCODE_CLONE(NAME, R, T)                                                                        \
+  __attribute__((target_clones("avx2", "ssse3", "default"))) void NAME(const T* in, std::size_t n, bool swap, \
+                                                                         unsigned char* out) {            \
+    encode_loop<R, T>(in, n, swap, out);                                                                  \
+  }
+AB_ENCODE_CLONE(encode_f32_f32, float, float)
+AB_ENCODE_CLONE(encode_f32_f64, float, double)
+AB_ENCODE_CLONE(encode_f64_f32, double, float)
+AB_ENCODE_CLONE(encode_f64_f64, double, double)
+#undef AB_ENCODE_CLONE
+
+}  // namespace
+
+template <>
+void encode_words<float, float>(const float* in, std::size_t n, bool swap, void* out) {
+  encode_f32_f32(in, n, swap, static_cast<unsigned char*>(out));
+}
+template <>
+void encode_words<float, double>(const double* in, std::size_t n, bool swap, void* out) {
+  encode_f32_f64(in, n, swap, static_cast<unsigned char*>(out));
+}
+template <>
+void encode_words<double, float>(const float* in, std::size_t n, bool swap, void* out) {
+  encode_f64_f32(in, n, swap, static_cast<unsigned char*>(out));
+}
+template <>
+void encode_words<double, double>(const double* in, std::size_t n, bool swap, void* out) {
+  encode_f64_f64(in, n, swap, static_cast<unsigned char*>(out));
 }
 
 }  // namespace anabranch

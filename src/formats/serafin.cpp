@@ -492,22 +492,11 @@ template void Reader::read_values<double>(std::int64_t, int, std::int64_t, std::
 
 template <class T>
 void encode_reals(const T* values, std::int64_t n, Precision precision, ByteOrder order, void* out) {
-  // Convert, then swap the whole run at once (vectorised).
-  if (precision == Precision::Single) {
-    auto* o = static_cast<unsigned char*>(out);
-    for (std::int64_t i = 0; i < n; ++i) {
-      const float f = static_cast<float>(values[i]);
-      std::memcpy(o + 4 * i, &f, 4);
-    }
-    to_order<4>(out, static_cast<std::size_t>(n), order);
-  } else {
-    auto* o = static_cast<unsigned char*>(out);
-    for (std::int64_t i = 0; i < n; ++i) {
-      const double d = static_cast<double>(values[i]);
-      std::memcpy(o + 8 * i, &d, 8);
-    }
-    to_order<8>(out, static_cast<std::size_t>(n), order);
-  }
+  const bool swap = order != native_byte_order();
+  if (precision == Precision::Single)
+    encode_words<float>(values, static_cast<std::size_t>(n), swap, out);
+  else
+    encode_words<double>(values, static_cast<std::size_t>(n), swap, out);
 }
 template void encode_reals<float>(const float*, std::int64_t, Precision, ByteOrder, void*);
 template void encode_reals<double>(const double*, std::int64_t, Precision, ByteOrder, void*);

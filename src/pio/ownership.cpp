@@ -1,9 +1,12 @@
 #include "pio/ownership.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <type_traits>
 #include <numeric>
 #include <string>
 
+#include "core/byteorder.hpp"
 #include "core/error.hpp"
 #include "pio/mpi_util.hpp"
 
@@ -69,7 +72,46 @@ Owned resolve_ownership(MPI_Comm comm, const std::int64_t* gids, std::int64_t n,
       out.gid.push_back(sorted[static_cast<std::size_t>(i)]);
       out.local.push_back(order[static_cast<std::size_t>(i)]);
     }
+  out.runs = runs_of(out.local);
   return out;
 }
+
+std::vector<std::int64_t> runs_of(const std::vector<std::int64_t>& local) {
+  std::vector<std::int64_t> runs;
+  for (std::size_t i = 0; i < local.size(); ++i)
+    if (i == 0 || local[i] != local[i - 1] + 1) runs.push_back(static_cast<std::int64_t>(i));
+  runs.push_back(static_cast<std::int64_t>(local.size()));
+  return runs;
+}
+
+template <class R, class T>
+void encode_owned(const T* in, const Owned& owned, std::int64_t first, std::int64_t count, bool swap, unsigned char* out) {
+  using Word = std::conditional_t<sizeof(R) == 4, std::uint32_t, std::uint64_t>;
+  constexpr std::int64_t kShort = 16;  // below this, a call costs more than the loop
+  const std::int64_t* local = owned.local.data();
+  const std::int64_t end = first + count;
+  auto k = static_cast<std::size_t>(std::upper_bound(owned.runs.begin(), owned.runs.end(), first) - owned.runs.begin()) - 1;
+  for (std::int64_t i = first; i < end; ++k) {
+    const std::int64_t stop = std::min(end, owned.runs[k + 1]);
+    if (stop - i >= kShort) {
+      encode_words<R>(in + local[i], static_cast<std::size_t>(stop - i), swap, out);
+      out += (stop - i) * static_cast<std::int64_t>(sizeof(R));
+      i = stop;
+      continue;
+    }
+    for (; i < stop; ++i, out += sizeof(R)) {
+      const R r = static_cast<R>(in[local[i]]);
+      Word w;
+      std::memcpy(&w, &r, sizeof w);
+      if (swap) w = bswap(w);
+      std::memcpy(out, &w, sizeof w);
+    }
+  }
+}
+
+template void encode_owned<float, float>(const float*, const Owned&, std::int64_t, std::int64_t, bool, unsigned char*);
+template void encode_owned<float, double>(const double*, const Owned&, std::int64_t, std::int64_t, bool, unsigned char*);
+template void encode_owned<double, float>(const float*, const Owned&, std::int64_t, std::int64_t, bool, unsigned char*);
+template void encode_owned<double, double>(const double*, const Owned&, std::int64_t, std::int64_t, bool, unsigned char*);
 
 }  // namespace anabranch::pio

@@ -3,8 +3,11 @@
 #include <sys/resource.h>
 #ifdef __linux__
 #include <linux/futex.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#else
+#include <sched.h>
 #endif
 
 #include <algorithm>
@@ -22,6 +25,9 @@ namespace anabranch::pio {
 namespace {
 constexpr std::int64_t kLine = 64;
 constexpr std::int64_t kControlBytes = 2 * kLine;
+// With a core per rank, waiters poll this many times (about 1 ms) before they sleep: a
+// sleeper takes tens of microseconds to wake, as long as a piece of a frame takes to write.
+constexpr int kSpinPauses = 40000;
 
 int online_cores() {
 #ifdef __linux__
@@ -88,9 +94,9 @@ std::pair<bool, int> file_system_and_node_size(MPI_Comm comm, MPI_Comm node_comm
 
 }  // namespace
 
-int auto_writers_per_node(MPI_Comm comm, MPI_Comm node_comm, const std::string& path) {
+int auto_writers_per_node(MPI_Comm comm, MPI_Comm node_comm, const std::string& path, bool turns) {
   const auto [parallel, most] = file_system_and_node_size(comm, node_comm, path);
-  return parallel ? std::min(2, most) : 1;
+  return parallel || turns ? std::min(2, most) : 1;
 }
 
 int auto_readers_per_node(MPI_Comm comm, MPI_Comm node_comm, const std::string& path) {
@@ -98,8 +104,8 @@ int auto_readers_per_node(MPI_Comm comm, MPI_Comm node_comm, const std::string& 
   return parallel ? std::min(2, most) : most;
 }
 
-NodeWriters choose_writers(MPI_Comm comm, MPI_Comm node_comm, int per_node, const std::string& path) {
-  if (per_node <= 0) per_node = auto_writers_per_node(comm, node_comm, path);
+NodeWriters choose_writers(MPI_Comm comm, MPI_Comm node_comm, int per_node, const std::string& path, bool turns) {
+  if (per_node <= 0) per_node = auto_writers_per_node(comm, node_comm, path, turns);
   int rank = 0, size = 1, node_rank = 0;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -116,7 +122,9 @@ NodeWriters choose_writers(MPI_Comm comm, MPI_Comm node_comm, int per_node, cons
   return w;
 }
 
-NodeWindow::NodeWindow(MPI_Comm comm, MPI_Comm node_comm, std::int64_t bytes, const std::string& what) {
+NodeWindow::NodeWindow(MPI_Comm comm, MPI_Comm node_comm, std::int64_t bytes, const std::string& what, int count,
+                       bool populate)
+    : ncounters(count) {
   std::int64_t node_bytes = bytes;  // one segment for the node's window
   MPI_Allreduce(MPI_IN_PLACE, &node_bytes, 1, MPI_INT64_T, MPI_SUM, node_comm);
   const std::string why = what + " (" + std::to_string(bytes) + " bytes of shared memory on this rank; the option buffer_bytes sets it): ";
@@ -133,8 +141,10 @@ NodeWindow::NodeWindow(MPI_Comm comm, MPI_Comm node_comm, std::int64_t bytes, co
   int node_rank = 0;
   MPI_Comm_rank(node_comm, &node_rank);
   MPI_Comm_size(node_comm, &node_size);
-  // Node rank 0's part ends with the barrier's words (fence()), on cache lines of their own.
-  const std::int64_t own = node_rank == 0 ? (bytes + kLine - 1) / kLine * kLine + kControlBytes : bytes;
+  // Node rank 0's part ends with the barrier's words (fence()), on cache lines of their own,
+  // then the counters (arrive()).
+  control_bytes = kControlBytes + (static_cast<std::int64_t>(count) * 4 + kLine - 1) / kLine * kLine;
+  const std::int64_t own = node_rank == 0 ? (bytes + kLine - 1) / kLine * kLine + control_bytes : bytes;
   void* base = nullptr;
   const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(own), 1, info, node_comm, &base, &win);
   MPI_Info_free(&info);
@@ -145,13 +155,34 @@ NodeWindow::NodeWindow(MPI_Comm comm, MPI_Comm node_comm, std::int64_t bytes, co
   void* base0 = nullptr;
   if (rc == MPI_SUCCESS) {
     MPI_Win_shared_query(win, 0, &size0, &disp, &base0);
-    control = reinterpret_cast<Control*>(static_cast<unsigned char*>(base0) + size0 - kControlBytes);
-    if (node_rank == 0) new (control) Control();
+    control = reinterpret_cast<Control*>(static_cast<unsigned char*>(base0) + size0 - control_bytes);
+    counters = reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(control) + kControlBytes);
+    if (node_rank == 0) {
+      new (control) Control();
+      std::fill(counters, counters + ncounters, 0u);
+    }
   }
   collective(comm, [&] {
     if (rc != MPI_SUCCESS) throw IoError(why + write_failure_reason("/dev/shm/x", bytes));
   });
   mine = static_cast<unsigned char*>(base);
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+  // Every rank maps the whole node's window now, the pages allocated once: faulting 16 MiB
+  // in page by page, every rank for itself, cost the first frame 13 ms (4 ranks, 2 cores).
+  // Kernels before 5.14 refuse the advice and the pages come on first use, as before.
+  if (populate)
+    for (int r = 0; r < node_size; ++r) {
+      MPI_Aint part = 0;
+      int unit = 1;
+      void* at = nullptr;
+      MPI_Win_shared_query(win, r, &part, &unit, &at);
+      if (part <= 0) continue;
+      const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+      const auto first = reinterpret_cast<std::uintptr_t>(at) / page * page;
+      ::madvise(reinterpret_cast<void*>(first), reinterpret_cast<std::uintptr_t>(at) + static_cast<std::uintptr_t>(part) - first,
+                MADV_POPULATE_WRITE);
+    }
+#endif
   MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
   MPI_Win_sync(win);
   spin = node_size <= online_cores();
@@ -164,7 +195,7 @@ unsigned char* NodeWindow::of(int node_rank) const {
   int disp = 1;
   void* ptr = nullptr;
   MPI_Win_shared_query(win, node_rank, &size, &disp, &ptr);
-  if (node_rank == 0) size -= kControlBytes;
+  if (node_rank == 0) size -= control_bytes;
   return size > 0 ? static_cast<unsigned char*>(ptr) : nullptr;
 }
 
@@ -174,6 +205,42 @@ void NodeWindow::free() {
   if (finalized || win == MPI_WIN_NULL) return;
   MPI_Win_unlock_all(win);
   MPI_Win_free(&win);
+}
+
+namespace {
+
+#ifdef __linux__
+// Sleeps while *word == seen, at most 0.1 s (the caller rechecks whatever happens).
+void futex_wait(std::uint32_t* word, std::uint32_t seen) {
+  const struct timespec tick {0, 100000000};
+  ::syscall(SYS_futex, word, FUTEX_WAIT, seen, &tick, nullptr, 0);
+}
+void futex_wake_all(std::uint32_t* word) { ::syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0); }
+#else
+void futex_wait(std::uint32_t*, std::uint32_t) { sched_yield(); }
+void futex_wake_all(std::uint32_t*) {}
+#endif
+
+}  // namespace
+
+void NodeWindow::arrive(int i) const {
+  // Stores to the window become visible before the count moves (release); a waiter that
+  // sees the count (acquire) sees them. The wake is for waiters asleep on the old value.
+  __atomic_add_fetch(&counters[i], 1, __ATOMIC_RELEASE);
+  futex_wake_all(&counters[i]);
+}
+
+bool NodeWindow::done(int i, std::uint32_t target) const {
+  return static_cast<std::int32_t>(__atomic_load_n(&counters[i], __ATOMIC_ACQUIRE) - target) >= 0;
+}
+
+void NodeWindow::wait(int i, std::uint32_t target) const {
+  for (int k = 0; spin && k < kSpinPauses && !done(i, target); ++k) pause();
+  for (;;) {
+    const std::uint32_t seen = __atomic_load_n(&counters[i], __ATOMIC_ACQUIRE);
+    if (static_cast<std::int32_t>(seen - target) >= 0) return;
+    futex_wait(&counters[i], seen);
+  }
 }
 
 void NodeWindow::fence(MPI_Comm node_comm) const {
@@ -186,13 +253,10 @@ void NodeWindow::fence(MPI_Comm node_comm) const {
   if (__atomic_add_fetch(&control->arrived, 1, __ATOMIC_ACQ_REL) == static_cast<std::uint32_t>(node_size)) {
     __atomic_store_n(&control->arrived, 0, __ATOMIC_RELAXED);
     __atomic_add_fetch(&control->generation, 1, __ATOMIC_RELEASE);
-    ::syscall(SYS_futex, &control->generation, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+    futex_wake_all(&control->generation);
   } else {
-    for (int i = 0; spin && i < 4000 && __atomic_load_n(&control->generation, __ATOMIC_ACQUIRE) == gen; ++i) pause();
-    while (__atomic_load_n(&control->generation, __ATOMIC_ACQUIRE) == gen) {
-      const struct timespec tick {0, 100000000};  // rechecked every 0.1 s whatever happens
-      ::syscall(SYS_futex, &control->generation, FUTEX_WAIT, gen, &tick, nullptr, 0);
-    }
+    for (int i = 0; spin && i < kSpinPauses && __atomic_load_n(&control->generation, __ATOMIC_ACQUIRE) == gen; ++i) pause();
+    while (__atomic_load_n(&control->generation, __ATOMIC_ACQUIRE) == gen) futex_wait(&control->generation, gen);
   }
 #else
   MPI_Barrier(node_comm);

@@ -33,14 +33,16 @@ struct NodeWriters {
 };
 // Collective over comm; node_comm: comm's shared-memory split. per_node 0: automatic, from
 // the file system under `path` (writers_per_node=auto, see auto_writers_per_node).
-NodeWriters choose_writers(MPI_Comm comm, MPI_Comm node_comm, int per_node, const std::string& path);
+NodeWriters choose_writers(MPI_Comm comm, MPI_Comm node_comm, int per_node, const std::string& path, bool turns = false);
 
-// writers_per_node=auto: 1 on a node-local file system (ext4, xfs, btrfs, tmpfs, ...), where
-// the kernel serialises writes to one file and a second writer per node measured no faster
-// (README, benchmarks); on a parallel or network file system (Lustre, GPFS, BeeGFS, NFS)
+// writers_per_node=auto. On a parallel or network file system (Lustre, GPFS, BeeGFS, NFS)
 // 2, or the node's ranks if fewer (seed 003's rule: more writers per node contend for the
-// node's network link). Decided on rank 0 of comm, the same for every rank.
-int auto_writers_per_node(MPI_Comm comm, MPI_Comm node_comm, const std::string& path);
+// node's network link). On a node-local one (ext4, xfs, btrfs, tmpfs, ...), where the
+// kernel serialises writes to one file: with `turns` (the aggregated strategies, whose
+// writers take turns at the file, one writing while the other encodes) 2 as well, else 1
+// (a second writer would only wait for the first). Decided on rank 0 of comm, the same
+// for every rank.
+int auto_writers_per_node(MPI_Comm comm, MPI_Comm node_comm, const std::string& path, bool turns = false);
 
 // readers_per_node=auto (aggregated reading): every rank of a node on a node-local file
 // system, where reads of one file run side by side (no inode lock as for writes) and each
@@ -57,10 +59,16 @@ struct NodeWindow {
   unsigned char* mine = nullptr;
   struct Control;              // the node's barrier, in node rank 0's part (see fence())
   Control* control = nullptr;
+  std::uint32_t* counters = nullptr;  // `ncounters` words after it (see arrive())
+  int ncounters = 0;
+  std::int64_t control_bytes = 0;     // what node rank 0's part holds beyond its `bytes`
   int node_size = 1;
   bool spin = false;           // waiters spin a little before sleeping: a core per rank
-  // Collective over comm; node_comm: its shared-memory split.
-  NodeWindow(MPI_Comm comm, MPI_Comm node_comm, std::int64_t bytes, const std::string& what);
+  // Collective over comm; node_comm: its shared-memory split. `count`: how many arrival
+  // counters the node shares (0 for none). `populate`: the pages are allocated and mapped
+  // in every rank now rather than on first use (Linux 5.14 and later).
+  NodeWindow(MPI_Comm comm, MPI_Comm node_comm, std::int64_t bytes, const std::string& what, int count = 0,
+             bool populate = false);
   ~NodeWindow();  // frees nothing: free() is collective over the node
   NodeWindow(const NodeWindow&) = delete;
   NodeWindow& operator=(const NodeWindow&) = delete;
@@ -73,6 +81,13 @@ struct NodeWindow {
   // poll as MPI_Barrier does, so that on a node with more ranks than cores the ranks
   // still working (encoding, writing) get the cores; elsewhere, MPI_Barrier.
   void fence(MPI_Comm node_comm) const;
+  // Point-to-point progress without a barrier: arrive(i) publishes this rank's writes and
+  // adds one to counter i; done(i, target) tells (and wait(i, target) sleeps until) it
+  // has reached target, after which the arrivals' writes are visible. Counters only grow
+  // (modulo 2^32: targets are compared by difference); the node's ranks agree on targets.
+  void arrive(int i) const;
+  bool done(int i, std::uint32_t target) const;
+  void wait(int i, std::uint32_t target) const;
 };
 
 // Collective: host names of all ranks, gathered on every rank (seed 003's method of

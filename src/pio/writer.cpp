@@ -183,31 +183,18 @@ PhaseTimes Writer::phases() const {
 
 namespace {
 
-// out[i] = in[local[i]] as R (float or double), bytes reversed when swap.
-template <class R, class T>
-void gather_encoded(const T* in, const std::int64_t* local, std::int64_t n, bool swap, unsigned char* out) {
-  using Word = std::conditional_t<sizeof(R) == 4, std::uint32_t, std::uint64_t>;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const R r = static_cast<R>(in[local[i]]);
-    Word w;
-    std::memcpy(&w, &r, sizeof w);
-    if (swap) w = bswap(w);
-    std::memcpy(out + i * static_cast<std::int64_t>(sizeof w), &w, sizeof w);
-  }
-}
-
 // Owned values of the caller's arrays (T) to the file's precision (R) and byte order.
 template <class R, class T>
 class Encoder final : public OwnedEncoder {
  public:
-  Encoder(const T* const* values, const std::int64_t* local, bool swap) : values_(values), local_(local), swap_(swap) {}
+  Encoder(const T* const* values, const Owned& owned, bool swap) : values_(values), owned_(owned), swap_(swap) {}
   void encode(int var, std::int64_t first, std::int64_t count, unsigned char* dst) const override {
-    gather_encoded<R>(values_[var], local_ + first, count, swap_, dst);
+    encode_owned<R>(values_[var], owned_, first, count, swap_, dst);
   }
 
  private:
   const T* const* values_;
-  const std::int64_t* local_;
+  const Owned& owned_;
   bool swap_;
 };
 
@@ -227,14 +214,12 @@ void Writer::encode(const T* const* values) {
   owned_values_.resize(static_cast<std::size_t>(nvar * n * rs));
   // One pass: gather the owned values, convert to the file's precision, order the bytes.
   const bool swap = order != native_byte_order();
-  const std::int64_t* local = owned_.local.data();
   for (int v = 0; v < nvar; ++v) {
-    const T* in = values[v];
     unsigned char* out = owned_values_.data() + v * n * rs;
     if (header_.precision == Precision::Single)
-      gather_encoded<float>(in, local, n, swap, out);
+      encode_owned<float>(values[v], owned_, 0, n, swap, out);
     else
-      gather_encoded<double>(in, local, n, swap, out);
+      encode_owned<double>(values[v], owned_, 0, n, swap, out);
   }
 }
 
@@ -253,8 +238,8 @@ void Writer::begin_frame(double time, const T* const* values) {
     ~Failed() { failed = failed || !done; }
   } failed{failed_};
   const bool swap = (strategy_->serafin_file() ? header_.byte_order : native_byte_order()) != native_byte_order();
-  const Encoder<float, T> to_single(values, owned_.local.data(), swap);
-  const Encoder<double, T> to_double(values, owned_.local.data(), swap);
+  const Encoder<float, T> to_single(values, owned_, swap);
+  const Encoder<double, T> to_double(values, owned_, swap);
   if (strategy_->encodes_owned())
     f.encoder = header_.precision == Precision::Single ? static_cast<const OwnedEncoder*>(&to_single) : &to_double;
   else {

@@ -100,6 +100,7 @@ struct Case {
   int planes;
   std::int64_t buffer_bytes;
   bool shared_memory = true;
+  int writers_per_node = 0;  // auto
 };
 
 void run_case(const Case& c, const std::string& dir, int id) {
@@ -147,6 +148,7 @@ void run_case(const Case& c, const std::string& dir, int id) {
   opt.strategy = c.strategy;
   opt.buffer_bytes = c.buffer_bytes;
   opt.shared_memory = c.shared_memory;
+  opt.writers_per_node = c.writers_per_node;
   pio::Writer w(MPI_COMM_WORLD, path, out, mine.data(), nloc, opt);
   for (int f = 0; f < nframes; ++f) {
     for (int v = 0; v < 3; ++v)
@@ -259,6 +261,9 @@ TEST(ParallelWriter, EveryStrategyWritesTheSerialBytes) {
         // Every value by MPI messages, as between nodes (the path writers on other nodes take).
         {s, Decomposition::Random, Precision::Double, ByteOrder::Big, 1, 4096, false},
         {s, Decomposition::EmptyLast, Precision::Single, ByteOrder::Little, 3, 16 << 20, false},
+        // One writer, and three taking turns (more writers than ranks at 1 and 2 ranks).
+        {s, Decomposition::Partition, Precision::Double, ByteOrder::Big, 1, 16 << 20, true, 1},
+        {s, Decomposition::Random, Precision::Single, ByteOrder::Big, 3, 3000, true, 3},
     };
     for (const auto& c : cases) {
       SCOPED_TRACE(s + " case " + std::to_string(id));
@@ -469,13 +474,19 @@ TEST(WriterOptions, WritersPerNodeIsAutoOrANumber) {
   EXPECT_EQ(pio::WriterOptions::parse("writers_per_node=3").writers_per_node, 3);
   EXPECT_THROW(pio::WriterOptions::parse("writers_per_node=-1"), UsageError);
   EXPECT_THROW(pio::WriterOptions::parse("writers_per_node=many"), UsageError);
-  // auto: one writer per node on a node-local file system, the same on every rank.
+  // auto on a node-local file system, the same on every rank: one writer per node (hdf5);
+  // two taking turns for the aggregated strategies (one if the node has one rank).
   MPI_Comm node = MPI_COMM_NULL;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   EXPECT_EQ(pio::auto_writers_per_node(MPI_COMM_WORLD, node, "/tmp/x.slf"), 1);
   const auto w = pio::choose_writers(MPI_COMM_WORLD, node, 0, "/tmp/x.slf");
   EXPECT_EQ(w.ranks, std::vector<int>{0});
   if (w.comm != MPI_COMM_NULL) MPI_Comm_free(const_cast<MPI_Comm*>(&w.comm));
+  const int two = std::min(2, size_of());
+  EXPECT_EQ(pio::auto_writers_per_node(MPI_COMM_WORLD, node, "/tmp/x.slf", true), two);
+  const auto t = pio::choose_writers(MPI_COMM_WORLD, node, 0, "/tmp/x.slf", true);
+  EXPECT_EQ(t.ranks, two == 2 ? (std::vector<int>{0, 1}) : (std::vector<int>{0}));
+  if (t.comm != MPI_COMM_NULL) MPI_Comm_free(const_cast<MPI_Comm*>(&t.comm));
   MPI_Comm_free(&node);
 }
 

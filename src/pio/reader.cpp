@@ -1,6 +1,7 @@
 #include "pio/reader.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <type_traits>
 
@@ -257,15 +258,20 @@ Reader::Reader(MPI_Comm comm, const std::string& path, const std::int32_t* globa
     // write it); then the distinct nodes, increasing, and each local node's place among
     // them: one more pass when increasing, a sort otherwise.
     const auto n = static_cast<std::size_t>(nlocal_);
-    bool sorted = true;
-    std::int64_t lo = facts_.header.npoin, hi = -1;
+    // Branch-free (one vectorised pass): the smallest and largest number, and how many
+    // times the numbers go down; a number out of range is looked for only when lo or hi is.
+    std::int32_t lo32 = INT32_MAX, hi32 = INT32_MIN;
+    std::size_t descents = 0;
     for (std::size_t i = 0; i < n; ++i) {
-      const std::int64_t g = static_cast<std::int64_t>(global_ids[i]) - 1;
-      if (g < 0 || g >= facts_.header.npoin) bad = static_cast<std::int64_t>(i);
-      sorted = sorted && (i == 0 || global_ids[i] >= global_ids[i - 1]);
-      lo = std::min(lo, g);
-      hi = std::max(hi, g);
+      lo32 = std::min(lo32, global_ids[i]);
+      hi32 = std::max(hi32, global_ids[i]);
     }
+    for (std::size_t i = 1; i < n; ++i) descents += global_ids[i] < global_ids[i - 1];
+    const bool sorted = descents == 0;
+    const std::int64_t lo = static_cast<std::int64_t>(lo32) - 1, hi = static_cast<std::int64_t>(hi32) - 1;
+    if (n > 0 && (lo < 0 || hi >= facts_.header.npoin))
+      for (std::size_t i = 0; i < n && bad < 0; ++i)
+        if (global_ids[i] < 1 || global_ids[i] > facts_.header.npoin) bad = static_cast<std::int64_t>(i);
     if (bad >= 0)
       throw UsageError("local node " + std::to_string(bad + 1) + " has global number " + std::to_string(global_ids[bad]) +
                        ", outside " + path_ + "'s 1.." + std::to_string(facts_.header.npoin));
@@ -282,7 +288,8 @@ Reader::Reader(MPI_Comm comm, const std::string& path, const std::int32_t* globa
       // The numbers span at most 64 per node (a rank's part of a decomposition, however
       // its nodes are ordered): a bitmap of that span, no larger than the node lists. The
       // set bits in order are the distinct nodes; a node's place among them is the count
-      // of set bits before its own (per-word counts, then one popcount).
+      // of set bits before its own (per-word counts, then one popcount), or, inside a run
+      // of consecutive numbers (most of a part's nodes), its predecessor's place plus one.
       const auto words = static_cast<std::size_t>((hi - lo) / 64 + 1);
       std::unique_ptr<std::uint64_t[]> bits(new std::uint64_t[words]());
       std::unique_ptr<std::uint32_t[]> before(new std::uint32_t[words]);
@@ -296,6 +303,10 @@ Reader::Reader(MPI_Comm comm, const std::string& path, const std::int32_t* globa
           need_.push_back(lo + static_cast<std::int64_t>(w * 64) + __builtin_ctzll(m));
       }
       for (std::size_t i = 0; i < n; ++i) {
+        if (i > 0 && global_ids[i] == global_ids[i - 1] + 1) {  // in a run: the next distinct node
+          where_[i] = where_[i - 1] + 1;
+          continue;
+        }
         const auto b = static_cast<std::uint64_t>(global_ids[i] - 1 - lo);
         where_[i] = before[b >> 6] + static_cast<std::uint32_t>(__builtin_popcountll(bits[b >> 6] & ((std::uint64_t{1} << (b & 63)) - 1)));
       }
@@ -333,8 +344,8 @@ Reader::Reader(MPI_Comm comm, const std::string& path, const std::int32_t* globa
   }
 }
 
-// Destroyed unclosed: the strategy goes without its collective close (its files close; the
-// node memory of aggregated stays until MPI ends).
+// Destroyed unclosed: the strategy goes without its collective close (its files close, and
+// this rank's view of aggregated's node memory).
 Reader::~Reader() = default;
 
 namespace {

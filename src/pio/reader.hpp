@@ -20,6 +20,7 @@
 
 namespace anabranch::pio {
 
+// The same on every rank (the open is collective and the ranks follow one plan).
 struct ReaderOptions {
   std::string strategy = "aggregated";
   int readers_per_node = 0;                            // aggregated: 0 is auto (as writers_per_node)
@@ -62,7 +63,8 @@ class ReadStrategy {
   // gives every rank its facts.
   virtual FileFacts open(MPI_Comm comm, const std::string& path, const ReaderOptions& options) = 0;
   // Collective: the nodes this rank reads from now on, 0-based, increasing, without repeats
-  // (checked to lie in 0..NPOIN-1).
+  // (checked to lie in 0..NPOIN-1): the Reader's own list, which outlives the strategy
+  // (kept by reference, not copied).
   virtual void prepare(const std::vector<std::int64_t>& need) = 0;
   // Collective: values of the needed nodes for variables `vars` of `frame`: vars.size()
   // blocks of need.size() values of real_bytes each, in FileFacts::order.

@@ -1,5 +1,5 @@
 // aggregated reading, the mirror of aggregated writing: readers (the first ranks of every
-// node; rank 0 is always one; how many per node: auto_readers_per_node) each own a block of
+// node; rank 0 is always one; how many per node: auto_per_node) each own a block of
 // the global numbering (reader w of R: nodes [NPOIN*w/R, NPOIN*(w+1)/R)) and read it in
 // pieces of at most buffer_bytes, once, into node shared memory. Every rank takes its values
 // of its node's readers' pieces straight from there (one copy); values held by readers on
@@ -40,7 +40,7 @@ class AggregatedReader final : public ReadStrategy {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;
-    if (rcomm_ != MPI_COMM_NULL) MPI_Comm_free(&rcomm_);
+    if (owns_rcomm_) MPI_Comm_free(&rcomm_);
     if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
   }
 
@@ -50,11 +50,11 @@ class AggregatedReader final : public ReadStrategy {
     MPI_Comm_size(comm_, &size_);
     check_mpi(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm_), "MPI_Comm_split_type");
     {
-      const int per_node = options.readers_per_node > 0 ? options.readers_per_node : auto_readers_per_node(comm_, node_comm_, path);
-      NodeWriters readers = choose_writers(comm_, node_comm_, per_node, path);
+      NodeWriters readers = choose_writers(comm_, node_comm_, options.readers_per_node, path, Aggregators::Readers);
       is_reader_ = readers.is_writer;
       index_ = readers.index;
       rcomm_ = readers.comm;
+      owns_rcomm_ = readers.owns_comm;
       reader_ranks_ = std::move(readers.ranks);
     }
     shared_memory_ = options.shared_memory;
@@ -77,9 +77,11 @@ class AggregatedReader final : public ReadStrategy {
       MPI_Group_free(&world);
       MPI_Group_free(&node);
     }
-    int remote = 0;
-    for (int r : in_node) remote = remote || r == MPI_UNDEFINED;
-    MPI_Allreduce(&remote, &any_remote_, 1, MPI_INT, MPI_MAX, comm_);
+    // Every rank knows without asking: values cross nodes unless all ranks share one node
+    // and its memory (the readers' blocks span the whole numbering).
+    int node_size = 1;
+    MPI_Comm_size(node_comm_, &node_size);
+    any_remote_ = shared_memory_ && node_size == size_ ? 0 : 1;
     buffer_bytes_ = options.buffer_bytes > 0 ? options.buffer_bytes : any_remote_ ? std::int64_t{16} << 20 : std::int64_t{1} << 20;
     // The pieces: in one shared window per node (each reader's at most buffer_bytes, and no
     // more than its block of every variable), or in each reader's own memory.
@@ -103,11 +105,16 @@ class AggregatedReader final : public ReadStrategy {
   void prepare(const std::vector<std::int64_t>& need) override {
     const std::size_t nr = reader_ranks_.size();
     nneed_ = static_cast<std::int64_t>(need.size());
-    need_ = need;
+    need_ = need.data();
     // This rank's needs, cut by the readers' blocks.
     need_first_.assign(nr + 1, 0);
     for (std::size_t w = 0; w <= nr; ++w)
       need_first_[w] = std::lower_bound(need.begin(), need.end(), block_first(w)) - need.begin();
+    if (!any_remote_) {  // nothing to ask of readers on other nodes
+      asked_.clear();
+      asked_first_.assign(static_cast<std::size_t>(size_) + 1, 0);
+      return;
+    }
     std::vector<int> send(static_cast<std::size_t>(size_), 0), recv(static_cast<std::size_t>(size_), 0);
     for (std::size_t w = 0; w < nr; ++w)  // readers on this node are read straight from shared memory
       if (!local_base_[w]) send[static_cast<std::size_t>(reader_ranks_[w])] = static_cast<int>(need_first_[w + 1] - need_first_[w]);
@@ -169,14 +176,14 @@ class AggregatedReader final : public ReadStrategy {
         const std::int64_t end = block_first(w + 1), wlo = std::min(block_first(w) + r * piece, end), whi = std::min(wlo + piece, end);
         std::int64_t& a = need_at[w];
         std::int64_t b = a;
-        while (b < need_first_[w + 1] && need_[static_cast<std::size_t>(b)] < whi) ++b;
+        while (b < need_first_[w + 1] && need_[b] < whi) ++b;
         for (std::int64_t k = 0; k < nv; ++k) {
           const unsigned char* src = local_base_[w] + (k * (whi - wlo) - wlo) * rs_;
           unsigned char* dst = out + (k * nneed_ + a) * rs_;
           if (rs_ == 4)
-            gather<4>(src, need_.data() + a, b - a, dst);
+            gather<4>(src, need_ + a, b - a, dst);
           else
-            gather<8>(src, need_.data() + a, b - a, dst);
+            gather<8>(src, need_ + a, b - a, dst);
         }
         a = b;
       }
@@ -220,7 +227,7 @@ class AggregatedReader final : public ReadStrategy {
         if (local_base_[w]) continue;
         const std::int64_t end = std::min(block_first(w) + (r + 1) * piece, block_first(w + 1));
         std::int64_t b = need_at[w];
-        while (b < need_first_[w + 1] && need_[static_cast<std::size_t>(b)] < end) ++b;
+        while (b < need_first_[w + 1] && need_[b] < end) ++b;
         got[w] = b - need_at[w];
         const auto q = static_cast<std::size_t>(reader_ranks_[w]);
         rdispl[q] = static_cast<int>(rtotal);
@@ -256,6 +263,7 @@ class AggregatedReader final : public ReadStrategy {
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL, rcomm_ = MPI_COMM_NULL, node_comm_ = MPI_COMM_NULL;
+  bool owns_rcomm_ = false;
   bool shared_memory_ = true;
   std::unique_ptr<NodeWindow> window_;       // the readers' pieces, one window per node
   std::int64_t piece_bytes_ = 0;             // a reader's part of it
@@ -267,7 +275,8 @@ class AggregatedReader final : public ReadStrategy {
   std::int64_t buffer_bytes_ = 0, npoin_ = 0, nneed_ = 0;
   int rs_ = 4;
   std::unique_ptr<RangeSource> src_;
-  std::vector<std::int64_t> need_, need_first_;    // this rank's nodes; where each reader's start in them
+  const std::int64_t* need_ = nullptr;             // this rank's nodes (the Reader's list)
+  std::vector<std::int64_t> need_first_;           // where each reader's start in them
   std::vector<std::int64_t> asked_, asked_first_;  // reader: the nodes each rank asked, by rank
   std::vector<unsigned char> piece_, send_, recv_;  // piece_: a reader's piece without shared memory
   ReadTimes times_;

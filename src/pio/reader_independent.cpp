@@ -31,16 +31,16 @@ class OwnNodesReader final : public ReadStrategy {
     return broadcast_facts(comm_, 0, facts);
   }
 
-  void prepare(const std::vector<std::int64_t>& need) override { need_ = need; }
+  void prepare(const std::vector<std::int64_t>& need) override { need_ = &need; }
 
   void read(std::int64_t frame, const std::vector<int>& vars, unsigned char* out) override {
     const double t0 = MPI_Wtime();
     std::exception_ptr error;
-    const auto n = static_cast<std::int64_t>(need_.size());
+    const auto n = static_cast<std::int64_t>(need_->size());
     const int rs = rs_of();
     for (std::size_t k = 0; k < vars.size(); ++k) {
       try {
-        if (!error || hdf5_) src_->read_nodes(frame, vars[k], need_.data(), n, out + static_cast<std::int64_t>(k) * n * rs);
+        if (!error || hdf5_) src_->read_nodes(frame, vars[k], need_->data(), n, out + static_cast<std::int64_t>(k) * n * rs);
       } catch (...) {
         if (!error) error = std::current_exception();
       }
@@ -59,7 +59,7 @@ class OwnNodesReader final : public ReadStrategy {
   bool hdf5_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   std::unique_ptr<RangeSource> src_;
-  std::vector<std::int64_t> need_;
+  const std::vector<std::int64_t>* need_ = nullptr;
   ReadTimes times_;
 };
 

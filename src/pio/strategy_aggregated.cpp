@@ -54,10 +54,11 @@ class AggregatedStrategy final : public Strategy {
     MPI_Comm_rank(s_.comm, &rank_);
     MPI_Comm_size(s_.comm, &size_);
     check_mpi(MPI_Comm_split_type(s_.comm, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm_), "MPI_Comm_split_type");
-    NodeWriters writers = choose_writers(s_.comm, node_comm_, s_.writers_per_node, s_.final_path, true);
+    NodeWriters writers = choose_writers(s_.comm, node_comm_, s_.writers_per_node, s_.final_path, Aggregators::WritersTakingTurns);
     is_writer_ = writers.is_writer;
     windex_ = writers.index;
     wcomm_ = writers.comm;
+    owns_wcomm_ = writers.owns_comm;
     writer_ranks_ = std::move(writers.ranks);
     nwriters_ = static_cast<int>(writer_ranks_.size());
     const int nvar = s_.layout.nvar, rs = s_.layout.real_bytes;
@@ -425,7 +426,8 @@ class AggregatedStrategy final : public Strategy {
     MPI_Finalized(&finalized);
     if (finalized) return;
     if (window_) window_->free();
-    if (wcomm_ != MPI_COMM_NULL) MPI_Comm_free(&wcomm_);
+    if (owns_wcomm_) MPI_Comm_free(&wcomm_);
+    owns_wcomm_ = false;
     if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
   }
 
@@ -554,6 +556,7 @@ class AggregatedStrategy final : public Strategy {
   int rank_ = 0, size_ = 1;
   bool is_writer_ = false;
   MPI_Comm wcomm_ = MPI_COMM_NULL, node_comm_ = MPI_COMM_NULL;
+  bool owns_wcomm_ = false;
   MPI_File fh_ = MPI_FILE_NULL;
   PhaseTimes times_;
   std::unique_ptr<NodeWindow> window_;

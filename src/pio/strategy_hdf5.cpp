@@ -55,6 +55,7 @@ class Hdf5Strategy final : public Strategy {
       is_writer_ = writers.is_writer;
       windex_ = writers.index;
       wcomm_ = writers.comm;
+      owns_wcomm_ = writers.owns_comm;
       writer_ranks_ = std::move(writers.ranks);
     }
     plan_exchange();
@@ -213,7 +214,8 @@ class Hdf5Strategy final : public Strategy {
     } catch (...) {
       error = std::current_exception();
     }
-    if (wcomm_ != MPI_COMM_NULL) MPI_Comm_free(&wcomm_);
+    if (owns_wcomm_) MPI_Comm_free(&wcomm_);
+    owns_wcomm_ = false;
     agree(s_.comm, error);
   }
 
@@ -288,6 +290,7 @@ class Hdf5Strategy final : public Strategy {
   int rank_ = 0, size_ = 1;
   bool is_writer_ = false;
   MPI_Comm wcomm_ = MPI_COMM_NULL;
+  bool owns_wcomm_ = false;
   int windex_ = 0;
   std::vector<int> writer_ranks_;
   std::unique_ptr<vtkhdf::Output> out_;

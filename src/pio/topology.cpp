@@ -1,16 +1,19 @@
 #include "pio/topology.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 #ifdef __linux__
 #include <linux/futex.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
-#include <unistd.h>
 #else
 #include <sched.h>
 #endif
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstring>
 #include <ctime>
@@ -75,44 +78,55 @@ Topology::~Topology() {
 namespace {
 
 // Rank 0's answer, the same on every rank: whether path lies on a parallel or network file
-// system; and the most ranks any node holds.
+// system; and the most ranks any node holds (one MPI_Allreduce).
 std::pair<bool, int> file_system_and_node_size(MPI_Comm comm, MPI_Comm node_comm, const std::string& path) {
   int rank = 0, node_size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(node_comm, &node_size);
-  int parallel = 0;
+  int both[2] = {0, node_size};  // rank 0's file system; the largest node decides
   if (rank == 0) {
     const auto slash = path.rfind('/');
     const std::string fs = file_system_name(slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash));
-    parallel = fs == "lustre" || fs == "gpfs" || fs == "beegfs" || fs == "nfs" ? 1 : 0;
+    both[0] = fs == "lustre" || fs == "gpfs" || fs == "beegfs" || fs == "nfs" ? 1 : 0;
   }
-  MPI_Bcast(&parallel, 1, MPI_INT, 0, comm);
-  int most = node_size;  // the largest node decides, so that every rank agrees
-  MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_INT, MPI_MAX, comm);
-  return {parallel == 1, most};
+  MPI_Allreduce(MPI_IN_PLACE, both, 2, MPI_INT, MPI_MAX, comm);
+  return {both[0] == 1, both[1]};
 }
 
 }  // namespace
 
-int auto_writers_per_node(MPI_Comm comm, MPI_Comm node_comm, const std::string& path, bool turns) {
-  const auto [parallel, most] = file_system_and_node_size(comm, node_comm, path);
-  return parallel || turns ? std::min(2, most) : 1;
+int auto_per_node(bool parallel_fs, int most, Aggregators role) {
+  switch (role) {
+    case Aggregators::Writers: return parallel_fs ? std::min(2, most) : 1;
+    case Aggregators::WritersTakingTurns: return std::min(2, most);
+    case Aggregators::Readers: return parallel_fs ? std::min(2, most) : most;
+  }
+  return 1;
 }
 
-int auto_readers_per_node(MPI_Comm comm, MPI_Comm node_comm, const std::string& path) {
+int auto_writers_per_node(MPI_Comm comm, MPI_Comm node_comm, const std::string& path, Aggregators role) {
   const auto [parallel, most] = file_system_and_node_size(comm, node_comm, path);
-  return parallel ? std::min(2, most) : most;
+  return auto_per_node(parallel, most, role);
 }
 
-NodeWriters choose_writers(MPI_Comm comm, MPI_Comm node_comm, int per_node, const std::string& path, bool turns) {
-  if (per_node <= 0) per_node = auto_writers_per_node(comm, node_comm, path, turns);
+NodeWriters choose_writers(MPI_Comm comm, MPI_Comm node_comm, int per_node, const std::string& path, Aggregators role) {
+  const auto [parallel, most] = file_system_and_node_size(comm, node_comm, path);
+  if (per_node <= 0) per_node = auto_per_node(parallel, most, role);
   int rank = 0, size = 1, node_rank = 0;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(node_comm, &node_rank);
   NodeWriters w;
   w.is_writer = node_rank < std::max(1, per_node);
+  if (per_node >= most) {  // every rank of every node
+    w.ranks.resize(static_cast<std::size_t>(size));
+    for (int r = 0; r < size; ++r) w.ranks[static_cast<std::size_t>(r)] = r;
+    w.comm = comm;
+    w.index = rank;
+    return w;
+  }
   check_mpi(MPI_Comm_split(comm, w.is_writer ? 0 : MPI_UNDEFINED, rank, &w.comm), "MPI_Comm_split");
+  w.owns_comm = w.comm != MPI_COMM_NULL;
   std::vector<int> flags(static_cast<std::size_t>(size));
   int me = w.is_writer ? 1 : 0;
   MPI_Allgather(&me, 1, MPI_INT, flags.data(), 1, MPI_INT, comm);
@@ -122,89 +136,131 @@ NodeWriters choose_writers(MPI_Comm comm, MPI_Comm node_comm, int per_node, cons
   return w;
 }
 
+namespace {
+
+// A name for a node's shared-memory object, unique on the machine while it exists.
+std::string shm_name(long long pid, long long serial) { return "/anabranch." + std::to_string(pid) + "." + std::to_string(serial); }
+
+}  // namespace
+
 NodeWindow::NodeWindow(MPI_Comm comm, MPI_Comm node_comm, std::int64_t bytes, const std::string& what, int count,
                        bool populate)
     : ncounters(count) {
-  std::int64_t node_bytes = bytes;  // one segment for the node's window
-  MPI_Allreduce(MPI_IN_PLACE, &node_bytes, 1, MPI_INT64_T, MPI_SUM, node_comm);
-  const std::string why = what + " (" + std::to_string(bytes) + " bytes of shared memory on this rank; the option buffer_bytes sets it): ";
-  collective(comm, [&] {
-    struct rlimit rl {};
-    if (::getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        static_cast<std::int64_t>(rl.rlim_cur) < node_bytes + (std::int64_t{1} << 20))
-      throw IoError(why + write_failure_reason("/dev/shm/x", static_cast<std::int64_t>(rl.rlim_cur) + 1));
-  });
-  MPI_Info info;
-  MPI_Info_create(&info);
-  MPI_Info_set(info, "alloc_shared_noncontig", "true");
-  MPI_Comm_set_errhandler(node_comm, MPI_ERRORS_RETURN);
   int node_rank = 0;
   MPI_Comm_rank(node_comm, &node_rank);
   MPI_Comm_size(node_comm, &node_size);
-  // Node rank 0's part ends with the barrier's words (fence()), on cache lines of their own,
-  // then the counters (arrive()).
+  // The parts, in node rank order, each on pages of its own; node rank 0's part ends with
+  // the barrier's words (fence()), on cache lines of their own, then the counters (arrive()).
   control_bytes = kControlBytes + (static_cast<std::int64_t>(count) * 4 + kLine - 1) / kLine * kLine;
+  const auto page = static_cast<std::int64_t>(::sysconf(_SC_PAGESIZE));
   const std::int64_t own = node_rank == 0 ? (bytes + kLine - 1) / kLine * kLine + control_bytes : bytes;
-  void* base = nullptr;
-  const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(own), 1, info, node_comm, &base, &win);
-  MPI_Info_free(&info);
-  // The barrier's words are set before the check below, a synchronisation every rank
-  // passes, so that no rank uses them unset.
-  MPI_Aint size0 = 0;
-  int disp = 1;
-  void* base0 = nullptr;
-  if (rc == MPI_SUCCESS) {
-    MPI_Win_shared_query(win, 0, &size0, &disp, &base0);
-    control = reinterpret_cast<Control*>(static_cast<unsigned char*>(base0) + size0 - control_bytes);
+  part_bytes.assign(static_cast<std::size_t>(node_size), 0);
+  MPI_Allgather(&own, 1, MPI_INT64_T, part_bytes.data(), 1, MPI_INT64_T, node_comm);
+  part_offset.assign(static_cast<std::size_t>(node_size) + 1, 0);
+  for (int r = 0; r < node_size; ++r)
+    part_offset[static_cast<std::size_t>(r) + 1] =
+        part_offset[static_cast<std::size_t>(r)] + (part_bytes[static_cast<std::size_t>(r)] + page - 1) / page * page;
+  const std::int64_t total = part_offset.back();
+  const std::string why = what + " (" + std::to_string(bytes) + " bytes of shared memory on this rank; the option buffer_bytes sets it): ";
+  // Node rank 0 makes the object (a file in /dev/shm on Linux); the others map it by name;
+  // once every rank of comm has, the name goes, and the object with the last mapping. Its
+  // pages come on first use (reserving them all at once cost a reader's open 2 ms at 8
+  // ranks) or, with `populate`, now. So that a full /dev/shm is an error here and not a
+  // SIGBUS later, its free room is checked and a failed populate is one. A file-size limit
+  // below its size is refused first (writing past it would raise SIGXFSZ).
+  static long long serial = 0;
+  long long made[3] = {0, static_cast<long long>(::getpid()), serial++};  // {errno + 1 or 0, pid, serial}
+  std::string failure;
+  if (node_rank == 0) {
+    struct rlimit rl {};
+    if (::getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && static_cast<std::int64_t>(rl.rlim_cur) < total + (std::int64_t{1} << 20)) {
+      failure = write_failure_reason("/dev/shm/x", static_cast<std::int64_t>(rl.rlim_cur) + 1);
+      made[0] = EFBIG + 1;
+    } else {
+      const std::string name = shm_name(made[1], made[2]);
+      const int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+      int err = fd < 0 ? errno : (::ftruncate(fd, static_cast<off_t>(std::max<std::int64_t>(total, 1))) ? errno : 0);
+      struct statvfs room {};
+      if (!err && ::fstatvfs(fd, &room) == 0 && static_cast<std::int64_t>(room.f_bavail) * static_cast<std::int64_t>(room.f_frsize) < total)
+        err = ENOSPC;
+      if (!err) {
+        void* p = ::mmap(nullptr, static_cast<std::size_t>(std::max<std::int64_t>(total, 1)), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED)
+          err = errno;
+        else
+          base = static_cast<unsigned char*>(p);
+      }
+      if (fd >= 0) ::close(fd);
+      if (err) {
+        if (fd >= 0) ::shm_unlink(name.c_str());
+        failure = std::string("/dev/shm") + name + ": " + std::strerror(err);
+        made[0] = err + 1;
+      }
+    }
+  }
+  MPI_Bcast(made, 3, MPI_LONG_LONG, 0, node_comm);
+  const std::string name = shm_name(made[1], made[2]);
+  if (node_rank != 0 && made[0] == 0) {
+    const int fd = ::shm_open(name.c_str(), O_RDWR, 0600);
+    int err = fd < 0 ? errno : 0;
+    if (!err) {
+      void* p = ::mmap(nullptr, static_cast<std::size_t>(std::max<std::int64_t>(total, 1)), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      if (p == MAP_FAILED)
+        err = errno;
+      else
+        base = static_cast<unsigned char*>(p);
+      ::close(fd);
+    }
+    if (err) failure = "/dev/shm" + name + ": " + std::strerror(err);
+  } else if (node_rank != 0) {
+    failure = "node rank 0 could not make it";
+  }
+  mapped = static_cast<std::size_t>(std::max<std::int64_t>(total, 1));
+  if (base) {
+    control = reinterpret_cast<Control*>(base + part_offset[0] + part_bytes[0] - control_bytes);
     counters = reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(control) + kControlBytes);
-    if (node_rank == 0) {
+    if (node_rank == 0) {  // set before the agreement below, which every rank passes before using them
       new (control) Control();
       std::fill(counters, counters + ncounters, 0u);
     }
-  }
-  collective(comm, [&] {
-    if (rc != MPI_SUCCESS) throw IoError(why + write_failure_reason("/dev/shm/x", bytes));
-  });
-  mine = static_cast<unsigned char*>(base);
+    mine = base + part_offset[static_cast<std::size_t>(node_rank)];
 #if defined(__linux__) && defined(MADV_POPULATE_WRITE)
-  // Every rank maps the whole node's window now, the pages allocated once: faulting 16 MiB
-  // in page by page, every rank for itself, cost the first frame 13 ms (4 ranks, 2 cores).
-  // Kernels before 5.14 refuse the advice and the pages come on first use, as before.
-  if (populate)
-    for (int r = 0; r < node_size; ++r) {
-      MPI_Aint part = 0;
-      int unit = 1;
-      void* at = nullptr;
-      MPI_Win_shared_query(win, r, &part, &unit, &at);
-      if (part <= 0) continue;
-      const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-      const auto first = reinterpret_cast<std::uintptr_t>(at) / page * page;
-      ::madvise(reinterpret_cast<void*>(first), reinterpret_cast<std::uintptr_t>(at) + static_cast<std::uintptr_t>(part) - first,
-                MADV_POPULATE_WRITE);
-    }
+    // The whole window mapped in every rank now: faulting 16 MiB in page by page, every rank
+    // for itself, cost the first frame 13 ms (4 ranks, 2 cores). Kernels before 5.14 refuse
+    // the advice and the pages are mapped on first use.
+    if (populate && ::madvise(base, mapped, MADV_POPULATE_WRITE) != 0 && (errno == EFAULT || errno == ENOMEM) && failure.empty())
+      failure = "/dev/shm" + name + ": " + std::strerror(ENOSPC);
+#else
+    (void)populate;
 #endif
-  MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
-  MPI_Win_sync(win);
+  }
+  try {
+    collective(comm, [&] {
+      if (!failure.empty()) throw IoError(why + failure);
+    });
+  } catch (...) {
+    if (node_rank == 0 && made[0] == 0) ::shm_unlink(name.c_str());
+    free();
+    throw;
+  }
+  if (node_rank == 0) ::shm_unlink(name.c_str());
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
   spin = node_size <= online_cores();
 }
 
-NodeWindow::~NodeWindow() = default;
+NodeWindow::~NodeWindow() { free(); }
 
 unsigned char* NodeWindow::of(int node_rank) const {
-  MPI_Aint size = 0;
-  int disp = 1;
-  void* ptr = nullptr;
-  MPI_Win_shared_query(win, node_rank, &size, &disp, &ptr);
-  if (node_rank == 0) size -= control_bytes;
-  return size > 0 ? static_cast<unsigned char*>(ptr) : nullptr;
+  const auto r = static_cast<std::size_t>(node_rank);
+  const std::int64_t size = part_bytes[r] - (node_rank == 0 ? control_bytes : 0);
+  return size > 0 && base ? base + part_offset[r] : nullptr;
 }
 
 void NodeWindow::free() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (finalized || win == MPI_WIN_NULL) return;
-  MPI_Win_unlock_all(win);
-  MPI_Win_free(&win);
+  if (base) ::munmap(base, mapped);
+  base = mine = nullptr;
+  control = nullptr;
+  counters = nullptr;
 }
 
 namespace {
@@ -244,7 +300,7 @@ void NodeWindow::wait(int i, std::uint32_t target) const {
 }
 
 void NodeWindow::fence(MPI_Comm node_comm) const {
-  MPI_Win_sync(win);
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
 #ifdef __linux__
   (void)node_comm;
   // A sense-counting barrier: the last rank to arrive resets the count, moves the
@@ -261,7 +317,7 @@ void NodeWindow::fence(MPI_Comm node_comm) const {
 #else
   MPI_Barrier(node_comm);
 #endif
-  MPI_Win_sync(win);
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
 std::vector<std::string> gather_host_names(MPI_Comm comm) {

@@ -23,39 +23,54 @@ struct Topology {
   Topology& operator=(const Topology&) = delete;
 };
 
-// The writers of the aggregating strategies: the first `per_node` ranks of every node (so
-// rank 0 always writes), their ranks in comm in increasing order, and their communicator.
+// Who aggregates, and so which automatic rule picks how many per node (see auto_per_node).
+enum class Aggregators { Writers, WritersTakingTurns, Readers };
+
+// The writers (or readers) of the aggregating strategies: the first `per_node` ranks of
+// every node (so rank 0 always is one), their ranks in comm in increasing order, and their
+// communicator: comm itself when every rank is one (no split made), else a new one.
 struct NodeWriters {
   bool is_writer = false;
   int index = 0;               // this writer's number among the writers (writers only)
   std::vector<int> ranks;      // comm ranks of all writers
-  MPI_Comm comm = MPI_COMM_NULL;  // the writers (MPI_COMM_NULL elsewhere); freed by the owner
+  MPI_Comm comm = MPI_COMM_NULL;  // the writers (MPI_COMM_NULL elsewhere)
+  bool owns_comm = false;         // comm was made for them: the owner frees it
 };
 // Collective over comm; node_comm: comm's shared-memory split. per_node 0: automatic, from
-// the file system under `path` (writers_per_node=auto, see auto_writers_per_node).
-NodeWriters choose_writers(MPI_Comm comm, MPI_Comm node_comm, int per_node, const std::string& path, bool turns = false);
+// the file system under `path` (writers_per_node=auto, readers_per_node=auto). One
+// MPI_Allreduce, plus a split and a gather when some ranks are not writers.
+NodeWriters choose_writers(MPI_Comm comm, MPI_Comm node_comm, int per_node, const std::string& path,
+                           Aggregators role = Aggregators::Writers);
 
-// writers_per_node=auto. On a parallel or network file system (Lustre, GPFS, BeeGFS, NFS)
-// 2, or the node's ranks if fewer (seed 003's rule: more writers per node contend for the
-// node's network link). On a node-local one (ext4, xfs, btrfs, tmpfs, ...), where the
-// kernel serialises writes to one file: with `turns` (the aggregated strategies, whose
-// writers take turns at the file, one writing while the other encodes) 2 as well, else 1
-// (a second writer would only wait for the first). Decided on rank 0 of comm, the same
-// for every rank.
-int auto_writers_per_node(MPI_Comm comm, MPI_Comm node_comm, const std::string& path, bool turns = false);
-
-// readers_per_node=auto (aggregated reading): every rank of a node on a node-local file
-// system, where reads of one file run side by side (no inode lock as for writes) and each
-// rank reading 1/P of the file contiguously is the raw pread ceiling's own pattern; 2 per
-// node on a parallel or network one, for the node's link as for writes.
-int auto_readers_per_node(MPI_Comm comm, MPI_Comm node_comm, const std::string& path);
+// The automatic number per node, from whether the file system is parallel or networked and
+// the most ranks a node holds:
+// - Writers (hdf5): on a parallel or network file system (Lustre, GPFS, BeeGFS, NFS) 2, or
+//   the node's ranks if fewer (seed 003's rule: more writers per node contend for the
+//   node's network link); on a node-local one (ext4, xfs, btrfs, tmpfs, ...), where the
+//   kernel serialises writes to one file, 1 (a second writer would only wait for the
+//   first).
+// - WritersTakingTurns (the aggregated strategies, whose writers take turns at the file,
+//   one writing while the other encodes): 2 (or fewer ranks) on any file system.
+// - Readers (aggregated reading): every rank of a node on a node-local file system, where
+//   reads of one file run side by side (no inode lock as for writes) and each rank reading
+//   1/P of the file contiguously is the raw pread ceiling's own pattern; 2 per node on a
+//   parallel or network one, for the node's link as for writes.
+int auto_per_node(bool parallel_fs, int most, Aggregators role);
+// Collective: auto_per_node for the file system under `path`, decided on rank 0 of comm.
+int auto_writers_per_node(MPI_Comm comm, MPI_Comm node_comm, const std::string& path,
+                          Aggregators role = Aggregators::Writers);
 
 // One shared-memory window per node: every rank gives `bytes` (0 for none) and can reach
-// every other rank's part on its node. The memory lives in files (Open MPI: /dev/shm or the
-// session folder), and a file-size limit below it makes Open MPI's allocation hang: that is
-// refused first, as a failure naming `what` (every rank of comm throws the same error).
+// every other rank's part on its node. The memory is a POSIX shared-memory object (a file
+// in /dev/shm on Linux) that node rank 0 makes and the others map; its name is gone once
+// every rank has it, the memory with the last rank's mapping. Made by hand rather than with
+// MPI_Win_allocate_shared, whose set-up and free took 3-6 ms of a reader's 12 ms open and
+// close at 8 ranks on 2 cores. A file-size limit below its size, a full /dev/shm or a
+// failed mapping is a failure naming `what` (every rank of comm throws the same error).
 struct NodeWindow {
-  MPI_Win win = MPI_WIN_NULL;
+  unsigned char* base = nullptr;  // the node's window as this rank maps it
+  std::size_t mapped = 0;
+  std::vector<std::int64_t> part_bytes, part_offset;  // per node rank
   unsigned char* mine = nullptr;
   struct Control;              // the node's barrier, in node rank 0's part (see fence())
   Control* control = nullptr;
@@ -69,12 +84,12 @@ struct NodeWindow {
   // in every rank now rather than on first use (Linux 5.14 and later).
   NodeWindow(MPI_Comm comm, MPI_Comm node_comm, std::int64_t bytes, const std::string& what, int count = 0,
              bool populate = false);
-  ~NodeWindow();  // frees nothing: free() is collective over the node
+  ~NodeWindow();  // free()
   NodeWindow(const NodeWindow&) = delete;
   NodeWindow& operator=(const NodeWindow&) = delete;
   // The part of node rank r (nullptr when it gave none).
   unsigned char* of(int node_rank) const;
-  // Collective over the node: lets the memory go.
+  // Unmaps this rank's view (the memory goes with the node's last view); not collective.
   void free();
   // Makes this node's writes visible to its ranks: every rank of the node has arrived
   // before any goes on. Waiting ranks sleep (a futex in the window, Linux) rather than

@@ -479,14 +479,25 @@ TEST(WriterOptions, WritersPerNodeIsAutoOrANumber) {
   MPI_Comm node = MPI_COMM_NULL;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   EXPECT_EQ(pio::auto_writers_per_node(MPI_COMM_WORLD, node, "/tmp/x.slf"), 1);
-  const auto w = pio::choose_writers(MPI_COMM_WORLD, node, 0, "/tmp/x.slf");
+  auto w = pio::choose_writers(MPI_COMM_WORLD, node, 0, "/tmp/x.slf");
   EXPECT_EQ(w.ranks, std::vector<int>{0});
-  if (w.comm != MPI_COMM_NULL) MPI_Comm_free(const_cast<MPI_Comm*>(&w.comm));
+  if (w.owns_comm) MPI_Comm_free(&w.comm);
   const int two = std::min(2, size_of());
-  EXPECT_EQ(pio::auto_writers_per_node(MPI_COMM_WORLD, node, "/tmp/x.slf", true), two);
-  const auto t = pio::choose_writers(MPI_COMM_WORLD, node, 0, "/tmp/x.slf", true);
+  EXPECT_EQ(pio::auto_writers_per_node(MPI_COMM_WORLD, node, "/tmp/x.slf", pio::Aggregators::WritersTakingTurns), two);
+  auto t = pio::choose_writers(MPI_COMM_WORLD, node, 0, "/tmp/x.slf", pio::Aggregators::WritersTakingTurns);
   EXPECT_EQ(t.ranks, two == 2 ? (std::vector<int>{0, 1}) : (std::vector<int>{0}));
-  if (t.comm != MPI_COMM_NULL) MPI_Comm_free(const_cast<MPI_Comm*>(&t.comm));
+  // Every rank a writer (up to 2 ranks): comm itself, no new communicator; else a new one
+  // on the writers only.
+  EXPECT_EQ(t.owns_comm, size_of() > 2 && t.is_writer);
+  EXPECT_EQ(t.comm == MPI_COMM_WORLD, size_of() <= 2);
+  EXPECT_EQ(t.is_writer, rank_of() < 2);
+  if (t.owns_comm) MPI_Comm_free(&t.comm);
+  // Readers: every rank of the node.
+  auto r = pio::choose_writers(MPI_COMM_WORLD, node, 0, "/tmp/x.slf", pio::Aggregators::Readers);
+  EXPECT_TRUE(r.is_writer);
+  EXPECT_EQ(static_cast<int>(r.ranks.size()), size_of());
+  EXPECT_EQ(r.index, rank_of());
+  EXPECT_FALSE(r.owns_comm);
   MPI_Comm_free(&node);
 }
 

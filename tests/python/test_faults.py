@@ -5,6 +5,7 @@ left, and its inputs untouched.
 
 The full disk is a 600 KiB tmpfs (mounted when the tests run as root; skipped elsewhere);
 the file-size limit (RLIMIT_FSIZE) works everywhere."""
+import ctypes
 import hashlib
 import os
 import resource
@@ -201,6 +202,41 @@ def test_file_size_limit_under_mpiexec(sized, tmp_path, strategy, ranks):
                   preexec_fn=limit_file_size(24 << 20))
     assert proc.returncode != 124, "hung"
     assert_failed_cleanly(proc, tmp_path, target, "File too large", ranks)
+
+
+def tiny_dev_shm():
+    """In the child, before exec: a mount namespace of its own whose /dev/shm is a 1 MiB
+    tmpfs (the node windows' home), the rest of the machine untouched."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    ms_rec, ms_private, clone_newns = 0x4000, 0x40000, 0x20000
+    if (libc.unshare(clone_newns) != 0 or libc.mount(b"none", b"/", None, ms_rec | ms_private, None) != 0
+            or libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", 0, b"size=1m") != 0):
+        raise OSError(ctypes.get_errno(), "cannot mount a tmpfs on /dev/shm")
+
+
+@pytest.mark.parametrize("strategy", ["aggregated", "aggregated-async"])
+def test_full_dev_shm(sized, tmp_path, strategy):
+    """The writers' node-shared buffers (MBs here) do not fit in a full /dev/shm: one error line
+    naming the output and the reason on every rank's behalf, no crash (SIGBUS), no hang,
+    nothing left there or beside the output. The MPI library's own shared memory goes to
+    tmp_path, so that only anabranch's runs out."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    try:
+        subprocess.run(["true"], preexec_fn=tiny_dev_shm, check=True)
+    except (subprocess.SubprocessError, OSError) as e:
+        pytest.skip(f"cannot mount a tmpfs on /dev/shm in a namespace of its own here: {e}")
+    target = tmp_path / "out" / "m.slf"
+    target.parent.mkdir()
+    proc = mpirun(2, "sh", "-c", f'"$@"; rc=$?; ls /dev/shm > {tmp_path}/shm.$OMPI_COMM_WORLD_RANK; exit $rc', "sh", EXE, "merge",
+                  sized / "plan" / "m.slf", "--geo", sized / "m.slf", "-o", target, "--strategy", strategy, preexec_fn=tiny_dev_shm,
+                  env={"OMPI_MCA_btl_vader_backing_directory": str(tmp_path)})
+    assert proc.returncode != 124, "hung"
+    assert_failed_cleanly(proc, target.parent, target, "No space left on device", 2)
+    assert "no room for the aggregation buffers" in error_lines(proc.stderr)[0], proc.stderr
+    for r in range(2):
+        shm_left = (tmp_path / f"shm.{r}").read_text().split()
+        assert [n for n in shm_left if n.startswith("anabranch")] == [], shm_left
 
 
 # Signals: temporaries go with the process.

@@ -33,6 +33,9 @@ elif kind == "sparse":
     ids = np.concatenate([rng.integers(1, n + 1, size=8), [n, 1, n]]).astype(np.int32)
 elif kind == "empty":
     ids = np.zeros(0, dtype=np.int32)
+else:  # dense: runs of consecutive numbers too, as most of a part's nodes come, one with a repeat inside
+    start = int(rng.integers(1, n - 60))
+    ids = np.concatenate([ids, np.arange(start, start + 40), [start + 3], np.arange(start + 20, start + 50)]).astype(np.int32)
 # A wrong value on one rank ends the job at once (the others would wait in the next read).
 sys.excepthook = lambda *e: (sys.__excepthook__(*e), sys.stderr.flush(), comm.Abort(1))
 with anabranch.Reader(comm, path, ids, strategy=strategy, options=options) as r:

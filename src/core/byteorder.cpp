@@ -57,21 +57,21 @@ AB_ENCODE_CLONE(encode_f64_f64, double, double)
 
 }  // namespace
 
-template <>
-void encode_words<float, float>(const float* in, std::size_t n, bool swap, void* out) {
-  encode_f32_f32(in, n, swap, static_cast<unsigned char*>(out));
+template <class R, class T>
+void encode_words(const T* in, std::size_t n, bool swap, void* out) {
+  auto* o = static_cast<unsigned char*>(out);
+  if constexpr (sizeof(R) == 4 && sizeof(T) == 4)
+    encode_f32_f32(in, n, swap, o);
+  else if constexpr (sizeof(R) == 4)
+    encode_f32_f64(in, n, swap, o);
+  else if constexpr (sizeof(T) == 4)
+    encode_f64_f32(in, n, swap, o);
+  else
+    encode_f64_f64(in, n, swap, o);
 }
-template <>
-void encode_words<float, double>(const double* in, std::size_t n, bool swap, void* out) {
-  encode_f32_f64(in, n, swap, static_cast<unsigned char*>(out));
-}
-template <>
-void encode_words<double, float>(const float* in, std::size_t n, bool swap, void* out) {
-  encode_f64_f32(in, n, swap, static_cast<unsigned char*>(out));
-}
-template <>
-void encode_words<double, double>(const double* in, std::size_t n, bool swap, void* out) {
-  encode_f64_f64(in, n, swap, static_cast<unsigned char*>(out));
-}
+template void encode_words<float, float>(const float*, std::size_t, bool, void*);
+template void encode_words<float, double>(const double*, std::size_t, bool, void*);
+template void encode_words<double, float>(const float*, std::size_t, bool, void*);
+template void encode_words<double, double>(const double*, std::size_t, bool, void*);
 
 }  // namespace anabranch

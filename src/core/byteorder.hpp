@@ -39,15 +39,7 @@ inline void bswap_words(void* data, std::size_t n) {
 // n values to type R (float or double) at out (any alignment), bytes reversed when swap:
 // one vectorised pass (the conversion and the byte swap fused). For T, R in {float, double}.
 template <class R, class T>
-void encode_words(const T* in, std::size_t n, bool swap, void* out);
-template <>
-void encode_words<float, float>(const float* in, std::size_t n, bool swap, void* out);
-template <>
-void encode_words<float, double>(const double* in, std::size_t n, bool swap, void* out);
-template <>
-void encode_words<double, float>(const float* in, std::size_t n, bool swap, void* out);
-template <>
-void encode_words<double, double>(const double* in, std::size_t n, bool swap, void* out);
+void encode_words(const T* in, std::size_t n, bool swap, void* out);  // instantiated in byteorder.cpp
 
 // Convert n words between native order and `order` (the operation is its own inverse).
 template <std::size_t W>

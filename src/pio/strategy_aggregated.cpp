@@ -117,13 +117,13 @@ class AggregatedStrategy final : public Strategy {
         mine = stretch(r, windex_);
         place_fixed(frame, mine, own);
       }
+      part_stretch_.clear();  // the stretches this rank encodes into, once per round
+      for (const auto& part : R.local) part_stretch_.push_back(stretch(r, part.writer));
       int written = 0;  // pieces this writer has written (or passed after an error)
       for (int v = 0; v < pieces; ++v) {
-        for (const auto& part : R.local) {
-          if (v >= nvar) break;
-          unsigned char* base = buffer_of(part.writer, slot);
-          const Stretch st = stretch(r, part.writer);
-          unsigned char* dst = base + st.value_off[static_cast<std::size_t>(v)];
+        for (std::size_t k = 0; k < R.local.size() && v < nvar; ++k) {
+          const auto& part = R.local[k];
+          unsigned char* dst = buffer_of(part.writer, slot) + part_stretch_[k].value_off[static_cast<std::size_t>(v)];
           for (const auto& run : part.runs) frame.encoder->encode(v, run.at, run.len, dst + run.off * rs);
         }
         window_->arrive(v);
@@ -567,6 +567,7 @@ class AggregatedStrategy final : public Strategy {
   int node_writers_ = 1, node_writer_ = 0;  // writers on this node; this writer's turn among them
   std::int64_t entry_bytes_ = 0, chunk_ = 1, rounds_ = 1, slot_bytes_ = 0, uses_ = 0;
   std::vector<Round> rounds_plan_;
+  std::vector<Stretch> part_stretch_;  // write(): the stretch of each of the round's local parts
   std::vector<unsigned char> send_, recv_;
   std::vector<Slot> slots_;
 };

@@ -171,6 +171,14 @@ NodeWindow::NodeWindow(MPI_Comm comm, MPI_Comm node_comm, std::int64_t bytes, co
   static long long serial = 0;
   long long made[3] = {0, static_cast<long long>(::getpid()), serial++};  // {errno + 1 or 0, pid, serial}
   std::string failure;
+  mapped = static_cast<std::size_t>(std::max<std::int64_t>(total, 1));
+  // This rank's view of the object open as fd: 0, or why not (errno).
+  auto map = [&](int fd) {
+    void* p = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) return errno;
+    base = static_cast<unsigned char*>(p);
+    return 0;
+  };
   if (node_rank == 0) {
     struct rlimit rl {};
     if (::getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && static_cast<std::int64_t>(rl.rlim_cur) < total + (std::int64_t{1} << 20)) {
@@ -179,17 +187,11 @@ NodeWindow::NodeWindow(MPI_Comm comm, MPI_Comm node_comm, std::int64_t bytes, co
     } else {
       const std::string name = shm_name(made[1], made[2]);
       const int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
-      int err = fd < 0 ? errno : (::ftruncate(fd, static_cast<off_t>(std::max<std::int64_t>(total, 1))) ? errno : 0);
+      int err = fd < 0 ? errno : (::ftruncate(fd, static_cast<off_t>(mapped)) ? errno : 0);
       struct statvfs room {};
       if (!err && ::fstatvfs(fd, &room) == 0 && static_cast<std::int64_t>(room.f_bavail) * static_cast<std::int64_t>(room.f_frsize) < total)
         err = ENOSPC;
-      if (!err) {
-        void* p = ::mmap(nullptr, static_cast<std::size_t>(std::max<std::int64_t>(total, 1)), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (p == MAP_FAILED)
-          err = errno;
-        else
-          base = static_cast<unsigned char*>(p);
-      }
+      if (!err) err = map(fd);
       if (fd >= 0) ::close(fd);
       if (err) {
         if (fd >= 0) ::shm_unlink(name.c_str());
@@ -202,20 +204,12 @@ NodeWindow::NodeWindow(MPI_Comm comm, MPI_Comm node_comm, std::int64_t bytes, co
   const std::string name = shm_name(made[1], made[2]);
   if (node_rank != 0 && made[0] == 0) {
     const int fd = ::shm_open(name.c_str(), O_RDWR, 0600);
-    int err = fd < 0 ? errno : 0;
-    if (!err) {
-      void* p = ::mmap(nullptr, static_cast<std::size_t>(std::max<std::int64_t>(total, 1)), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-      if (p == MAP_FAILED)
-        err = errno;
-      else
-        base = static_cast<unsigned char*>(p);
-      ::close(fd);
-    }
+    const int err = fd < 0 ? errno : map(fd);
+    if (fd >= 0) ::close(fd);
     if (err) failure = "/dev/shm" + name + ": " + std::strerror(err);
   } else if (node_rank != 0) {
     failure = "node rank 0 could not make it";
   }
-  mapped = static_cast<std::size_t>(std::max<std::int64_t>(total, 1));
   if (base) {
     control = reinterpret_cast<Control*>(base + part_offset[0] + part_bytes[0] - control_bytes);
     counters = reinterpret_cast<std::uint32_t*>(reinterpret_cast<unsigned char*>(control) + kControlBytes);

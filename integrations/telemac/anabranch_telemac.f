@@ -14,10 +14,15 @@
 !     For a result file NAME, each process still has its own file
 !     NAME00003-00001 (header and mesh, written by TELEMAC: its IPOBO
 !     record is the process's KNOLG); the frames go to NAME in the
-!     run's folder, written by all processes through the anabranch
-!     Fortran module. anabranch's gretel (the runner's merge step) sees
-!     that the per-process files hold no frames and NAME is complete,
-!     and leaves NAME as it is.
+!     run's folder, written by all processes through anabranch's C
+!     library. anabranch's gretel (the runner's merge step) sees that
+!     the per-process files hold no frames and NAME is complete, and
+!     leaves NAME as it is.
+!
+!     The file needs no module of anabranch: it declares the four C
+!     functions it calls itself (BIND(C) interfaces below), so it
+!     compiles with the flags TELEMAC was built with. Only the link
+!     needs anabranch: libs_all: ... -lanabranch_c (docs/telemac.md).
 !
 !     Environment:
 !       ANABRANCH_TELEMAC=0          TELEMAC's own writing
@@ -34,11 +39,48 @@
 !
       MODULE ANABRANCH_TELEMAC
 !
-      USE ANABRANCH
-      USE ISO_C_BINDING, ONLY: C_INT64_T
+      USE ISO_C_BINDING
       IMPLICIT NONE
       PRIVATE
       PUBLIC :: AB_TELEMAC_ON, AB_TELEMAC_WRITE, AB_TELEMAC_CLOSE
+!
+!     THE C FUNCTIONS OF ANABRANCH CALLED HERE (anabranch.h)
+      INTEGER(C_INT), PARAMETER :: AB_OK = 0
+      INTERFACE
+        FUNCTION AB_C_OPEN_MERGED(COMM, PART, GEO, BND, PATH, OPTS,
+     &                            NL, W)
+     &      BIND(C, NAME='ab_writer_open_merged_f')
+          IMPORT :: C_INT, C_CHAR, C_INT64_T, C_PTR
+          INTEGER(C_INT) :: AB_C_OPEN_MERGED
+          INTEGER(C_INT), VALUE :: COMM
+          CHARACTER(KIND=C_CHAR), INTENT(IN) :: PART(*), GEO(*),
+     &                                          BND(*), PATH(*), OPTS(*)
+          INTEGER(C_INT64_T), INTENT(OUT) :: NL
+          TYPE(C_PTR), INTENT(OUT) :: W
+        END FUNCTION
+        FUNCTION AB_C_WRITE_FRAME(W, T, V)
+     &      BIND(C, NAME='ab_writer_write_frame')
+          IMPORT :: C_INT, C_PTR, C_DOUBLE
+          INTEGER(C_INT) :: AB_C_WRITE_FRAME
+          TYPE(C_PTR), VALUE :: W
+          REAL(C_DOUBLE), VALUE :: T
+          REAL(C_DOUBLE), INTENT(IN) :: V(*)
+        END FUNCTION
+        FUNCTION AB_C_CLOSE(W) BIND(C, NAME='ab_writer_close')
+          IMPORT :: C_INT, C_PTR
+          INTEGER(C_INT) :: AB_C_CLOSE
+          TYPE(C_PTR), VALUE :: W
+        END FUNCTION
+        FUNCTION AB_C_LAST_ERROR() BIND(C, NAME='ab_last_error')
+          IMPORT :: C_PTR
+          TYPE(C_PTR) :: AB_C_LAST_ERROR
+        END FUNCTION
+        FUNCTION C_STRLEN(S) BIND(C, NAME='strlen')
+          IMPORT :: C_PTR, C_SIZE_T
+          INTEGER(C_SIZE_T) :: C_STRLEN
+          TYPE(C_PTR), VALUE :: S
+        END FUNCTION
+      END INTERFACE
 !
 !     ONE GLOBAL FILE PER RESULT UNIT
       INTEGER, PARAMETER :: MAXOUT = 16
@@ -48,7 +90,7 @@
         INTEGER :: NVAR = 0
         INTEGER :: FRAMES = 0
         DOUBLE PRECISION :: SECONDS = 0.D0
-        TYPE(AB_WRITER) :: W
+        TYPE(C_PTR) :: W = C_NULL_PTR
         CHARACTER(LEN=250) :: NAME = ' '
         DOUBLE PRECISION, ALLOCATABLE :: BUF(:)
       END TYPE
@@ -95,6 +137,32 @@
         CALL GET_ENVIRONMENT_VARIABLE(NAME, VAL)
       END FUNCTION
 !
+!     A FORTRAN STRING AS A NUL-TERMINATED C STRING
+      FUNCTION CSTR(S) RESULT(C)
+        CHARACTER(LEN=*), INTENT(IN) :: S
+        CHARACTER(KIND=C_CHAR) :: C(LEN_TRIM(S)+1)
+        INTEGER :: I
+        DO I = 1, LEN_TRIM(S)
+          C(I) = S(I:I)
+        ENDDO
+        C(LEN_TRIM(S)+1) = C_NULL_CHAR
+      END FUNCTION
+!
+!     THE MESSAGE OF ANABRANCH'S LAST ERROR
+      FUNCTION LAST_ERROR() RESULT(MSG)
+        CHARACTER(LEN=:), ALLOCATABLE :: MSG
+        CHARACTER(KIND=C_CHAR), POINTER :: P(:)
+        TYPE(C_PTR) :: CP
+        INTEGER :: I, N
+        CP = AB_C_LAST_ERROR()
+        N = INT(C_STRLEN(CP))
+        CALL C_F_POINTER(CP, P, [N])
+        ALLOCATE(CHARACTER(LEN=N) :: MSG)
+        DO I = 1, N
+          MSG(I:I) = P(I)
+        ENDDO
+      END FUNCTION
+!
 !     OPENS THE GLOBAL FILE OF RESULT UNIT NRES (COLLECTIVE)
       SUBROUTINE OPEN_OUT(NRES, NVAR, COMM, LU, K)
         INTEGER, INTENT(IN) :: NRES, NVAR, COMM, LU
@@ -130,11 +198,11 @@
         OUTS(K)%LU = NRES
         OUTS(K)%NVAR = NVAR
         OUTS(K)%NAME = GLOBAL
-        CALL AB_WRITER_OPEN_MERGED(COMM, TRIM(PART), GEO, CLI, GLOBAL,
-     &       ENV_OR('ANABRANCH_OPTIONS', ''), OUTS(K)%NLOCAL,
-     &       OUTS(K)%W, IERR)
+        IERR = AB_C_OPEN_MERGED(INT(COMM, C_INT), CSTR(PART), CSTR(GEO),
+     &       CSTR(CLI), CSTR(GLOBAL), CSTR(ENV_OR('ANABRANCH_OPTIONS',
+     &       ' ')), OUTS(K)%NLOCAL, OUTS(K)%W)
         IF(IERR.NE.AB_OK) THEN
-          WRITE(LU,*) 'ANABRANCH: ', AB_LAST_ERROR()
+          WRITE(LU,*) 'ANABRANCH: ', LAST_ERROR()
           CALL PLANTE(1)
           STOP
         ENDIF
@@ -185,9 +253,9 @@
             ENDIF
           ENDIF
         ENDDO
-        CALL AB_WRITER_WRITE_FRAME(OUTS(K)%W, TIME, OUTS(K)%BUF, IERR)
+        IERR = AB_C_WRITE_FRAME(OUTS(K)%W, TIME, OUTS(K)%BUF)
         IF(IERR.NE.AB_OK) THEN
-          WRITE(LU,*) 'ANABRANCH: ', AB_LAST_ERROR()
+          WRITE(LU,*) 'ANABRANCH: ', LAST_ERROR()
           CALL PLANTE(1)
           STOP
         ENDIF
@@ -205,9 +273,10 @@
             T0 = WALL()
             OUTS(I)%LU = -1
             DEALLOCATE(OUTS(I)%BUF)
-            CALL AB_WRITER_CLOSE(OUTS(I)%W, IERR)
+            IERR = AB_C_CLOSE(OUTS(I)%W)
+            OUTS(I)%W = C_NULL_PTR
             IF(IERR.NE.AB_OK) THEN
-              WRITE(LU,*) 'ANABRANCH: ', AB_LAST_ERROR()
+              WRITE(LU,*) 'ANABRANCH: ', LAST_ERROR()
               CALL PLANTE(1)
               STOP
             ENDIF

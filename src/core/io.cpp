@@ -212,6 +212,7 @@ AtomicFileSink::AtomicFileSink(std::string path, std::size_t buffer_bytes, bool 
     : path_(std::move(path)), direct_(direct), buffer_(buffer_bytes) {
   refuse_open_input(path_);
   temp_ = direct ? path_ : path_ + ".tmp." + std::to_string(::getpid());
+  const CreatingTemporary creating;
   if (!direct) register_temporary(temp_);
   fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) {

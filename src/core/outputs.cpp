@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <mutex>
 #include <set>
@@ -17,6 +19,9 @@ namespace anabranch {
 
 namespace {
 std::mutex temporaries_mu;
+std::condition_variable creations_cv;
+int creations = 0;      // temporaries being created now
+bool sweeping = false;  // a signal is removing the temporaries: no creation starts
 std::multiset<std::string>& temporaries() {
   static auto* names = new std::multiset<std::string>;  // never destroyed: the signal thread may outlive statics
   return *names;
@@ -41,6 +46,20 @@ void release_temporary(const std::string& path) {
   if (it != temporaries().end()) temporaries().erase(it);
 }
 
+CreatingTemporary::CreatingTemporary() {
+  std::unique_lock<std::mutex> lock(temporaries_mu);
+  creations_cv.wait(lock, [] { return !sweeping; });  // after a sweep: waits for the end
+  ++creations;
+}
+
+CreatingTemporary::~CreatingTemporary() {
+  {
+    std::lock_guard<std::mutex> lock(temporaries_mu);
+    --creations;
+  }
+  creations_cv.notify_all();
+}
+
 void remove_temporaries_on_signals() {
   const sigset_t set = termination_signals();
   if (pthread_sigmask(SIG_BLOCK, &set, nullptr) != 0) return;
@@ -49,7 +68,9 @@ void remove_temporaries_on_signals() {
     while (sigwait(&set, &sig) != 0) {
     }
     {
-      std::lock_guard<std::mutex> lock(temporaries_mu);  // held to the end: none is added after
+      std::unique_lock<std::mutex> lock(temporaries_mu);  // held to the end: none is added after
+      sweeping = true;
+      creations_cv.wait_for(lock, std::chrono::seconds(2), [] { return creations == 0; });
       for (const auto& t : temporaries()) ::unlink(t.c_str());
       // Ended by the signal itself, as its sender expects (exit status 128 + signal).
       ::signal(sig, SIG_DFL);
@@ -91,6 +112,7 @@ TempOutputs::~TempOutputs() {
 std::size_t TempOutputs::add(const std::string& final_path) {
   refuse_open_input(final_path);
   std::string temp = final_path + ".tmp." + std::to_string(::getpid());
+  const CreatingTemporary creating;
   register_temporary(temp);
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {

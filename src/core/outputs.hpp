@@ -13,6 +13,17 @@ namespace anabranch {
 // the program asked for it with remove_temporaries_on_signals).
 void register_temporary(const std::string& path);
 void release_temporary(const std::string& path);
+// Held while a registered temporary is being created (open with O_CREAT, MPI_File_open,
+// H5Fcreate): the signal's sweep waits until no creation is in progress (up to 2 s, for a
+// collective creation that another rank never joins), and none starts after the sweep, so
+// no file is created after the temporaries were removed.
+class CreatingTemporary {
+ public:
+  CreatingTemporary();
+  ~CreatingTemporary();
+  CreatingTemporary(const CreatingTemporary&) = delete;
+  CreatingTemporary& operator=(const CreatingTemporary&) = delete;
+};
 // For the command-line program, before any other thread starts (MPI's included): SIGINT,
 // SIGTERM, SIGHUP and SIGQUIT are blocked in every thread and taken by one thread that
 // removes the registered temporaries, then ends the process by the same signal. (Libraries

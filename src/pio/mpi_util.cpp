@@ -1,5 +1,6 @@
 #include "pio/mpi_util.hpp"
 
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
 
@@ -45,6 +46,20 @@ void check_mpi(int rc, const char* what) {
   int len = 0;
   MPI_Error_string(rc, text, &len);
   throw MpiError(std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
+}
+
+int wait_file_request(MPI_Request& request, MPI_Status& status) {
+#ifdef OPEN_MPI
+  int done = 0, rc = MPI_SUCCESS;
+  while (!done && rc == MPI_SUCCESS) {
+    rc = MPI_Request_get_status(request, &done, &status);
+    if (!done) sched_yield();
+  }
+  if (done) MPI_Request_free(&request);
+  return rc;
+#else
+  return MPI_Wait(&request, &status);
+#endif
 }
 
 std::string write_failure_reason(const std::string& path, std::int64_t end) {

@@ -23,6 +23,15 @@ void check_written(int rc, const MPI_Status& status, std::int64_t asked, const s
 // the fact: the file-size limit, a full file system, or a guess.
 std::string write_failure_reason(const std::string& path, std::int64_t end);
 
+// Waits for a nonblocking MPI-IO request (MPI_File_iwrite_at, ...) and frees it; returns
+// the MPI return code, the status in `status` (check_written reads both). Works around
+// each library: Open MPI's MPI_Wait on a failed file request calls a file error handler
+// through a null pointer (a crash, then a hang of the other ranks), so there it is polled
+// with MPI_Request_get_status; MPICH's ROMIO completes file requests only in the calls that
+// poll generalized requests (MPI_Wait, MPI_Test), never in MPI_Request_get_status, so
+// there it is waited for.
+int wait_file_request(MPI_Request& request, MPI_Status& status);
+
 // MPI_COMM_NULL stands for a process running alone without MPI (not started by an MPI
 // launcher): collective(), agree() and allreduce() then call no MPI function.
 

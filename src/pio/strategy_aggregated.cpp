@@ -29,7 +29,6 @@
 // cache than writing in place (the thread competes with the ranks for the cores, and Open
 // MPI binds it to its rank's core), so writers write in place and the overlap comes from
 // the pipeline above.
-#include <sched.h>
 
 #include <algorithm>
 #include <cstring>
@@ -438,20 +437,12 @@ class AggregatedStrategy final : public Strategy {
     return now;
   }
 
-  // Waits for the slot's file writes and checks that each wrote all its bytes. Polled with
-  // MPI_Request_get_status and freed, not MPI_Wait'ed: Open MPI's MPI_Wait on a failed file
-  // request calls a file error handler through a null pointer (a crash, then a hang of the
-  // other ranks) where get_status reports the short count.
+  // Waits for the slot's file writes and checks that each wrote all its bytes.
   void complete(Slot& slot) {
     std::exception_ptr error;
     for (std::size_t i = 0; i < slot.requests.size(); ++i) {
       MPI_Status st;
-      int done = 0, rc = MPI_SUCCESS;
-      while (!done && rc == MPI_SUCCESS) {
-        rc = MPI_Request_get_status(slot.requests[i], &done, &st);
-        if (!done) sched_yield();
-      }
-      if (done) MPI_Request_free(&slot.requests[i]);
+      const int rc = wait_file_request(slot.requests[i], st);
       try {
         check_written(rc, st, slot.asked[i].second, s_.final_path, slot.asked[i].first, "MPI_File_iwrite_at");
       } catch (...) {

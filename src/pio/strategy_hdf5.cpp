@@ -78,7 +78,7 @@ class Hdf5Strategy final : public Strategy {
           o.xdmf = false;
           o.final_path = vtkhdf::step_path(s_.final_path, 0);
         }
-        if (s_.file_per_step) register_temporary(temp_of(o.final_path));
+        if (s_.file_per_step) register_temporary(temp_of(o.final_path));  // created under Writer's guard
         out_ = std::make_unique<vtkhdf::Output>(wcomm_, s_.file_per_step ? temp_of(o.final_path) : s_.path, s_.header, s_.info, o);
         Mesh read;
         const Mesh* mesh = nullptr;
@@ -159,6 +159,7 @@ class Hdf5Strategy final : public Strategy {
       vtkhdf::OutputOptions o = options_;
       o.final_path = vtkhdf::step_path(s_.final_path, steps_);
       o.mesh_link = base_name(vtkhdf::step_path(s_.final_path, 0));
+      const CreatingTemporary creating;
       register_temporary(temp_of(o.final_path));
       out_ = std::make_unique<vtkhdf::Output>(wcomm_, temp_of(o.final_path), s_.header, s_.info, o);
     }

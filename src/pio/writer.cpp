@@ -140,6 +140,7 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
     setup.local_mesh = &local_mesh_;
   }
   try {
+    const CreatingTemporary creating;  // the temporary is created in there
     strategy_->open(setup);
   } catch (...) {  // agreed by every rank (a full disk at the header)
     try {

@@ -94,8 +94,10 @@ def compare_last_frames(anabranch, a, b, tolerances):
 
 
 def derived_config(src, name, prefix, out):
-    """The configuration with anabranch added: its Fortran module and libraries for the user
-    Fortran, and par_path (where the runner finds gretel) on anabranch's gretel."""
+    """The configuration with anabranch added as a user with an already-built TELEMAC adds it:
+    the C library in libs_all (the runner substitutes libs* keys at run time; the compile
+    command stored at TELEMAC's build, with its incs_all, stays as it was) and par_path
+    (where the runner finds gretel) on anabranch's gretel."""
     cfg = configparser.RawConfigParser()
     cfg.optionxform = str
     cfg.read(src)
@@ -108,8 +110,9 @@ def derived_config(src, name, prefix, out):
         return cfg.get("general", key) if cfg.has_option("general", key) else ""
 
     lib = prefix / "lib"
-    cfg.set(name, "incs_all", f"{value('incs_all')} -I {prefix / 'include/anabranch/fortran'}".strip())
-    cfg.set(name, "libs_all", f"{value('libs_all')} -L{lib} -Wl,-rpath,{lib} -lanabranch_fortran -lanabranch_c".strip())
+    if "anabranch" in value("incs_all"):
+        fail(f"{src} [{name}]: incs_all names anabranch; the bench checks a configuration that does not")
+    cfg.set(name, "libs_all", f"{value('libs_all')} -L{lib} -Wl,-rpath,{lib} -lanabranch_c".strip())
     cfg.set(name, "par_path", str(prefix / "libexec/anabranch/telemac"))
     with open(out, "w") as f:
         cfg.write(f)
@@ -227,8 +230,8 @@ def main():
     exe = shutil.which("anabranch")
     prefix = pathlib.Path(args.prefix).resolve() if args.prefix else (pathlib.Path(exe).resolve().parents[1] if exe else None)
     args.prefix = prefix
-    if not prefix or not (prefix / "include/anabranch/fortran/anabranch.mod").exists():
-        fail(f"no anabranch installation with the Fortran module at {prefix} (cmake --install build --prefix DIR; --prefix DIR)")
+    if not prefix or not list((prefix / "lib").glob("libanabranch_c.so*")):
+        fail(f"no anabranch installation at {prefix} (cmake --install build --prefix DIR; --prefix DIR)")
     if not args.integration:
         installed = prefix / "share/anabranch/telemac/anabranch_telemac.f"
         args.integration = installed if installed.exists() else HERE.parent / "integrations/telemac/anabranch_telemac.f"

@@ -3,11 +3,16 @@
 !     the per-process result files, so that no merge is left to do.
 !
 !     A user Fortran file (steering file: FORTRAN FILE = '...'). It
-!     replaces two subroutines of TELEMAC's BIEF library:
+!     replaces three subroutines of TELEMAC's BIEF library:
 !     - BIEF_DESIMP, through which TELEMAC-2D, TELEMAC-3D, GAIA, ...
 !       write each saved time step of their SERAFIN result files;
 !     - BIEF_CLOSE_FILES, which closes a code's files at the end of
-!       the run: the global files are completed there.
+!       the run: the global files are completed there;
+!     - READ_DATASET, through which they read the record a run
+!       continues from (PREVIOUS COMPUTATION FILE): when the runner
+!       gave each process a part holding no frame (anabranch's partel
+!       with ANABRANCH_TELEMAC_RESTART=1), every process reads its own
+!       nodes of that record from the one global file instead.
 !     On one process, for MED files, or with ANABRANCH_TELEMAC=0 in the
 !     environment, TELEMAC writes as it always does.
 !
@@ -19,7 +24,7 @@
 !     the per-process files hold no frames and NAME is complete, and
 !     leaves NAME as it is.
 !
-!     The file needs no module of anabranch: it declares the four C
+!     The file needs no module of anabranch: it declares the C
 !     functions it calls itself (BIND(C) interfaces below), so it
 !     compiles with the flags TELEMAC was built with. Only the link
 !     needs anabranch: libs_all: ... -lanabranch_c (docs/telemac.md).
@@ -42,7 +47,8 @@
       USE ISO_C_BINDING
       IMPLICIT NONE
       PRIVATE
-      PUBLIC :: AB_TELEMAC_ON, AB_TELEMAC_WRITE, AB_TELEMAC_CLOSE
+      PUBLIC :: AB_TELEMAC_ON, AB_TELEMAC_WRITE, AB_TELEMAC_CLOSE,
+     &          AB_TELEMAC_READ
 !
 !     THE C FUNCTIONS OF ANABRANCH CALLED HERE (anabranch.h)
       INTEGER(C_INT), PARAMETER :: AB_OK = 0
@@ -70,6 +76,90 @@
           IMPORT :: C_INT, C_PTR
           INTEGER(C_INT) :: AB_C_CLOSE
           TYPE(C_PTR), VALUE :: W
+        END FUNCTION
+        FUNCTION AB_C_PART_OPEN(COMM, BASE, P)
+     &      BIND(C, NAME='ab_part_open_f')
+          IMPORT :: C_INT, C_CHAR, C_PTR
+          INTEGER(C_INT) :: AB_C_PART_OPEN
+          INTEGER(C_INT), VALUE :: COMM
+          CHARACTER(KIND=C_CHAR), INTENT(IN) :: BASE(*)
+          TYPE(C_PTR), INTENT(OUT) :: P
+        END FUNCTION
+        FUNCTION AB_C_PART_SIZES(P, NE, NP, NDP, NPLAN)
+     &      BIND(C, NAME='ab_part_sizes')
+          IMPORT :: C_INT, C_PTR, C_INT64_T
+          INTEGER(C_INT) :: AB_C_PART_SIZES
+          TYPE(C_PTR), VALUE :: P
+          INTEGER(C_INT64_T), INTENT(OUT) :: NE, NP
+          INTEGER(C_INT), INTENT(OUT) :: NDP, NPLAN
+        END FUNCTION
+        FUNCTION AB_C_PART_FRAMES(P, NF, NV)
+     &      BIND(C, NAME='ab_part_frames')
+          IMPORT :: C_INT, C_PTR, C_INT64_T
+          INTEGER(C_INT) :: AB_C_PART_FRAMES
+          TYPE(C_PTR), VALUE :: P
+          INTEGER(C_INT64_T), INTENT(OUT) :: NF
+          INTEGER(C_INT), INTENT(OUT) :: NV
+        END FUNCTION
+        FUNCTION AB_C_PART_MESH(P, IKLE, KNOLG, X, Y)
+     &      BIND(C, NAME='ab_part_mesh')
+          IMPORT :: C_INT, C_PTR
+          INTEGER(C_INT) :: AB_C_PART_MESH
+          TYPE(C_PTR), VALUE :: P, IKLE, X, Y
+          INTEGER(C_INT), INTENT(OUT) :: KNOLG(*)
+        END FUNCTION
+        FUNCTION AB_C_PART_CLOSE(P) BIND(C, NAME='ab_part_close')
+          IMPORT :: C_INT, C_PTR
+          INTEGER(C_INT) :: AB_C_PART_CLOSE
+          TYPE(C_PTR), VALUE :: P
+        END FUNCTION
+        FUNCTION AB_C_READER_OPEN(COMM, PATH, NL, IDS, OPTS, R)
+     &      BIND(C, NAME='ab_reader_open_f')
+          IMPORT :: C_INT, C_CHAR, C_INT64_T, C_PTR
+          INTEGER(C_INT) :: AB_C_READER_OPEN
+          INTEGER(C_INT), VALUE :: COMM
+          CHARACTER(KIND=C_CHAR), INTENT(IN) :: PATH(*), OPTS(*)
+          INTEGER(C_INT64_T), VALUE :: NL
+          INTEGER(C_INT), INTENT(IN) :: IDS(*)
+          TYPE(C_PTR), INTENT(OUT) :: R
+        END FUNCTION
+        FUNCTION AB_C_READER_FRAMES(R, NF, NV)
+     &      BIND(C, NAME='ab_reader_frames')
+          IMPORT :: C_INT, C_PTR, C_INT64_T
+          INTEGER(C_INT) :: AB_C_READER_FRAMES
+          TYPE(C_PTR), VALUE :: R
+          INTEGER(C_INT64_T), INTENT(OUT) :: NF
+          INTEGER(C_INT), INTENT(OUT) :: NV
+        END FUNCTION
+        FUNCTION AB_C_READER_VARIABLE(R, V, NAME, UNIT)
+     &      BIND(C, NAME='ab_reader_variable')
+          IMPORT :: C_INT, C_PTR, C_CHAR
+          INTEGER(C_INT) :: AB_C_READER_VARIABLE
+          TYPE(C_PTR), VALUE :: R
+          INTEGER(C_INT), VALUE :: V
+          CHARACTER(KIND=C_CHAR), INTENT(OUT) :: NAME(17), UNIT(17)
+        END FUNCTION
+        FUNCTION AB_C_READER_TIME(R, F, T)
+     &      BIND(C, NAME='ab_reader_time')
+          IMPORT :: C_INT, C_PTR, C_INT64_T, C_DOUBLE
+          INTEGER(C_INT) :: AB_C_READER_TIME
+          TYPE(C_PTR), VALUE :: R
+          INTEGER(C_INT64_T), VALUE :: F
+          REAL(C_DOUBLE), INTENT(OUT) :: T
+        END FUNCTION
+        FUNCTION AB_C_READER_READ_VARIABLE(R, F, V, VALUES)
+     &      BIND(C, NAME='ab_reader_read_variable')
+          IMPORT :: C_INT, C_PTR, C_INT64_T, C_DOUBLE
+          INTEGER(C_INT) :: AB_C_READER_READ_VARIABLE
+          TYPE(C_PTR), VALUE :: R
+          INTEGER(C_INT64_T), VALUE :: F
+          INTEGER(C_INT), VALUE :: V
+          REAL(C_DOUBLE), INTENT(OUT) :: VALUES(*)
+        END FUNCTION
+        FUNCTION AB_C_READER_CLOSE(R) BIND(C, NAME='ab_reader_close')
+          IMPORT :: C_INT, C_PTR
+          INTEGER(C_INT) :: AB_C_READER_CLOSE
+          TYPE(C_PTR), VALUE :: R
         END FUNCTION
         FUNCTION AB_C_LAST_ERROR() BIND(C, NAME='ab_last_error')
           IMPORT :: C_PTR
@@ -288,6 +378,142 @@
         ENDDO
       END SUBROUTINE
 !
+!
+!     A RECORD OF A PREVIOUS COMPUTATION FROM THE ONE GLOBAL FILE:
+!     DONE IS .TRUE. WHEN THIS PROCESS'S PART OF THE FILE (UNIT FID,
+!     NAME00003-00001) HOLDS NO FRAME AND NAME EXISTS, ON EVERY
+!     PROCESS; THEN EVERY PROCESS READS ITS OWN NODES OF THE RECORD
+!     FROM NAME (COLLECTIVE), AS READ_DATASET WOULD HAVE READ THEM
+!     FROM ITS PART. .FALSE.: NOTHING WAS READ, READ THE PART.
+      SUBROUTINE AB_TELEMAC_READ(FFORMAT, FID, VARSOR, NPOIN, RECORD,
+     &     AT, VAR_LIST, TROUVE, ALIRE, LISTIN, LASTRECORD, MAXVAR,
+     &     NPROC, COMM, LU, DONE)
+        USE BIEF_DEF, ONLY: BIEF_OBJ
+        USE MPI
+        CHARACTER(LEN=8), INTENT(IN) :: FFORMAT
+        INTEGER, INTENT(IN) :: FID, NPOIN, MAXVAR, NPROC, COMM, LU
+        TYPE(BIEF_OBJ), INTENT(INOUT) :: VARSOR
+        INTEGER, INTENT(INOUT) :: RECORD
+        DOUBLE PRECISION, INTENT(INOUT) :: AT
+        CHARACTER(LEN=32), INTENT(IN) :: VAR_LIST(MAXVAR)
+        INTEGER, INTENT(INOUT) :: TROUVE(MAXVAR)
+        INTEGER, INTENT(IN) :: ALIRE(MAXVAR)
+        LOGICAL, INTENT(IN) :: LISTIN, LASTRECORD
+        LOGICAL, INTENT(OUT) :: DONE
+        CHARACTER(LEN=250) :: PART
+        CHARACTER(LEN=:), ALLOCATABLE :: GLOBAL
+        CHARACTER(KIND=C_CHAR) :: CNAME(17), CUNIT(17)
+        CHARACTER(LEN=16), ALLOCATABLE :: NAMES(:)
+        INTEGER(C_INT), ALLOCATABLE :: KNOLG(:)
+        TYPE(C_PTR) :: P, R
+        INTEGER(C_INT64_T) :: NE, NP, NF, IREC
+        INTEGER(C_INT) :: NDP, NPLAN, NV, IV
+        INTEGER :: L, I, K, MINE, ALL, IERR
+        LOGICAL :: THERE
+        DONE = .FALSE.
+        IF(.NOT.AB_TELEMAC_ON(FFORMAT, NPROC)) RETURN
+        INQUIRE(UNIT=FID, NAME=PART)
+        L = LEN_TRIM(PART)
+        IF(L.LE.11) RETURN
+        GLOBAL = PART(1:L-11)
+!       EVERY PROCESS'S PART WITHOUT FRAMES, AND THE GLOBAL FILE THERE
+        P = C_NULL_PTR
+        MINE = 0
+        INQUIRE(FILE=GLOBAL, EXIST=THERE)
+        IF(THERE.AND.AB_C_PART_OPEN(INT(COMM, C_INT), CSTR(GLOBAL), P)
+     &     .EQ.AB_OK) THEN
+          IF(AB_C_PART_FRAMES(P, NF, NV).EQ.AB_OK) THEN
+            IF(NF.EQ.0) MINE = 1
+          ENDIF
+        ENDIF
+        CALL MPI_ALLREDUCE(MINE, ALL, 1, MPI_INTEGER, MPI_MIN, COMM,
+     &                     IERR)
+        IF(ALL.EQ.0) THEN
+          IF(C_ASSOCIATED(P)) IERR = AB_C_PART_CLOSE(P)
+          RETURN
+        ENDIF
+        DONE = .TRUE.
+!       THIS PROCESS'S NODES, FROM ITS PART
+        IERR = AB_C_PART_SIZES(P, NE, NP, NDP, NPLAN)
+        IF(NP.NE.NPOIN) THEN
+          WRITE(LU,*) 'ANABRANCH: ', GLOBAL, ' HAS ', NP, ' POINTS',
+     &      ' ON THIS PROCESS, THE RUN ', NPOIN, ': A CONTINUATION',
+     &      ' ONTO ANOTHER MESH OR NUMBER OF PLANES NEEDS THE SPLIT',
+     &      ' FILE (ANABRANCH_TELEMAC_RESTART=0)'
+          CALL PLANTE(1)
+          STOP
+        ENDIF
+        ALLOCATE(KNOLG(MAX(NP, 1_C_INT64_T)))
+        IERR = AB_C_PART_MESH(P, C_NULL_PTR, KNOLG, C_NULL_PTR,
+     &                        C_NULL_PTR)
+        IERR = AB_C_PART_CLOSE(P)
+        IERR = AB_C_READER_OPEN(INT(COMM, C_INT), CSTR(GLOBAL), NP,
+     &       KNOLG, CSTR(ENV_OR('ANABRANCH_READ_OPTIONS', ' ')), R)
+        IF(IERR.NE.AB_OK) CALL READ_FAILED(GLOBAL, LU)
+        DEALLOCATE(KNOLG)
+        IERR = AB_C_READER_FRAMES(R, NF, NV)
+        ALLOCATE(NAMES(NV))
+        IF(LISTIN) WRITE(LU,'(1X,//,1X,3A)') 'ANABRANCH: PREVIOUS ',
+     &    'COMPUTATION READ FROM ', GLOBAL
+        DO IV = 1, NV
+          IERR = AB_C_READER_VARIABLE(R, IV-1, CNAME, CUNIT)
+          NAMES(IV) = ' '
+          DO K = 1, 16
+            IF(CNAME(K).EQ.C_NULL_CHAR) EXIT
+            NAMES(IV)(K:K) = CNAME(K)
+          ENDDO
+          IF(LISTIN) WRITE(LU,'(1X,2A)') 'NAME: ', NAMES(IV)
+        ENDDO
+        IF(LASTRECORD) THEN
+          IREC = NF - 1
+          RECORD = INT(IREC)
+        ELSE
+          IREC = RECORD
+        ENDIF
+        IF(IREC.LT.0.OR.IREC.GE.NF) THEN
+          WRITE(LU,'(/,1X,A,I16,/,1X,3A,I0,A)') 'TIME STEP : ', IREC,
+     &      'IS NOT IN THE FILE ', GLOBAL, ' (', NF, ' RECORDS)'
+          CALL PLANTE(1)
+          STOP
+        ENDIF
+        IERR = AB_C_READER_TIME(R, IREC, AT)
+!       THE VARIABLES ASKED FOR, IN THE ORDER OF THE LIST (THE SAME ON
+!       EVERY PROCESS)
+        DO L = 1, MIN(MAXVAR, VARSOR%N)
+          IF(ALIRE(L).NE.1.OR..NOT.ASSOCIATED(VARSOR%ADR(L)%P).OR.
+     &       VAR_LIST(L)(1:1).EQ.' ') THEN
+            TROUVE(L) = 0
+            CYCLE
+          ENDIF
+          IF(VARSOR%ADR(L)%P%DIM1.LT.NPOIN) CYCLE
+          TROUVE(L) = 0
+          DO IV = 1, NV
+            IF(NAMES(IV).EQ.VAR_LIST(L)(1:16)) THEN
+              IERR = AB_C_READER_READ_VARIABLE(R, IREC, IV-1,
+     &                                         VARSOR%ADR(L)%P%R)
+              IF(IERR.NE.AB_OK) CALL READ_FAILED(GLOBAL, LU)
+              TROUVE(L) = 1
+              EXIT
+            ENDIF
+          ENDDO
+        ENDDO
+        IERR = AB_C_READER_CLOSE(R)
+        IF(IERR.NE.AB_OK) CALL READ_FAILED(GLOBAL, LU)
+        IF(LISTIN) WRITE(LU,'(/,1X,A,I5)')
+     &    'READ_DATASET : READ OF RECORD ', IREC + 1
+        IF(LISTIN) WRITE(LU,'(//,1X,A,G16.7,A)') 'TIME OF RECORD: ',
+     &    AT, ' S'
+      END SUBROUTINE
+!
+!     STOPS THE RUN WITH ANABRANCH'S REASON IN THE LISTING
+      SUBROUTINE READ_FAILED(NAME, LU)
+        CHARACTER(LEN=*), INTENT(IN) :: NAME
+        INTEGER, INTENT(IN) :: LU
+        WRITE(LU,*) 'ANABRANCH: ', NAME, ': ', LAST_ERROR()
+        CALL PLANTE(1)
+        STOP
+      END SUBROUTINE
+!
       END MODULE ANABRANCH_TELEMAC
 !
 !                   **********************
@@ -425,6 +651,143 @@
       ENDDO
 !
       IF(PEXIT) CALL P_EXIT
+!
+      RETURN
+      END
+!
+!                   ***********************
+                    SUBROUTINE READ_DATASET
+!                   ***********************
+!
+     &(FFORMAT,FID,VARSOR,NPOIN,RECORD,AT,VAR_LIST,TROUVE,ALIRE,LISTIN,
+     & LASTRECORD,MAXVAR)
+!
+!***********************************************************************
+!     READ_DATASET's interface and behaviour: the record RECORD (the
+!     last one if LASTRECORD) of the variables ALIRE asks for, found by
+!     name, into VARSOR; TROUVE says which were there; AT its time. A
+!     file of fewer points than the run (a 2D record continuing a 3D
+!     run) is spread over the planes: the bottom and top planes as
+!     they are, the planes between interpolated. In a parallel run
+!     whose parts hold no frame, read from the one global file.
+!***********************************************************************
+!
+      USE BIEF_DEF
+      USE INTERFACE_HERMES
+      USE DECLARATIONS_SPECIAL
+      USE DECLARATIONS_PARALLEL, ONLY: COMM
+      USE ANABRANCH_TELEMAC
+      IMPLICIT NONE
+!
+      CHARACTER(LEN=8), INTENT(IN)    :: FFORMAT
+      INTEGER, INTENT(IN)             :: FID,NPOIN,MAXVAR
+      TYPE(BIEF_OBJ), INTENT(INOUT)   :: VARSOR
+      INTEGER, INTENT(INOUT)          :: RECORD
+      DOUBLE PRECISION, INTENT(INOUT) :: AT
+      CHARACTER(LEN=32), INTENT(IN)   :: VAR_LIST(MAXVAR)
+      INTEGER, INTENT(INOUT)          :: TROUVE(MAXVAR)
+      INTEGER, INTENT(IN)             :: ALIRE(MAXVAR)
+      LOGICAL, INTENT(IN)             :: LISTIN,LASTRECORD
+!
+      CHARACTER(LEN=80) TITLE
+      CHARACTER(LEN=16), ALLOCATABLE :: NAMES(:),UNITS(:)
+      DOUBLE PRECISION, ALLOCATABLE :: PREV(:)
+      DOUBLE PRECISION W
+      INTEGER NPREV,NPLANPREV,NP2,NPLAN,NVAR,IREC,IERR,L,K,IP,LOW
+      LOGICAL DONE,SPREAD
+!
+      CALL AB_TELEMAC_READ(FFORMAT,FID,VARSOR,NPOIN,RECORD,AT,VAR_LIST,
+     &     TROUVE,ALIRE,LISTIN,LASTRECORD,MAXVAR,NCSIZE,COMM,LU,DONE)
+      IF(DONE) RETURN
+!
+!     WHAT THE FILE HOLDS, FOR THE LISTING
+!
+      CALL GET_MESH_NPOIN(FFORMAT,FID,POINT_BND_ELT_TYPE,NPREV,IERR)
+      CALL CHECK_CALL(IERR,'READ_DATASET:GET_MESH_NPOIN')
+      CALL GET_MESH_NPLAN(FFORMAT,FID,NPLANPREV,IERR)
+      CALL CHECK_CALL(IERR,'READ_DATASET:GET_MESH_NPLAN')
+      CALL GET_MESH_TITLE(FFORMAT,FID,TITLE,IERR)
+      CALL CHECK_CALL(IERR,'READ_DATASET:GET_MESH_TITLE')
+      CALL GET_DATA_NVAR(FFORMAT,FID,NVAR,IERR)
+      CALL CHECK_CALL(IERR,'READ_DATASET:GET_DATA_NVAR')
+      ALLOCATE(NAMES(NVAR),UNITS(NVAR))
+      CALL GET_DATA_VAR_LIST(FFORMAT,FID,NVAR,NAMES,UNITS,IERR)
+      CALL CHECK_CALL(IERR,'READ_DATASET:GET_DATA_VAR_LIST')
+      IF(LISTIN) THEN
+        WRITE(LU,'(1X,//,1X,A,A72,/)')
+     &    'TITLE OF PREVIOUS COMPUTATION: ',TITLE
+        DO K=1,NVAR
+          WRITE(LU,'(1X,A,A16,A,A16)') 'NAME: ',NAMES(K),'  UNIT: ',
+     &                                 UNITS(K)
+        ENDDO
+      ENDIF
+      DEALLOCATE(NAMES,UNITS)
+!
+!     WHICH RECORD
+!
+      IF(LASTRECORD) THEN
+        CALL GET_DATA_NTIMESTEP(FFORMAT,FID,IREC,IERR)
+        CALL CHECK_CALL(IERR,'READ_DATASET:GET_DATA_NTIMESTEP')
+        IREC=IREC-1
+        RECORD=IREC
+      ELSE
+        IREC=RECORD
+      ENDIF
+      CALL GET_DATA_TIME(FFORMAT,FID,IREC,AT,IERR)
+      IF(IERR.EQ.HERMES_RECORD_UNKNOWN_ERR) THEN
+        WRITE(LU,'(/,1X,A,I16,/,1X,A)') 'TIME STEP : ',IREC,
+     &                                  'IS NOT IN THE FILE'
+        CALL PLANTE(1)
+      ELSE
+        CALL CHECK_CALL(IERR,'READ_DATASET:GET_DATA_TIME')
+      ENDIF
+!
+!     THE VARIABLES
+!
+      SPREAD=NPREV.NE.NPOIN
+      IF(SPREAD) THEN
+        NP2=NPREV/NPLANPREV
+        NPLAN=NPOIN/NP2
+        ALLOCATE(PREV(NPREV))
+      ENDIF
+      DO L=1,MIN(MAXVAR,VARSOR%N)
+        IF(ALIRE(L).NE.1.OR..NOT.ASSOCIATED(VARSOR%ADR(L)%P).OR.
+     &     VAR_LIST(L)(1:1).EQ.' ') THEN
+          TROUVE(L)=0
+          CYCLE
+        ENDIF
+        IF(VARSOR%ADR(L)%P%DIM1.LT.NPREV) CYCLE
+        TROUVE(L)=0
+        IF(.NOT.SPREAD) THEN
+          CALL GET_DATA_VALUE(FFORMAT,FID,IREC,VAR_LIST(L)(1:16),
+     &                        VARSOR%ADR(L)%P%R,NPREV,IERR)
+        ELSE
+          CALL GET_DATA_VALUE(FFORMAT,FID,IREC,VAR_LIST(L)(1:16),
+     &                        PREV,NPREV,IERR)
+        ENDIF
+        IF(IERR.EQ.HERMES_VAR_UNKNOWN_ERR) CYCLE
+        CALL CHECK_CALL(IERR,'READ_DATASET:GET_DATA_VALUE')
+        TROUVE(L)=1
+        IF(.NOT.SPREAD) CYCLE
+!       BOTTOM AND TOP PLANES AS THEY ARE, THE OTHERS INTERPOLATED
+!       BETWEEN THE TWO PLANES OF THE FILE AROUND THEM
+        VARSOR%ADR(L)%P%R(1:NP2)=PREV(1:NP2)
+        VARSOR%ADR(L)%P%R(NPOIN-NP2+1:NPOIN)=PREV(NPREV-NP2+1:NPREV)
+        DO IP=2,NPLAN-1
+          W=DBLE(NPLANPREV-1)*DBLE(IP-1)/DBLE(NPLAN-1)
+          LOW=INT(W)
+          W=W-DBLE(LOW)
+          DO K=1,NP2
+            VARSOR%ADR(L)%P%R(K+NP2*(IP-1))=
+     &        W*PREV(K+NP2*(LOW+1))+(1.D0-W)*PREV(K+NP2*LOW)
+          ENDDO
+        ENDDO
+      ENDDO
+      IF(SPREAD) DEALLOCATE(PREV)
+      IF(LISTIN) WRITE(LU,'(/,1X,A,I5)')
+     &  'READ_DATASET : READ OF RECORD ',IREC+1
+      IF(LISTIN) WRITE(LU,'(//,1X,A,G16.7,A)') 'TIME OF RECORD: ',AT,
+     &                                         ' S'
 !
       RETURN
       END

@@ -44,6 +44,13 @@ std::string thousands(long long v) {
   return v < 0 ? "-" + s : s;
 }
 
+void report_integrity(const char* command, const serafin::Reader& reader) {
+  const auto& i = reader.integrity();
+  if (i.message.empty()) return;
+  std::fprintf(stderr, "anabranch %s: %s: %s\n", command, i.status == serafin::Integrity::StrayByte ? "note" : "warning",
+               i.message.c_str());
+}
+
 double seconds_since(const std::chrono::steady_clock::time_point& t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -33,6 +34,7 @@ struct PartitionOptions {
   int threads = 0;
   bool partel = false;
   std::string split_on;  // partel mode: the geometry whose parts exist
+  bool split_headers_only = false;  // ... and the parts get header and mesh only
 };
 
 std::string basename_of(const std::string& p) {
@@ -72,6 +74,16 @@ std::vector<std::int32_t> read_weights(const std::string& path, std::int64_t nel
   return w;
 }
 
+// ANABRANCH_TELEMAC_RESTART=1: TELEMAC's previous computation file (the runner names it
+// T2DPRE, T3DPRE, ...) is not split: its parts get the header and mesh only, and every rank
+// reads its values from the one file during the run (integrations/telemac's READ_DATASET).
+bool restart_from_one_file(const std::string& input) {
+  const char* env = std::getenv("ANABRANCH_TELEMAC_RESTART");
+  if (!env || std::string(env) != "1") return false;
+  const std::string name = basename_of(input);
+  return name.size() == 6 && name.compare(3, 3, "PRE") == 0;
+}
+
 // partel's standard-input answers (TELEMAC 2018: 10 lines; v8: 11, the last YES/NO for
 // concatenation).
 void read_partel_answers(std::istream& in, PartitionOptions& o) {
@@ -96,6 +108,7 @@ void read_partel_answers(std::istream& in, PartitionOptions& o) {
   // partel's second mode: another file on a geometry whose parts exist is split on them.
   const bool parts_exist = o.layout == "concat" ? file_exists(geometry + "-CONCAT") : file_exists(geometry + partel::suffix(o.parts, 0));
   if (input != geometry && parts_exist) o.split_on = geometry;
+  o.split_headers_only = !o.split_on.empty() && restart_from_one_file(input);
   o.mesh = input;
   o.cli = cli;
   o.output = ".";
@@ -133,10 +146,13 @@ Runner add_partition(CLI::App& app, Common& common) {
     if (o->partel) read_partel_answers(std::cin, *o);
     if (!o->split_on.empty()) {
       const int threads = o->threads > 0 ? o->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-      auto r = split_file(o->mesh, o->split_on, o->parts, ".", basename_of(o->mesh), partel::parse_layout(o->layout), threads);
+      auto r = split_file(o->mesh, o->split_on, o->parts, ".", basename_of(o->mesh), partel::parse_layout(o->layout), threads,
+                          !o->split_headers_only);
       if (!common.json)
-        std::printf("split %s along the parts of %s: %lld files, %s\n", o->mesh.c_str(), o->split_on.c_str(),
-                    static_cast<long long>(r.files), human_bytes(static_cast<double>(r.bytes)).c_str());
+        std::printf("split %s along the parts of %s: %lld files, %s%s\n", o->mesh.c_str(), o->split_on.c_str(),
+                    static_cast<long long>(r.files), human_bytes(static_cast<double>(r.bytes)).c_str(),
+                    o->split_headers_only ? " (header and mesh only: the ranks read their values from the one file, "
+                                            "ANABRANCH_TELEMAC_RESTART=1)" : "");
       else
         print_json({{"input", o->mesh}, {"files", r.files}, {"bytes", r.bytes}});
       return 0;
@@ -163,7 +179,7 @@ Runner add_partition(CLI::App& app, Common& common) {
 
     auto t = std::chrono::steady_clock::now();
     serafin::Reader reader(o->mesh);
-    if (!reader.integrity().message.empty()) std::fprintf(stderr, "anabranch partition: warning: %s\n", reader.integrity().message.c_str());
+    report_integrity("partition", reader);
     const auto& h = reader.header();
     const int nplan = h.nplan();
     const std::int64_t npoin2 = h.npoin / nplan;

@@ -40,7 +40,7 @@ Runner add_refine(CLI::App& app, Common& common) {
   return [o, &common]() {
     const auto t0 = std::chrono::steady_clock::now();
     serafin::Reader reader(o->input);
-    if (!reader.integrity().message.empty()) std::fprintf(stderr, "anabranch refine: warning: %s\n", reader.integrity().message.c_str());
+    report_integrity("refine", reader);
     const auto& hin = reader.header();
     Mesh mesh = reader.read_mesh();
     const int nplan = mesh.nplan;

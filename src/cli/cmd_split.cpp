@@ -20,6 +20,7 @@ namespace {
 struct SplitOptions {
   std::string input, plan, output = ".", name, layout = "telemac";
   int parts = 0, threads = 0;
+  bool headers_only = false;
 };
 
 std::string strip_concat(const std::string& p) {
@@ -31,7 +32,7 @@ std::string strip_concat(const std::string& p) {
 
 // Used by `partition --partel` when partel is asked to split a file on existing parts.
 partel::WriteReport split_file(const std::string& input, const std::string& plan, int parts, const std::string& dir,
-                               const std::string& name, partel::Layout layout, int threads) {
+                               const std::string& name, partel::Layout layout, int threads, bool frames) {
   if (pio::looks_like_hdf5(input)) {
     // An HDF5 global file: through a temporary SERAFIN copy beside the outputs.
     const std::string tmp = dir + "/." + name + ".split-" + std::to_string(::getpid()) + ".slf";
@@ -40,12 +41,12 @@ partel::WriteReport split_file(const std::string& input, const std::string& plan
       ~Remove() { std::remove(path.c_str()); }
     } remove{tmp};
     pio::write_serafin_copy(*pio::ResultFile::open(input), tmp);
-    return split_file(tmp, plan, parts, dir, name, layout, threads);
+    return split_file(tmp, plan, parts, dir, name, layout, threads, frames);
   }
   serafin::Reader reader(input);
-  if (!reader.integrity().message.empty()) std::fprintf(stderr, "anabranch split: warning: %s\n", reader.integrity().message.c_str());
+  report_integrity("split", reader);
   const partel::PartSet set(strip_concat(plan), parts);
-  return partel::split_on_parts(reader, set, dir, name, layout, threads);
+  return partel::split_on_parts(reader, set, dir, name, layout, threads, std::int64_t{128} << 20, frames);
 }
 
 Runner add_split(CLI::App& app, Common& common) {
@@ -59,6 +60,9 @@ Runner add_split(CLI::App& app, Common& common) {
   sub->add_option("--name", o->name, "base name of the outputs (default: the input file name)");
   sub->add_option("--layout", o->layout, "telemac (a file per part) or concat")->capture_default_str()->check(CLI::IsMember({"telemac", "concat"}));
   sub->add_option("--threads", o->threads, "threads writing parts (default: all cores)");
+  sub->add_flag("--headers-only", o->headers_only,
+                "each part gets the header and mesh only, no frame: for ranks that read their values from the global file "
+                "itself (anabranch's reader; a TELEMAC restart from the one file, docs/telemac.md)");
   sub->add_flag("--json", common.json, "print a JSON summary on stdout");
   return [o, &common]() {
     const auto t0 = std::chrono::steady_clock::now();
@@ -69,7 +73,7 @@ Runner add_split(CLI::App& app, Common& common) {
       name = s == std::string::npos ? o->input : o->input.substr(s + 1);
     }
     const int threads = o->threads > 0 ? o->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    auto r = split_file(o->input, o->plan, o->parts, o->output, name, partel::parse_layout(o->layout), threads);
+    auto r = split_file(o->input, o->plan, o->parts, o->output, name, partel::parse_layout(o->layout), threads, !o->headers_only);
     const double secs = seconds_since(t0);
     if (common.json)
       print_json({{"input", o->input}, {"files", r.files}, {"bytes", r.bytes}, {"seconds", secs}, {"paths", r.paths}});

@@ -34,12 +34,14 @@ Runner add_diff(CLI::App& app, Common& common);
 }  // namespace anabranch::cli
 
 #include "formats/partel.hpp"
+#include "formats/serafin.hpp"
 
 namespace anabranch::cli {
 
-// Splits input along the parts of plan (base name or CONCAT) into dir/name<suffix>.
+// Splits input along the parts of plan (base name or CONCAT) into dir/name<suffix>; frames
+// false: header and mesh only.
 partel::WriteReport split_file(const std::string& input, const std::string& plan, int parts, const std::string& dir,
-                               const std::string& name, partel::Layout layout, int threads);
+                               const std::string& name, partel::Layout layout, int threads, bool frames = true);
 
 // The executable's entry point: parses argv, runs the command, prints errors (one line).
 int main(int argc, char** argv);
@@ -51,6 +53,11 @@ std::string run_for_report(const std::vector<std::string>& args);
 
 // True while run_for_report runs a command (messages meant for a terminal stay quiet).
 bool in_library();
+
+// What a command says of an input read whole but not quite clean (serafin::Integrity): a
+// torn last frame is a warning; one extra byte after the last record (a trailing newline
+// some tools leave, ignored as partel ignores it) only a note, in plain words.
+void report_integrity(const char* command, const serafin::Reader& reader);
 
 // Prints j (indented) on stdout (or hands it to run_for_report).
 void print_json(const nlohmann::json& j);

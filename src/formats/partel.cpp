@@ -434,7 +434,7 @@ void scatter_frames(const Plan& plan, const SerafinParts& sp, const TempOutputs&
 // Places the parts of one SERAFIN file: per-rank files <base><suffix>, or one
 // <base>-CONCAT with its INDEX (1-based begin, end; big-endian int64).
 SerafinParts place_parts(const serafin::Reader& reader, const std::vector<serafin::Header>& headers, TempOutputs& out,
-                         const std::string& base, bool concat) {
+                         const std::string& base, bool concat, bool frames = true) {
   const int nparts = static_cast<int>(headers.size());
   SerafinParts sp;
   sp.reader = &reader;
@@ -445,7 +445,7 @@ SerafinParts place_parts(const serafin::Reader& reader, const std::vector<serafi
     serafin::check_record_limits(headers[static_cast<std::size_t>(p)]);
     sp.layouts.push_back(serafin::Layout::of(headers[static_cast<std::size_t>(p)]));
     if (concat) {
-      const std::int64_t size = sp.layouts.back().header_bytes + reader.frame_count() * sp.layouts.back().frame_bytes;
+      const std::int64_t size = sp.layouts.back().header_bytes + (frames ? reader.frame_count() : 0) * sp.layouts.back().frame_bytes;
       unsigned char e[16];
       store<std::int64_t>(e, at + 1, ByteOrder::Big);
       store<std::int64_t>(e + 8, at + 1 + size, ByteOrder::Big);
@@ -656,7 +656,7 @@ std::unique_ptr<serafin::Reader> PartSet::open(int p) const {
 }
 
 WriteReport split_on_parts(const serafin::Reader& source, const PartSet& geometry, const std::string& dir,
-                           const std::string& name, Layout layout, int threads, std::int64_t memory_budget) {
+                           const std::string& name, Layout layout, int threads, std::int64_t memory_budget, bool frames) {
   const auto t0 = std::chrono::steady_clock::now();
   const int nparts = geometry.size();
   const bool concat = layout == Layout::Concat && nparts > 1;
@@ -695,7 +695,7 @@ WriteReport split_on_parts(const serafin::Reader& source, const PartSet& geometr
   }
 
   TempOutputs out;
-  const SerafinParts sp = place_parts(source, headers, out, dir + "/" + name, concat);
+  const SerafinParts sp = place_parts(source, headers, out, dir + "/" + name, concat, frames);
   // Headers: the geometry part's mesh arrays under the source's header.
   for_each_part(nparts, threads, [&](int p, int) {
     auto r = geometry.open(p);
@@ -707,7 +707,7 @@ WriteReport split_on_parts(const serafin::Reader& source, const PartSet& geometr
   WriteReport report;
   report.seconds_parts = since(t0);
   const auto t1 = std::chrono::steady_clock::now();
-  scatter_all(plan, sp, out, npoin2, threads, memory_budget);
+  if (frames) scatter_all(plan, sp, out, npoin2, threads, memory_budget);
   report.seconds_frames = since(t1);
   finish(out, report);
   return report;

@@ -91,9 +91,11 @@ class PartSet {
 // Splits `source` (a result or restart file on the global mesh) along existing parts: part
 // p gets the mesh of part p of `geometry` (its IPARAM, local IKLE, KNOLG, coordinates) and
 // the source's title, variables, date and every frame at the part's nodes. This is how a
-// run restarts on another number of processes, and partel's second mode.
+// run restarts on another number of processes, and partel's second mode. frames false:
+// the parts get the header and mesh only (no frame), for ranks that read their values from
+// the global file itself (anabranch's reader: a TELEMAC restart from the one file).
 WriteReport split_on_parts(const serafin::Reader& source, const PartSet& geometry, const std::string& dir,
                            const std::string& name, Layout layout, int threads,
-                           std::int64_t memory_budget = std::int64_t{128} << 20);
+                           std::int64_t memory_budget = std::int64_t{128} << 20, bool frames = true);
 
 }  // namespace anabranch::partel

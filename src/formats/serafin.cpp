@@ -280,7 +280,7 @@ void Reader::parse() {
   integrity_.trailing_bytes = tail;
   if (tail == 1) {
     integrity_.status = Integrity::StrayByte;
-    integrity_.message = file + ": one stray byte after the last frame (ignored)";
+    integrity_.message = file + ": one extra byte after the last record (a trailing newline some tools leave), ignored";
   } else if (tail > 0) {
     integrity_.status = Integrity::TornFrame;
     integrity_.message = file + ": frame " + std::to_string(frames_ + 1) + " at byte " +

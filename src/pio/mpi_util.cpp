@@ -40,16 +40,36 @@ int kind_of(std::exception_ptr e, std::string& message) {
 
 }  // namespace
 
-void check_mpi(int rc, const char* what) {
-  if (rc == MPI_SUCCESS) return;
+std::string one_line(const std::string& text) {
+  // MPICH: "Other I/O error , error stack:\nF(80): Other I/O error No space left on device"
+  std::string out = text;
+  const auto stack = text.find(", error stack:");
+  if (stack != std::string::npos) {
+    out = text.substr(0, stack);
+    std::string last = text.substr(text.find_last_of('\n') == std::string::npos ? stack : text.find_last_of('\n') + 1);
+    const auto at = last.rfind("): ");
+    if (at != std::string::npos) last = last.substr(at + 3);
+    if (!last.empty() && out.find(last) == std::string::npos) out += " (" + last + ")";
+  }
+  for (char& c : out)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+std::string mpi_error_text(int rc) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   MPI_Error_string(rc, text, &len);
-  throw MpiError(std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
+  return one_line(std::string(text, static_cast<std::size_t>(len)));
+}
+
+void check_mpi(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  throw MpiError(std::string(what) + " failed: " + mpi_error_text(rc));
 }
 
 int wait_file_request(MPI_Request& request, MPI_Status& status) {
-#ifdef OPEN_MPI
   int done = 0, rc = MPI_SUCCESS;
   while (!done && rc == MPI_SUCCESS) {
     rc = MPI_Request_get_status(request, &done, &status);
@@ -57,9 +77,6 @@ int wait_file_request(MPI_Request& request, MPI_Status& status) {
   }
   if (done) MPI_Request_free(&request);
   return rc;
-#else
-  return MPI_Wait(&request, &status);
-#endif
 }
 
 std::string write_failure_reason(const std::string& path, std::int64_t end) {
@@ -79,7 +96,12 @@ std::string write_failure_reason(const std::string& path, std::int64_t end) {
 
 void check_written(int rc, const MPI_Status& status, std::int64_t asked, const std::string& path, std::int64_t offset,
                    const char* what) {
-  check_mpi(rc, what);
+  if (rc != MPI_SUCCESS) {
+    // MPICH's ROMIO fails the call on a full disk or a file-size limit (Open MPI returns a
+    // short count): the same one line, naming the file and the byte.
+    throw IoError("cannot write " + path + ": " + std::to_string(asked) + " bytes from byte " + std::to_string(offset) +
+                  " not written: " + write_failure_reason(path, offset + asked) + " (" + what + ": " + mpi_error_text(rc) + ")");
+  }
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
   if (count == MPI_UNDEFINED || count >= asked) return;

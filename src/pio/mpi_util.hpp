@@ -10,6 +10,10 @@
 
 namespace anabranch::pio {
 
+// text on one line: newlines blanked, an MPICH error stack cut to its first and last lines.
+std::string one_line(const std::string& text);
+// MPI_Error_string of rc, on one line.
+std::string mpi_error_text(int rc);
 // Throws MpiError naming `what` when rc is not MPI_SUCCESS.
 void check_mpi(int rc, const char* what);
 
@@ -23,13 +27,23 @@ void check_written(int rc, const MPI_Status& status, std::int64_t asked, const s
 // the fact: the file-size limit, a full file system, or a guess.
 std::string write_failure_reason(const std::string& path, std::int64_t end);
 
+// Whether this MPI's nonblocking MPI-IO writes can be used: a failed one must complete its
+// request with the error. Open MPI's do. ROMIO's (MPICH and the MPIs built on it: Intel MPI,
+// Cray MPICH, MVAPICH) never complete: its poll function waits for aio_error() to say 0, so
+// a full disk or a file-size limit hangs MPI_Wait forever; there anabranch writes with
+// blocking calls (aggregated-async then overlaps nothing, and writes the same file).
+constexpr bool nonblocking_file_writes() {
+#ifdef OPEN_MPI
+  return true;
+#else
+  return false;
+#endif
+}
 // Waits for a nonblocking MPI-IO request (MPI_File_iwrite_at, ...) and frees it; returns
-// the MPI return code, the status in `status` (check_written reads both). Works around
-// each library: Open MPI's MPI_Wait on a failed file request calls a file error handler
-// through a null pointer (a crash, then a hang of the other ranks), so there it is polled
-// with MPI_Request_get_status; MPICH's ROMIO completes file requests only in the calls that
-// poll generalized requests (MPI_Wait, MPI_Test), never in MPI_Request_get_status, so
-// there it is waited for.
+// the MPI return code, the status in `status` (check_written reads both). Polled with
+// MPI_Request_get_status, not MPI_Wait'ed: Open MPI's MPI_Wait on a failed file request
+// calls a file error handler through a null pointer (a crash, then a hang of the other
+// ranks) where get_status reports the short count.
 int wait_file_request(MPI_Request& request, MPI_Status& status);
 
 // MPI_COMM_NULL stands for a process running alone without MPI (not started by an MPI

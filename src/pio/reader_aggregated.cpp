@@ -48,7 +48,7 @@ class AggregatedReader final : public ReadStrategy {
     comm_ = comm;
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
-    check_mpi(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm_), "MPI_Comm_split_type");
+    node_comm_ = split_node(comm_);
     {
       NodeWriters readers = choose_writers(comm_, node_comm_, options.readers_per_node, path, Aggregators::Readers);
       is_reader_ = readers.is_writer;

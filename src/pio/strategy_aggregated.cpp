@@ -15,7 +15,8 @@
 // them: one pass from the caller's arrays to the writer's buffer, vectorised over runs of
 // consecutive local nodes. The async variant posts MPI_File_iwrite_at from a second buffer
 // and returns: the caller computes while the frame goes to disk; wait() (or the next frame)
-// completes it.
+// completes it (with an MPI whose failed nonblocking writes never complete, MPICH's ROMIO,
+// it writes in place like aggregated: see nonblocking_file_writes).
 //
 // Within a round the node works as a pipeline (write() below): a writer writes a variable's
 // piece as soon as every rank of the node has encoded it, while the others encode the next
@@ -52,7 +53,7 @@ class AggregatedStrategy final : public Strategy {
     s_ = setup;
     MPI_Comm_rank(s_.comm, &rank_);
     MPI_Comm_size(s_.comm, &size_);
-    check_mpi(MPI_Comm_split_type(s_.comm, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm_), "MPI_Comm_split_type");
+    node_comm_ = split_node(s_.comm);
     NodeWriters writers = choose_writers(s_.comm, node_comm_, s_.writers_per_node, s_.final_path, Aggregators::WritersTakingTurns);
     is_writer_ = writers.is_writer;
     windex_ = writers.index;
@@ -330,7 +331,7 @@ class AggregatedStrategy final : public Strategy {
     }
     if (len == 0) return;
     try {
-      if (async_) {
+      if (async_ && nonblocking_file_writes()) {
         Slot& S = slots_[static_cast<std::size_t>(slot)];
         MPI_Request req = MPI_REQUEST_NULL;
         check_mpi(MPI_File_iwrite_at(fh_, offset, from, static_cast<int>(len), MPI_BYTE, &req), "MPI_File_iwrite_at");

@@ -9,6 +9,14 @@
 
 namespace anabranch::pio {
 
+// The ranks of comm that share memory with this one (MPI_Comm_split_type SHARED): a node.
+// Every node split of anabranch goes through here. For tests only, ANABRANCH_TEST_NODES=N
+// (N > 1) cuts each node further into N nodes of consecutive ranks of comm, so that the
+// inter-node paths (values for other nodes' writers and readers by MPI) run on one machine
+// under any MPI (MPICH's MPIR_CVAR_NUM_CLIQUES does the same inside MPICH). Node windows
+// stay POSIX shared memory, which works within every emulated node.
+MPI_Comm split_node(MPI_Comm comm);
+
 struct Topology {
   int rank = 0, size = 1;
   MPI_Comm node_comm = MPI_COMM_NULL;  // ranks sharing memory with this one

@@ -13,8 +13,18 @@ DATA = pathlib.Path(os.environ.get("AB_TELEMAC_DATA", pathlib.Path(__file__).par
 
 MPIEXEC = os.environ.get("AB_MPIEXEC", "mpiexec")
 # Tests run as root in containers, with more ranks than cores: set here, never in users' commands.
+# Emulated nodes (ANABRANCH_TEST_NODES, MPIR_CVAR_NUM_CLIQUES) come from ctest's environment.
 MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1", ANABRANCH_PROGRESS="0")
+
+
+def emulated_nodes():
+    """The nodes this run's MPI jobs are spread over on this machine (1: none emulated)."""
+    return int(os.environ.get("ANABRANCH_TEST_NODES") or os.environ.get("MPIR_CVAR_NUM_CLIQUES") or 1)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "mpi: launched by mpiexec; the MPICH and emulated-node runs select these (-m mpi)")
 
 
 def mpirun(n, *args, timeout=120, preexec_fn=None, env=None):

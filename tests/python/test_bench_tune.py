@@ -7,13 +7,10 @@ import subprocess
 
 import pytest
 
-from conftest import EXE
-
-MPIEXEC = os.environ.get("AB_MPIEXEC", "mpiexec")
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1", ANABRANCH_PROGRESS="0")
+from conftest import EXE, MPI_ENV as ENV, MPIEXEC, emulated_nodes
 
 
+@pytest.mark.mpi
 def test_bench_runs_every_strategy_and_verifies(tmp_path):
     out = tmp_path / "r.json"
     proc = subprocess.run(["timeout", "300", MPIEXEC, "-n", "2", EXE, "bench", "--generate", "3000", "--frames", "2", "--repeat", "2",
@@ -36,6 +33,7 @@ def test_bench_runs_every_strategy_and_verifies(tmp_path):
         assert set(r["phases_seconds_per_rank"]) == {"read", "exchange", "wait"}
     assert j["read"]["raw_read_mbs"] > 0
     assert j["config"]["ranks"] == 2 and j["raw_disk_mbs"] > 0 and j["machine"]["mpi"]
+    assert j["config"]["nodes"] == min(2, emulated_nodes())  # the emulated nodes are seen as nodes
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # the bench cleans up after itself
     pytest.importorskip("matplotlib")
     r = subprocess.run([EXE, "bench-plot", str(out), "-o", str(tmp_path / "p.png")], capture_output=True, text=True,
@@ -56,6 +54,7 @@ def test_bench_runs_every_strategy_and_verifies(tmp_path):
         assert "Traceback" not in r.stderr
 
 
+@pytest.mark.mpi
 def test_bench_on_a_partitioned_mesh(ab, tmp_path):
     ab("generate", "-n", 3000, "-o", tmp_path / "m.slf")
     (tmp_path / "p").mkdir()

@@ -70,6 +70,7 @@ def parts(ab, data, tmp_path):
     return mesh, d / mesh.name, sorted(d.iterdir())
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("ranks", [1, 2, 3])
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_full_disk_merge(parts, small_disk, strategy, ranks):
@@ -85,6 +86,7 @@ def test_full_disk_merge(parts, small_disk, strategy, ranks):
     assert digest(mesh, *files) == before
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("ranks", [1, 2, 3])
 @pytest.mark.parametrize("suffix", [".slf", ".h5"])
 def test_full_disk_convert(data, small_disk, suffix, ranks):
@@ -114,6 +116,7 @@ except anabranch.Error as e:
 """
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("ranks", [1, 2, 3])
 @pytest.mark.parametrize("strategy", ["aggregated", "collective", "hdf5"])
 def test_full_disk_python_writer(data, small_disk, tmp_path, strategy, ranks):
@@ -193,6 +196,7 @@ def test_file_size_limit(sized, tmp_path, name):
     assert digest(*inputs) == before
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("ranks", [2, 3])
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_file_size_limit_under_mpiexec(sized, tmp_path, strategy, ranks):
@@ -214,6 +218,7 @@ def tiny_dev_shm():
         raise OSError(ctypes.get_errno(), "cannot mount a tmpfs on /dev/shm")
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("strategy", ["aggregated", "aggregated-async"])
 def test_full_dev_shm(sized, tmp_path, strategy):
     """The writers' node-shared buffers (MBs here) do not fit in a full /dev/shm: one error line
@@ -271,6 +276,7 @@ def test_signal_removes_temporaries(big, tmp_path, sig):
     assert [p.name for p in out.iterdir()] == []
 
 
+@pytest.mark.mpi
 def test_signal_removes_temporaries_on_every_rank(big, tmp_path):
     """A batch system's kill (scancel, a time limit): SIGTERM to every rank. (Open MPI's
     mpiexec itself lets the ranks finish when it gets SIGTERM.)"""

@@ -14,17 +14,16 @@ import zlib
 import numpy as np
 import pytest
 
+import conftest
 import slf
 from conftest import EXE, fixture_files
 
-MPIEXEC = os.environ.get("AB_MPIEXEC", "mpiexec")
 FILES = fixture_files()
 h5py = pytest.importorskip("h5py")
 
 
 def mpirun(n, *args, env=None):
-    proc = subprocess.run(["timeout", "300", MPIEXEC, "-n", str(n), EXE, *map(str, args)], capture_output=True, text=True,
-                          env=dict(os.environ, ANABRANCH_PROGRESS="0", **(env or {})))
+    proc = conftest.mpirun(n, EXE, *args, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr
     return proc
 
@@ -89,6 +88,7 @@ def test_vtkhdf_layout_holds_the_serafin_contents(ab, data, tmp_path, name):
     check_against_serafin(h5, slf.read(data / name))
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("name", ["r2d_gouttedo.slf", "r3d_gouttedo.slf"])
 def test_written_at_1_to_4_ranks_reads_back_identically(ab, data, tmp_path, name):
     s = slf.read(data / name)
@@ -114,6 +114,7 @@ def test_written_at_1_to_4_ranks_reads_back_identically(ab, data, tmp_path, name
     assert (tmp_path / "back.slf").read_bytes() == expected_serafin_bytes(ab, data / name)
 
 
+@pytest.mark.mpi
 def test_provenance_names_program_run_and_inputs(ab, data, tmp_path):
     out = tmp_path / "p.h5"
     mpirun(3, "convert", data / "r2d_gouttedo.slf", out)
@@ -137,6 +138,7 @@ def test_provenance_names_program_run_and_inputs(ab, data, tmp_path):
         assert j[key] == ref[key], key
 
 
+@pytest.mark.mpi
 def test_forced_record_limit_refuses_serafin_and_hdf5_takes_the_mesh(ab, tmp_path):
     assert ab("generate", "--elements", "4000", "-o", tmp_path / "m.slf").returncode == 0
     env = {"ANABRANCH_SERAFIN_RECORD_LIMIT": "4096"}  # X of ~2000 single-precision nodes is 8 KB

@@ -12,9 +12,12 @@ import pytest
 from conftest import mpirun
 from slf import read, shift_values
 
+pytestmark = pytest.mark.mpi  # launched by mpiexec: also run on MPICH and on emulated nodes
+
 RUN = """
 import sys, anabranch
 from mpi4py import MPI
+
 comm = MPI.COMM_WORLD
 full, part, geo, cli, out, strategy = sys.argv[1:7]
 options = sys.argv[7] if len(sys.argv) > 7 else ""

@@ -4,22 +4,21 @@ TELEMAC-named file per rank; a run killed between frames leaves its complete fra
 import json
 import os
 import re
-import subprocess
 
 import pytest
 
+import conftest
 from slf import read
 
-MPIEXEC = os.environ.get("AB_MPIEXEC", "mpiexec")
+pytestmark = pytest.mark.mpi  # launched by mpiexec: also run on MPICH and on emulated nodes
+
 SOLVER = os.environ.get("AB_MINI_SOLVER")
 CRASH = os.environ.get("AB_WRITER_CRASH")
 SOLVER_F = os.environ.get("AB_MINI_SOLVER_F")
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1")
 
 
 def mpirun(n, *args, check=True):
-    proc = subprocess.run(["timeout", "120", MPIEXEC, "-n", str(n), *map(str, args)], capture_output=True, text=True, env=ENV)
+    proc = conftest.mpirun(n, *args)
     if check:
         assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc

@@ -11,12 +11,15 @@ import pytest
 from conftest import mpirun, said
 from slf import read
 
+pytestmark = pytest.mark.mpi  # launched by mpiexec: also run on MPICH and on emulated nodes
+
 pytest.importorskip("mpi4py")
 pytest.importorskip("anabranch", reason="the Python package is not built (PYTHONPATH=<build>/python)")
 
 CHECK = """
 import sys, numpy as np, anabranch
 from mpi4py import MPI
+
 comm = MPI.COMM_WORLD
 geometry, partition, parts, out = sys.argv[1:5]
 try:

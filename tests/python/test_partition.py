@@ -252,3 +252,17 @@ def test_partel_answers_on_stdin(data, tmp_path):
         for suffix in ("-CONCAT", "-INDEX"):
             assert (tmp_path / (n + suffix)).read_bytes() == (other / (n + suffix)).read_bytes(), n + suffix
     assert len((tmp_path / "T2DGEO-INDEX").read_bytes()) > 0
+
+
+def test_a_trailing_newline_is_a_note_in_plain_words(ab, data, tmp_path):
+    """TELEMAC's own malpasset geometry ends with one extra byte (partel ignores it): said
+    once, as a note a user does not take for a problem; a torn frame stays a warning."""
+    r = ab("partition", data / "geo_malpasset-small.slf", "--cli", data / "geo_malpasset-small.cli", "-n", 2, "-o", tmp_path)
+    assert r.returncode == 0, r.stderr
+    notes = [line for line in r.stderr.splitlines() if "extra byte" in line]
+    assert len(notes) == 1 and "anabranch partition: note: " in notes[0] and "trailing newline" in notes[0], r.stderr
+    assert "warning" not in r.stderr
+    torn = tmp_path / "torn.slf"
+    torn.write_bytes((data / "r2d_gouttedo.slf").read_bytes()[:-10])
+    r = ab("partition", torn, "-n", 2, "-o", tmp_path / "t")
+    assert r.returncode == 0 and "anabranch partition: warning: " in r.stderr and "incomplete" in r.stderr, r.stderr

@@ -10,6 +10,8 @@ import pytest
 
 from conftest import mpirun, said
 
+pytestmark = pytest.mark.mpi  # launched by mpiexec: also run on MPICH and on emulated nodes
+
 pytest.importorskip("mpi4py")
 anabranch = pytest.importorskip("anabranch", reason="the Python package is not built (PYTHONPATH=<build>/python)")
 
@@ -95,6 +97,7 @@ def test_every_rank_reads_its_own_values(files, tmp_path, ranks, name, strategy,
 ERRORS = """
 import sys, numpy as np, anabranch
 from mpi4py import MPI
+
 comm = MPI.COMM_WORLD
 path, case, out = sys.argv[1], sys.argv[2], sys.argv[3]
 ids = np.arange(1, 11, dtype=np.int32)

@@ -14,6 +14,8 @@ import pytest
 from conftest import mpirun
 from slf import read, shift_values
 
+pytestmark = pytest.mark.mpi  # launched by mpiexec: also run on MPICH and on emulated nodes
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 STUB = ROOT / "tests/telemac_stub"
 INTEGRATION = ROOT / "integrations/telemac/anabranch_telemac.f"
@@ -85,3 +87,65 @@ def test_an_error_stops_every_rank_with_the_reason(ab, data, tmp_path, telemac_l
     assert proc.returncode != 0
     assert "ANABRANCH: " in proc.stdout and "missing" in proc.stdout and "STUB: PLANTE" in proc.stdout
     assert not (tmp_path / "T2DRES").exists()
+
+
+def read_said(path, nvar, npoin):
+    words = path.read_text().split()
+    at, record, pos, values = float(words[0]), int(words[1]), 2, []
+    for _ in range(nvar + 1):
+        found = int(words[pos])
+        pos += 1
+        if found == 1:
+            values.append([float(w) for w in words[pos:pos + npoin]])
+            pos += npoin
+        else:
+            values.append(None if found == 0 else "untouched")
+    return at, record, values
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("record", [None, 1])
+def test_continued_run_reads_the_one_file(ab, data, tmp_path, telemac_like, ranks, record):
+    """A continued run (PREVIOUS COMPUTATION FILE = the one result file): the runner's partel
+    with ANABRANCH_TELEMAC_RESTART=1 gives each rank a part with header and mesh only, and
+    READ_DATASET reads every rank's own nodes of the record from the one file: the values
+    the classic split would have given the rank, found by name, a variable the file lacks
+    not found."""
+    shutil.copy(data / "geo_gouttedo.slf", tmp_path / "T2DGEO")
+    shutil.copy(data / "geo_gouttedo.cli", tmp_path / "T2DCLI")
+    shutil.copy(data / "r2d_gouttedo.slf", tmp_path / "T2DPRE")
+    assert ab("partition", tmp_path / "T2DGEO", "--cli", tmp_path / "T2DCLI", "-n", ranks, "-o", tmp_path).returncode == 0
+    # The runner's split of the previous computation, as partel (TELEMAC v8's 11 answers).
+    answers = f"T2DPRE\nSERAFIN\nT2DCLI\n{ranks}\n1\n\n\n\nT2DGEO\nSERAFIN\nNO\n"
+    r = subprocess.run([os.environ["ANABRANCH_EXE"], "partition", "--partel"], cwd=tmp_path, input=answers, text=True,
+                       capture_output=True, env=dict(os.environ, ANABRANCH_TELEMAC_RESTART="1"))
+    assert r.returncode == 0, r.stderr
+    assert "header and mesh only" in r.stdout
+    # The classic split, for the values each rank should get.
+    r = ab("split", tmp_path / "T2DPRE", "--plan", tmp_path / "T2DGEO", "-o", tmp_path / "classic")
+    assert r.returncode == 0, r.stderr
+    args = [tmp_path / "T2DPRE", "read", tmp_path / "said"] + ([record] if record is not None else [])
+    proc = mpirun(ranks, telemac_like, *args, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ANABRANCH: PREVIOUS COMPUTATION READ FROM" in proc.stdout and "STUB: HERMES" not in proc.stdout
+    for rk in range(ranks):
+        name = f"{ranks - 1:05d}-{rk:05d}"
+        assert read(tmp_path / f"T2DPRE{name}").frames == []  # the runner's part: no frame
+        part = read(tmp_path / "classic" / f"T2DPRE{name}")
+        want = len(part.frames) - 1 if record is None else record
+        at, got_record, values = read_said(tmp_path / f"said.{rk}", len(part.vars), part.npoin)
+        assert got_record == want and at == pytest.approx(float(part.frames[want][0]))
+        for v in range(len(part.vars)):
+            assert values[v] == pytest.approx([float(x) for x in part.frames[want][1][v]], rel=1e-15, abs=0), (rk, v)
+        assert values[-1] is None  # a variable the file does not hold is not found
+
+
+def test_without_the_one_file_the_part_is_read_as_telemac_reads_it(ab, data, tmp_path, telemac_like):
+    """Parts holding frames (the classic split): READ_DATASET reads the part through
+    TELEMAC's own HERMES (here a stand-in that says so)."""
+    shutil.copy(data / "geo_gouttedo.slf", tmp_path / "T2DGEO")
+    shutil.copy(data / "r2d_gouttedo.slf", tmp_path / "T2DPRE")
+    assert ab("partition", tmp_path / "T2DGEO", "-n", 2, "-o", tmp_path).returncode == 0
+    assert ab("split", tmp_path / "T2DPRE", "--plan", tmp_path / "T2DGEO", "-o", tmp_path).returncode == 0
+    proc = mpirun(2, telemac_like, tmp_path / "T2DPRE", "read", tmp_path / "said", timeout=120)
+    assert "STUB: HERMES GET_MESH_NPOIN" in proc.stdout and "ANABRANCH: PREVIOUS" not in proc.stdout

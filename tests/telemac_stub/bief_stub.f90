@@ -8,6 +8,7 @@ module bief_def
     type(bief_obj), pointer :: p => null()
   end type
   type bief_obj
+    integer :: n = 0, dim1 = 0
     double precision, pointer :: r(:) => null()
     type(pointer_to_bief_obj), pointer :: adr(:) => null()
   end type
@@ -25,6 +26,7 @@ end module
 
 module declarations_special
   implicit none
+  integer, parameter :: hermes_record_unknown_err = 1000, hermes_var_unknown_err = 1001, point_bnd_elt_type = 1
   integer :: lu = 6
   integer :: ncsize = 0
   integer :: ipid = 0
@@ -51,6 +53,52 @@ module interface_hermes
     subroutine close_bnd(ffmt, lu, ierr)
       character(len=8), intent(in) :: ffmt
       integer, intent(in) :: lu
+      integer, intent(out) :: ierr
+    end subroutine
+    subroutine get_mesh_title(ffmt, fid, title, ierr)
+      character(len=8), intent(in) :: ffmt
+      integer, intent(in) :: fid
+      character(len=80), intent(out) :: title
+      integer, intent(out) :: ierr
+    end subroutine
+    subroutine get_mesh_npoin(ffmt, fid, typ, npoin, ierr)
+      character(len=8), intent(in) :: ffmt
+      integer, intent(in) :: fid, typ
+      integer, intent(out) :: npoin, ierr
+    end subroutine
+    subroutine get_mesh_nplan(ffmt, fid, nplan, ierr)
+      character(len=8), intent(in) :: ffmt
+      integer, intent(in) :: fid
+      integer, intent(out) :: nplan, ierr
+    end subroutine
+    subroutine get_data_nvar(ffmt, fid, nvar, ierr)
+      character(len=8), intent(in) :: ffmt
+      integer, intent(in) :: fid
+      integer, intent(out) :: nvar, ierr
+    end subroutine
+    subroutine get_data_var_list(ffmt, fid, nvar, varlist, unitlist, ierr)
+      character(len=8), intent(in) :: ffmt
+      integer, intent(in) :: fid, nvar
+      character(len=16), intent(inout) :: varlist(nvar), unitlist(nvar)
+      integer, intent(out) :: ierr
+    end subroutine
+    subroutine get_data_ntimestep(ffmt, fid, ntimestep, ierr)
+      character(len=8), intent(in) :: ffmt
+      integer, intent(in) :: fid
+      integer, intent(out) :: ntimestep
+      integer, intent(inout) :: ierr
+    end subroutine
+    subroutine get_data_time(ffmt, fid, record, time, ierr)
+      character(len=8), intent(in) :: ffmt
+      integer, intent(in) :: fid, record
+      double precision, intent(out) :: time
+      integer, intent(out) :: ierr
+    end subroutine
+    subroutine get_data_value(ffmt, fid, record, var_name, res_value, n, ierr)
+      character(len=8), intent(in) :: ffmt
+      integer, intent(in) :: fid, record, n
+      character(len=16), intent(in) :: var_name
+      double precision, intent(inout) :: res_value(n)
       integer, intent(out) :: ierr
     end subroutine
     subroutine close_mesh(ffmt, lu, ierr)
@@ -100,6 +148,83 @@ subroutine write_data(ffmt, nres, maxvar, at, ltt, sorleo, texte, varsor, n, mes
   print '(a)', 'STUB: WRITE_DATA CALLED (TELEMAC''S OWN WRITING)'
 end subroutine
 
+! HERMES' readers: TELEMAC's own reading of a part (READ_DATASET's classic path), which
+! the runs here never take: each says so and fails.
+subroutine hermes_not_here(what, ierr)
+  character(len=*), intent(in) :: what
+  integer, intent(out) :: ierr
+  print '(2a)', 'STUB: HERMES ', what
+  ierr = 1
+end subroutine
+
+subroutine get_mesh_title(ffmt, fid, title, ierr)
+  character(len=8), intent(in) :: ffmt
+  integer, intent(in) :: fid
+  character(len=80), intent(out) :: title
+  integer, intent(out) :: ierr
+  title = ' '
+  call hermes_not_here('GET_MESH_TITLE', ierr)
+end subroutine
+
+subroutine get_mesh_npoin(ffmt, fid, typ, npoin, ierr)
+  character(len=8), intent(in) :: ffmt
+  integer, intent(in) :: fid, typ
+  integer, intent(out) :: npoin, ierr
+  npoin = 0
+  call hermes_not_here('GET_MESH_NPOIN', ierr)
+end subroutine
+
+subroutine get_mesh_nplan(ffmt, fid, nplan, ierr)
+  character(len=8), intent(in) :: ffmt
+  integer, intent(in) :: fid
+  integer, intent(out) :: nplan, ierr
+  nplan = 1
+  call hermes_not_here('GET_MESH_NPLAN', ierr)
+end subroutine
+
+subroutine get_data_nvar(ffmt, fid, nvar, ierr)
+  character(len=8), intent(in) :: ffmt
+  integer, intent(in) :: fid
+  integer, intent(out) :: nvar, ierr
+  nvar = 0
+  call hermes_not_here('GET_DATA_NVAR', ierr)
+end subroutine
+
+subroutine get_data_var_list(ffmt, fid, nvar, varlist, unitlist, ierr)
+  character(len=8), intent(in) :: ffmt
+  integer, intent(in) :: fid, nvar
+  character(len=16), intent(inout) :: varlist(nvar), unitlist(nvar)
+  integer, intent(out) :: ierr
+  call hermes_not_here('GET_DATA_VAR_LIST', ierr)
+end subroutine
+
+subroutine get_data_ntimestep(ffmt, fid, ntimestep, ierr)
+  character(len=8), intent(in) :: ffmt
+  integer, intent(in) :: fid
+  integer, intent(out) :: ntimestep
+  integer, intent(inout) :: ierr
+  ntimestep = 0
+  call hermes_not_here('GET_DATA_NTIMESTEP', ierr)
+end subroutine
+
+subroutine get_data_time(ffmt, fid, record, time, ierr)
+  character(len=8), intent(in) :: ffmt
+  integer, intent(in) :: fid, record
+  double precision, intent(out) :: time
+  integer, intent(out) :: ierr
+  time = 0
+  call hermes_not_here('GET_DATA_TIME', ierr)
+end subroutine
+
+subroutine get_data_value(ffmt, fid, record, var_name, res_value, n, ierr)
+  character(len=8), intent(in) :: ffmt
+  integer, intent(in) :: fid, record, n
+  character(len=16), intent(in) :: var_name
+  double precision, intent(inout) :: res_value(n)
+  integer, intent(out) :: ierr
+  call hermes_not_here('GET_DATA_VALUE', ierr)
+end subroutine
+
 subroutine close_bnd(ffmt, lu, ierr)
   character(len=8), intent(in) :: ffmt
   integer, intent(in) :: lu
@@ -120,7 +245,7 @@ subroutine check_call(ierr, where)
   character(len=*), intent(in) :: where
   if (ierr /= 0) then
     print '(2a)', 'STUB: CHECK_CALL FAILED IN ', where
-    stop 1
+    call plante(1)
   end if
 end subroutine
 

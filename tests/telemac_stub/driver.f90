@@ -4,6 +4,11 @@
 ! every frame to BIEF_DESIMP, then closes the files with BIEF_CLOSE_FILES as TELEMAC does.
 ! Compiled with TELEMAC's flags (-fconvert=big-endian: the parts are read as TELEMAC reads them).
 !   mpiexec -n P driver PART RES
+! With a third argument, a continued run instead: each rank opens its part PRE + '0000P-0000R'
+! of a previous computation on a unit, asks READ_DATASET for every variable of its last
+! record (or of record RECORD, 0-based), and writes what it got to SAID.R: the time, the
+! record, then per variable whether it was found and its values, one per line.
+!   mpiexec -n P driver PRE read SAID [RECORD]
 program driver
   use mpi
   use bief
@@ -35,6 +40,11 @@ program driver
   call get_command_argument(1, part)
   call get_command_argument(2, res)
   write(suffix, '(i5.5,"-",i5.5)') size - 1, rank
+  if (res == 'read') then
+    call continued(trim(part)//suffix, rank)
+    call mpi_finalize(ierr)
+    stop
+  end if
 
   open(10, file=trim(part)//suffix, form='unformatted', access='sequential', status='old', action='read')
   read(10) title
@@ -95,3 +105,81 @@ program driver
   close(10)
   call bief_close_files(files, 1, .true.)
 end program
+
+subroutine continued(pre, rank)
+  use bief_def
+  implicit none
+  character(len=*), intent(in) :: pre
+  integer, intent(in) :: rank
+  interface
+    subroutine read_dataset(ffmt, fid, varsor, npoin, record, at, var_list, trouve, alire, listin, lastrecord, maxvar)
+      use bief_def
+      character(len=8), intent(in) :: ffmt
+      integer, intent(in) :: fid, npoin, maxvar
+      type(bief_obj), intent(inout) :: varsor
+      integer, intent(inout) :: record
+      double precision, intent(inout) :: at
+      character(len=32), intent(in) :: var_list(maxvar)
+      integer, intent(inout) :: trouve(maxvar)
+      integer, intent(in) :: alire(maxvar)
+      logical, intent(in) :: listin, lastrecord
+    end subroutine
+  end interface
+  character(len=80) :: title
+  character(len=250) :: said, arg
+  character(len=32), allocatable :: names(:)
+  integer :: nbv(2), iparam(10), date(6), sizes(4), nvar, npoin, i, j, record
+  integer, allocatable :: trouve(:), alire(:)
+  double precision :: at
+  type(bief_obj), target :: varsor
+  type(bief_obj), allocatable, target :: vars(:)
+  logical :: last
+
+  ! The variable names from the part's header, as TELEMAC knows them from its dictionary.
+  open(60, file=pre, form='unformatted', access='sequential', status='old', action='read')
+  read(60) title
+  read(60) nbv
+  nvar = nbv(1) + nbv(2)
+  allocate(names(nvar + 1), trouve(nvar + 1), alire(nvar + 1), vars(nvar + 1), varsor%adr(nvar + 1))
+  do i = 1, nvar
+    read(60) names(i)
+  end do
+  names(nvar + 1) = 'NOT IN THE FILE                 '
+  read(60) iparam
+  if (iparam(10) == 1) read(60) date
+  read(60) sizes
+  npoin = sizes(2)
+  rewind(60)
+  varsor%n = nvar + 1
+  do i = 1, nvar + 1
+    allocate(vars(i)%r(npoin))
+    vars(i)%r = -1.d0
+    vars(i)%dim1 = npoin
+    varsor%adr(i)%p => vars(i)
+  end do
+  alire = 1
+  trouve = -1
+  last = command_argument_count() < 4
+  record = 0
+  if (.not. last) then
+    call get_command_argument(4, arg)
+    read(arg, *) record
+  end if
+  call read_dataset(merge('SERAFIND', 'SERAFIN ', title(73:80) == 'SERAFIND'), 60, varsor, npoin, record, at, names, trouve, &
+                    alire, .true., last, nvar + 1)
+  call get_command_argument(3, said)
+  write(said, '(a,".",i0)') trim(said), rank
+  open(61, file=said, form='formatted', status='replace')
+  write(61, '(es24.16)') at
+  write(61, '(i0)') record
+  do i = 1, nvar + 1
+    write(61, '(i0)') trouve(i)
+    if (trouve(i) == 1) then
+      do j = 1, npoin
+        write(61, '(es24.16)') vars(i)%r(j)
+      end do
+    end if
+  end do
+  close(61)
+  close(60)
+end subroutine

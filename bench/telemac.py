@@ -114,12 +114,16 @@ def derived_config(src, name, prefix, out):
         fail(f"{src} [{name}]: incs_all names anabranch; the bench checks a configuration that does not")
     cfg.set(name, "libs_all", f"{value('libs_all')} -L{lib} -Wl,-rpath,{lib} -lanabranch_c".strip())
     cfg.set(name, "par_path", str(prefix / "libexec/anabranch/telemac"))
+    cfg.set(name, "par_cmdexec", "<config>/partel < <partel.par> >> <partel.log>")
     with open(out, "w") as f:
         cfg.write(f)
 
 
-def steering(src, dst, time_steps, fortran):
+def steering(src, dst, time_steps, fortran, previous=None):
     text = src.read_text(errors="replace")
+    if previous:  # a continued run from the last record of `previous`
+        text = re.sub(r"(?im)^\s*(COMPUTATION CONTINUED|PREVIOUS COMPUTATION FILE|INITIAL TIME SET TO ZERO)\s*[=:].*$", "", text)
+        text += f"\nCOMPUTATION CONTINUED = YES\nPREVIOUS COMPUTATION FILE = '{previous}'\n"
     if time_steps:
         text, n = re.subn(r"(?im)^\s*NUMBER OF TIME STEPS\s*[=:].*$", f"NUMBER OF TIME STEPS = {time_steps}", text)
         if n == 0:
@@ -162,19 +166,25 @@ def gretel_seconds(gretel, wd, ranks, result_format, prefix):
     return time.perf_counter() - t0
 
 
-def run_case(args, root, cfg_file, case, ranks, mode, work):
-    """One run through the runner's stages; returns the seconds of each and the result path."""
-    d = work / f"{mode}-{ranks}"
+def run_case(args, root, cfg_file, case, ranks, mode, work, previous=None):
+    """One run through the runner's stages; returns the seconds of each and the result path.
+    previous: a result to continue from (the run is then named <mode>-<ranks>-continued; the
+    anabranch route reads it on every rank from the one file, ANABRANCH_TELEMAC_RESTART=1)."""
+    d = work / (f"{mode}-{ranks}" + ("-continued" if previous else ""))
     shutil.copytree(case.parent, d)
+    if previous:
+        shutil.copy(previous, d / "previous.slf")
     cas_text = (d / case.name).read_text(errors="replace")
     fortran = None
     if mode == "anabranch":
         user_fortran(d, cas_text, args.integration, d / "user_fortran_anabranch")
         fortran = "user_fortran_anabranch"
     cas = d / f"bench_{mode}.cas"
-    steering(d / case.name, cas, args.time_steps, fortran)
+    steering(d / case.name, cas, args.time_steps, fortran, "previous.slf" if previous else None)
     env = dict(os.environ, SYSTELCFG=str(cfg_file), USETELCFG=args.config, HOMETEL=str(root),
                PYTHONPATH=f"{root / 'scripts/python3'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    if previous and mode == "anabranch":
+        env["ANABRANCH_TELEMAC_RESTART"] = "1"
     code = "telemac3d" if case.name.startswith("t3d") else "telemac2d"
     runner = [args.python, str(root / "scripts/python3" / f"{code}.py"), "--ncsize", str(ranks), "-w", str(d / "wd")]
     stages = [("split", "--split"), ("compile", "-x"), ("run", "--run"), ("merge", "--merge")]
@@ -196,6 +206,9 @@ def run_case(args, root, cfg_file, case, ranks, mode, work):
     for out in outs:
         if not out.exists():
             fail(f"{mode} run on {ranks} ranks left no {out.name}: see {d / 'runner.log'}")
+    if previous and mode == "anabranch" and ranks > 1 and "ANABRANCH: PREVIOUS COMPUTATION READ FROM" not in log:
+        fail(f"the continued anabranch run on {ranks} ranks did not read the previous computation from the one file: "
+             f"see {d / 'runner.log'}")
     spent = [float(t) for t in re.findall(r"ANABRANCH: \S+: \d+ FRAMES WRITTEN, OUTPUT TIME ([0-9.]+) S", log)]
     return {"seconds": seconds, "results": [str(o) for o in outs], "output_seconds": sum(spent) if spent else None,
             "frames": len(read_serafin(outs[0])[3]), "bytes": sum(o.stat().st_size for o in outs)}
@@ -216,6 +229,8 @@ def main():
     ap.add_argument("--python", default=sys.executable, help="Python for TELEMAC's runner (numpy<2, scipy, matplotlib)")
     ap.add_argument("--workdir", default="bench-telemac", help="scratch folder (emptied)")
     ap.add_argument("--json", help="write the figures here")
+    ap.add_argument("--no-restart", action="store_true",
+                    help="skip the continued runs (each parallel run continued from its result, both routes)")
     args = ap.parse_args()
 
     if not args.telemac_root:
@@ -255,33 +270,48 @@ def main():
             r.update(mode=mode, ranks=p)
             runs.append(r)
 
+    # Continued runs: from the result of each parallel run, the classic way (TELEMAC's partel
+    # splits the previous computation, gretel merges) and through anabranch (every rank reads
+    # its nodes of the one file; parts with header and mesh only).
+    if not args.no_restart:
+        for p in [p for p in ranks if p > 1]:
+            for mode, cfg in (("classic", pathlib.Path(args.config_file).resolve()), ("anabranch", cfg_ab)):
+                first = next(r for r in runs if r["mode"] == mode and r["ranks"] == p and not r.get("continued"))
+                print(f"-- {case.name}: {mode} on {p} ranks, continued from its result", flush=True)
+                r = run_case(args, root, cfg, case, p, mode, work, previous=first["results"][0])
+                r.update(mode=mode, ranks=p, continued=True)
+                runs.append(r)
+
     failures = []
-    by = {(r["mode"], r["ranks"]): r for r in runs}
-    for p in ranks:
-        a, c = by[("anabranch", p)], by[("classic", p)]
+    by = {(r["mode"], r["ranks"], bool(r.get("continued"))): r for r in runs}
+    for (mode, p, continued), a in by.items():
+        if mode != "anabranch":
+            continue
+        c = by[("classic", p, continued)]
         same = all(pathlib.Path(x).read_bytes() == pathlib.Path(y).read_bytes() for x, y in zip(a["results"], c["results"]))
         a["identical_to_classic"] = same
         if p > 1 and not same:
             where = subprocess.run([prefix / "bin/anabranch", "diff", a["results"][0], c["results"][0]], capture_output=True, text=True)
-            failures.append(f"{p} ranks: the anabranch result differs from the classic merged result: "
-                            + (where.stdout.strip().splitlines() or [where.stderr.strip()])[-1])
+            failures.append(f"{p} ranks{', continued' if continued else ''}: the anabranch result differs from the classic "
+                            "merged result: " + (where.stdout.strip().splitlines() or [where.stderr.strip()])[-1])
     if 1 in ranks:
         for p in ranks:
             if p == 1:
                 continue
-            diffs, status = compare_last_frames(prefix / "bin/anabranch", by[("classic", 1)]["results"][0],
-                                                by[("anabranch", p)]["results"][0], DEFAULT_EPS)
-            by[("anabranch", p)]["serial_last_frame_max_abs_diff"] = diffs
+            diffs, status = compare_last_frames(prefix / "bin/anabranch", by[("classic", 1, False)]["results"][0],
+                                                by[("anabranch", p, False)]["results"][0], DEFAULT_EPS)
+            by[("anabranch", p, False)]["serial_last_frame_max_abs_diff"] = diffs
             if args.time_steps is None and status != 0:
                 failures.append(f"{p} ranks: the last frame differs from the serial run's beyond TELEMAC's tolerances ("
                                 + ", ".join(f"{n} {d:.3g}" for n, d in diffs.items()) + ")")
 
     print("\nseconds of each stage of TELEMAC's runner (each includes ~3 s of the runner's own start); gretel: the merge "
           "alone; output: writing inside the run (anabranch)")
-    print(f"{'ranks':>5} {'mode':<10} {'split':>7} {'compile':>8} {'run':>7} {'gretel':>7} {'merge':>7} {'output':>7} {'frames':>6}  result")
+    print(f"{'ranks':>5} {'mode':<20} {'split':>7} {'compile':>8} {'run':>7} {'gretel':>7} {'merge':>7} {'output':>7} {'frames':>6}  result")
     for r in runs:
         s = r["seconds"]
-        print(f"{r['ranks']:>5} {r['mode']:<10} {s['split']:7.2f} {s['compile']:8.2f} {s['run']:7.2f} {s.get('gretel', 0):7.3f} {s['merge']:7.2f} "
+        label = r["mode"] + (", continued" if r.get("continued") else "")
+        print(f"{r['ranks']:>5} {label:<20} {s['split']:7.2f} {s['compile']:8.2f} {s['run']:7.2f} {s.get('gretel', 0):7.3f} {s['merge']:7.2f} "
               f"{r['output_seconds'] if r['output_seconds'] is not None else float('nan'):7.3f} {r['frames']:>6}  "
               + ("= classic, byte for byte" if r["mode"] == "anabranch" and r["ranks"] > 1 and r["identical_to_classic"] else ""))
     for r in runs:

@@ -3,7 +3,7 @@
 # fresh Debian machine), then configures and builds into build/.
 #   scripts/setup.sh          build dependencies + build
 #   scripts/setup.sh --test   also the test tools (clang for the sanitizer/fuzz build, MPICH
-#                             for the build check, ParaView's Python module for the
+#                             and its parallel HDF5 for the MPICH tests, ParaView's Python module for the
 #                             VTKHDF/XDMF/VTU reading test, a Python virtual environment
 #                             with pytest, h5py, xarray-selafin, mpi4py and nanobind)
 set -euo pipefail
@@ -15,7 +15,7 @@ want_test=0
 pkgs=(build-essential cmake ninja-build pkg-config openmpi-bin libopenmpi-dev libmetis-dev libscotch-dev
       libhdf5-openmpi-dev zlib1g-dev libcli11-dev nlohmann-json3-dev libgtest-dev gfortran)
 if (( want_test )); then
-  pkgs+=(clang libclang-rt-14-dev libmpich-dev python3-paraview)
+  pkgs+=(clang libclang-rt-14-dev mpich libmpich-dev libhdf5-mpich-dev python3-paraview)
   python3 -c 'import venv, ensurepip' 2>/dev/null || pkgs+=(python3-venv)
 fi
 missing=()

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what is missing, builds (Release), runs every test; then
-# builds the unit tests with ASan+UBSan (clang) and runs them, with a short fuzzing run;
-# then checks that the library builds with MPICH too (its tests run on Open MPI only:
-# oversubscribed MPICH collective I/O crawls on small machines).
+# The whole test suite: installs what is missing, builds (Release), runs every test (the
+# MPI tests at 1 node and again over 2 and 3 emulated nodes, and across two hosts made of
+# network namespaces); then builds with MPICH and runs every MPI test there at 1, 2 and 3
+# emulated nodes (MPICH's cliques); then builds the unit tests with ASan+UBSan (clang) and
+# runs them, with a short fuzzing run.
 #
 # Nothing may be skipped: the TELEMAC data (../shared/data/telemac) must be there and every
 # test registered and run (AB_REQUIRE_ALL=1 makes a skipped Python test a failure). On a
@@ -19,17 +20,25 @@ scripts/setup.sh --test
 
 echo "== tests (Release build)"
 registered=$(ctest --test-dir build -N)   # read whole: grep -q on a pipe would cut ctest off (pipefail)
-for t in unit mpi_writer.np7 cli python_writer.np3 python_install consumer; do
+for t in unit mpi_writer.np7 mpi_writer.np4.nodes3 cli cli_mpi.nodes2 cli_mpi.nodes3 python_writer.np3 python_install consumer \
+         two_hosts; do
   grep -qE "Test +#[0-9]+: $t\$" <<<"$registered" ||
     { echo "test.sh: the test $t is not registered (a missing dependency or virtual environment)" >&2; exit 1; }
 done
 ctest --test-dir build --output-on-failure -j 2
 
-echo "== build check with MPICH"
+echo "== MPI tests with MPICH (1, 2 and 3 emulated nodes)"
 cmake -S . -B build-mpich -G Ninja -DCMAKE_BUILD_TYPE=Release -DMPI_C_COMPILER=mpicc.mpich \
-  -DMPI_CXX_COMPILER=mpicxx.mpich -DMPI_Fortran_COMPILER=mpif90.mpich -DANABRANCH_WITH_HDF5=OFF -DANABRANCH_TESTS=OFF >/dev/null
+  -DMPI_CXX_COMPILER=mpicxx.mpich -DMPI_Fortran_COMPILER=mpif90.mpich -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich \
+  -DHDF5_C_COMPILER_EXECUTABLE=/usr/bin/h5pcc.mpich -DAB_TEST_PYTHON="$PWD/build/venv/bin/python" \
+  -DPython_EXECUTABLE="$PWD/build/venv/bin/python" >/dev/null
 cmake --build build-mpich -j "$(nproc)" >/dev/null
-echo "MPICH build: OK"
+registered=$(ctest --test-dir build-mpich -N -L mpi)
+for t in mpi_writer.np4.nodes3 cli_mpi.nodes1 cli_mpi.nodes3 python_writer.np3; do
+  grep -qE "Test +#[0-9]+: $t\$" <<<"$registered" ||
+    { echo "test.sh: the MPICH test $t is not registered" >&2; exit 1; }
+done
+ctest --test-dir build-mpich --output-on-failure -j 2 -L mpi
 
 echo "== unit tests under AddressSanitizer + UndefinedBehaviorSanitizer, and fuzzing"
 CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \

@@ -1,5 +1,6 @@
 #include "core/outputs.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -25,6 +26,25 @@ bool sweeping = false;  // a signal is removing the temporaries: no creation sta
 std::multiset<std::string>& temporaries() {
   static auto* names = new std::multiset<std::string>;  // never destroyed: the signal thread may outlive statics
   return *names;
+}
+
+// Removes a temporary and the files an MPI library made beside it for its own use while it
+// was open (Open MPI's shared-file-pointer lock across nodes: NAME-<job>-<pid>.lock), which
+// the library itself removes only when the file is closed.
+void remove_with_companions(const std::string& path) {
+  ::unlink(path.c_str());
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  const std::string stem = (slash == std::string::npos ? path : path.substr(slash + 1)) + "-";
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() > stem.size() + 5 && name.compare(0, stem.size(), stem) == 0 &&
+        name.compare(name.size() - 5, 5, ".lock") == 0)
+      ::unlinkat(::dirfd(d), name.c_str(), 0);
+  }
+  ::closedir(d);
 }
 
 sigset_t termination_signals() {
@@ -71,7 +91,7 @@ void remove_temporaries_on_signals() {
       std::unique_lock<std::mutex> lock(temporaries_mu);  // held to the end: none is added after
       sweeping = true;
       creations_cv.wait_for(lock, std::chrono::seconds(2), [] { return creations == 0; });
-      for (const auto& t : temporaries()) ::unlink(t.c_str());
+      for (const auto& t : temporaries()) remove_with_companions(t);
       // Ended by the signal itself, as its sender expects (exit status 128 + signal).
       ::signal(sig, SIG_DFL);
       sigset_t one;

@@ -41,10 +41,10 @@ herr_t innermost(unsigned n, const H5E_error2_t* e, void* out) {
   H5Eclear2(H5E_DEFAULT);
   detail = one_line(detail);
   // HDF5 says only "file write failed" (over MPICH: "MPI_File_write_at failed: ... I/O
-  // error") when the disk is full or a file-size limit is hit.
+  // error") when the disk is full or a file-size limit is hit: said one way, with why.
   if (detail.find("write failed") != std::string::npos ||
       (detail.find("write") != std::string::npos && detail.find("I/O error") != std::string::npos))
-    detail += " (" + write_failure_reason(file, -1) + ")";
+    detail = "file write failed (" + write_failure_reason(file, -1) + ")";
   throw IoError(what + " " + file + (detail.empty() ? std::string() : ": " + detail));
 }
 

@@ -96,15 +96,17 @@ std::string write_failure_reason(const std::string& path, std::int64_t end) {
 
 void check_written(int rc, const MPI_Status& status, std::int64_t asked, const std::string& path, std::int64_t offset,
                    const char* what) {
-  if (rc != MPI_SUCCESS) {
-    // MPICH's ROMIO fails the call on a full disk or a file-size limit (Open MPI returns a
-    // short count): the same one line, naming the file and the byte.
-    throw IoError("cannot write " + path + ": " + std::to_string(asked) + " bytes from byte " + std::to_string(offset) +
-                  " not written: " + write_failure_reason(path, offset + asked) + " (" + what + ": " + mpi_error_text(rc) + ")");
-  }
   int count = 0;
-  MPI_Get_count(&status, MPI_BYTE, &count);
-  if (count == MPI_UNDEFINED || count >= asked) return;
+  if (rc != MPI_SUCCESS) {
+    // MPICH's ROMIO fails the call on a full disk or a file-size limit where Open MPI
+    // returns a short count: both are the same line, naming the file, the byte and why.
+    int cls = MPI_ERR_OTHER;
+    MPI_Error_class(rc, &cls);
+    if (cls != MPI_ERR_IO && cls != MPI_ERR_NO_SPACE && cls != MPI_ERR_QUOTA && cls != MPI_ERR_FILE) check_mpi(rc, what);
+  } else {
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    if (count == MPI_UNDEFINED || count >= asked) return;
+  }
   throw IoError("cannot write " + path + ": " + std::to_string(count) + " of " + std::to_string(asked) +
                 " bytes written from byte " + std::to_string(offset) + ": " + write_failure_reason(path, offset + asked));
 }

@@ -25,6 +25,7 @@ def emulated_nodes():
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "mpi: launched by mpiexec; the MPICH and emulated-node runs select these (-m mpi)")
+    config.addinivalue_line("markers", "faults: full disks, file-size limits, signals (test_faults.py)")
 
 
 def mpirun(n, *args, timeout=120, preexec_fn=None, env=None):

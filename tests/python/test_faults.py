@@ -16,8 +16,9 @@ import time
 
 import pytest
 
-from conftest import EXE, MPI_ENV, error_lines, mpirun
+from conftest import EXE, MPI_ENV, MPIEXEC, error_lines, mpirun
 
+pytestmark = pytest.mark.faults  # the emulated-node runs leave these to the one-node runs (time)
 STRATEGIES = ["independent", "collective", "aggregated", "aggregated-async", "hdf5"]
 ENV = dict(os.environ, ANABRANCH_PROGRESS="0")
 
@@ -224,7 +225,7 @@ def test_full_dev_shm(sized, tmp_path, strategy):
     """The writers' node-shared buffers (MBs here) do not fit in a full /dev/shm: one error line
     naming the output and the reason on every rank's behalf, no crash (SIGBUS), no hang,
     nothing left there or beside the output. The MPI library's own shared memory goes to
-    tmp_path, so that only anabranch's runs out."""
+    tmp_path (Open MPI's vader, MPICH's UCX), so that only anabranch's runs out."""
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root")
     try:
@@ -233,15 +234,18 @@ def test_full_dev_shm(sized, tmp_path, strategy):
         pytest.skip(f"cannot mount a tmpfs on /dev/shm in a namespace of its own here: {e}")
     target = tmp_path / "out" / "m.slf"
     target.parent.mkdir()
-    proc = mpirun(2, "sh", "-c", f'"$@"; rc=$?; ls /dev/shm > {tmp_path}/shm.$OMPI_COMM_WORLD_RANK; exit $rc', "sh", EXE, "merge",
-                  sized / "plan" / "m.slf", "--geo", sized / "m.slf", "-o", target, "--strategy", strategy, preexec_fn=tiny_dev_shm,
-                  env={"OMPI_MCA_btl_vader_backing_directory": str(tmp_path)})
+    listing = tmp_path / "shm-after"
+    # The whole job in the namespace of the small /dev/shm, and its contents listed there once
+    # every rank has ended (the launcher may end the other ranks as soon as one fails).
+    proc = subprocess.run(["timeout", "120", "sh", "-c", f'"$@"; rc=$?; ls -A /dev/shm > {listing}; exit $rc', "sh", MPIEXEC,
+                           "-n", "2", EXE, "merge", sized / "plan" / "m.slf", "--geo", sized / "m.slf", "-o", target, "--strategy",
+                           strategy], capture_output=True, text=True, preexec_fn=tiny_dev_shm,
+                          env=dict(MPI_ENV, OMPI_MCA_btl_vader_backing_directory=str(tmp_path), UCX_POSIX_DIR=str(tmp_path)))
     assert proc.returncode != 124, "hung"
     assert_failed_cleanly(proc, target.parent, target, "No space left on device", 2)
     assert "no room for the aggregation buffers" in error_lines(proc.stderr)[0], proc.stderr
-    for r in range(2):
-        shm_left = (tmp_path / f"shm.{r}").read_text().split()
-        assert [n for n in shm_left if n.startswith("anabranch")] == [], shm_left
+    shm_left = listing.read_text().split()
+    assert [n for n in shm_left if n.startswith("anabranch")] == [], shm_left
 
 
 # Signals: temporaries go with the process.
@@ -307,6 +311,51 @@ def test_signal_removes_temporaries_on_every_rank(big, tmp_path):
                                                                   capture_output=True, env=ENV).returncode == 0), left
         for p in out.iterdir():
             p.unlink()
+
+
+@pytest.mark.parametrize("tool", ["partition", "merge", "convert-slf", "convert-h5"])
+def test_signal_at_random_moments_leaves_nothing_partial(ab, tmp_path, tool):
+    """SIGTERM or SIGINT at 24 moments drawn at random over a run (seeded: the same moments
+    every time): whatever the moment, the output folder holds nothing, or (a signal after
+    the last rename) every output complete; never a temporary, never a partial file."""
+    import random
+    src = tmp_path / "m.slf"
+    assert ab("generate", "-n", 120000, "--frames", 4, "-o", src).returncode == 0
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    assert ab("partition", src, "-n", 8, "-o", parts).returncode == 0
+    out = tmp_path / "out"
+    out.mkdir()
+    cmd, complete = {
+        "partition": ([EXE, "partition", src, "-n", 16, "-o", out], 16),
+        "merge": ([EXE, "merge", parts / "m.slf", "--geo", src, "-o", out / "m.slf"], 1),
+        "convert-slf": ([EXE, "convert", src, out / "m.slf"], 1),
+        "convert-h5": ([EXE, "convert", src, out / "m.h5"], 2),  # with its XDMF sidecar
+    }[tool]
+    t0 = time.perf_counter()
+    assert subprocess.run([str(c) for c in cmd], env=ENV, capture_output=True).returncode == 0
+    whole = time.perf_counter() - t0
+    for p in out.iterdir():
+        p.unlink()
+    rng = random.Random(f"{tool}-2026")
+    ended_early = 0
+    for i in range(24):
+        sig = rng.choice([signal.SIGTERM, signal.SIGINT])
+        proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+        time.sleep(rng.uniform(0, whole * 1.1))
+        proc.send_signal(sig)
+        proc.wait(timeout=60)
+        left = sorted(p.name for p in out.iterdir())
+        if proc.returncode == -sig:
+            ended_early += 1
+        assert not [n for n in left if ".tmp." in n], (i, left)
+        assert len(left) in (0, complete), (i, proc.returncode, left)
+        if left and tool != "partition":
+            check = subprocess.run([EXE, "info", "--check", str(out / left[0])], capture_output=True, env=ENV)
+            assert check.returncode == 0, (i, left, check.stderr)
+        for p in out.iterdir():
+            p.unlink()
+    assert ended_early >= 8, "too few signals landed during the run to test anything"
 
 
 def test_signal_during_metis_ends_by_the_signal(big, tmp_path):

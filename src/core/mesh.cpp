@@ -49,4 +49,25 @@ void Mesh::check_sizes() const {
   if (static_cast<std::int64_t>(y.size()) != npoin) bad("Y", y.size(), npoin);
 }
 
+Mesh extrude(const Mesh& m2, int nplan) {
+  Mesh m;
+  m.ndp = 6;
+  m.nplan = nplan;
+  m.nelem = m2.nelem * (nplan - 1);
+  m.npoin = m2.npoin * nplan;
+  const auto np = static_cast<std::int32_t>(m2.npoin);
+  m.ikle.reserve(static_cast<std::size_t>(m.nelem * 6));
+  for (int l = 0; l + 1 < nplan; ++l)
+    for (std::int64_t e = 0; e < m2.nelem; ++e) {
+      for (int k = 0; k < 3; ++k) m.ikle.push_back(m2.ikle[static_cast<std::size_t>(e * 3 + k)] + l * np);
+      for (int k = 0; k < 3; ++k) m.ikle.push_back(m2.ikle[static_cast<std::size_t>(e * 3 + k)] + (l + 1) * np);
+    }
+  m.ipobo.assign(static_cast<std::size_t>(m.npoin), 0);
+  for (int l = 0; l < nplan; ++l) {
+    m.x.insert(m.x.end(), m2.x.begin(), m2.x.end());
+    m.y.insert(m.y.end(), m2.y.begin(), m2.y.end());
+  }
+  return m;
+}
+
 }  // namespace anabranch

@@ -60,4 +60,9 @@ struct Mesh {
   void check_sizes() const;
 };
 
+// A 2D triangle mesh extruded to nplan planes of prisms, as TELEMAC-3D and gretel lay them
+// out: layer after layer, each prism a triangle's nodes on plane l then on plane l+1, the
+// coordinates repeated on every plane, IPOBO 0.
+Mesh extrude(const Mesh& m2, int nplan);
+
 }  // namespace anabranch

@@ -669,10 +669,14 @@ WriteReport split_on_parts(const serafin::Reader& source, const PartSet& geometr
   plan.npoin = npoin2;
   plan.node_offset.assign(static_cast<std::size_t>(nparts) + 1, 0);
   std::vector<serafin::Header> headers(static_cast<std::size_t>(nparts));
+  // A 3D source on the parts of its 2D geometry (TELEMAC-3D's previous computation on
+  // T3DGEO's parts): each part is its 2D part extruded to the source's planes.
+  bool extrude_parts = false;
   for (int p = 0; p < nparts; ++p) {
     auto r = geometry.open(p);
     const auto& h = r->header();
-    if (h.nplan() != nplan)
+    extrude_parts = h.nplan() == 1 && nplan > 1 && h.ndp == 3 && g.ndp == 6;
+    if (h.nplan() != nplan && !extrude_parts)
       throw UsageError(geometry.name(p) + " has " + std::to_string(h.nplan()) + " planes, " + source.name() + " " + std::to_string(nplan));
     const auto knolg = r->read_ipobo();
     const std::int64_t np2 = h.npoin / h.nplan();
@@ -685,11 +689,12 @@ WriteReport split_on_parts(const serafin::Reader& source, const PartSet& geometr
     }
     plan.node_offset[static_cast<std::size_t>(p) + 1] = static_cast<std::int64_t>(plan.knolg.size());
     serafin::Header ph = g;
-    ph.nelem = h.nelem;
-    ph.npoin = h.npoin;
-    ph.ndp = h.ndp;
+    ph.nelem = extrude_parts ? h.nelem * (nplan - 1) : h.nelem;
+    ph.npoin = extrude_parts ? h.npoin * nplan : h.npoin;
+    ph.ndp = extrude_parts ? 6 : h.ndp;
     ph.sizes4 = h.sizes4;
     ph.iparam = h.iparam;
+    if (extrude_parts) ph.iparam[6] = nplan, ph.iparam[7] = 0;  // as the partition of a 3D file: no NPTFR
     ph.iparam[9] = g.date ? 1 : 0;
     headers[static_cast<std::size_t>(p)] = ph;
   }
@@ -700,6 +705,13 @@ WriteReport split_on_parts(const serafin::Reader& source, const PartSet& geometr
   for_each_part(nparts, threads, [&](int p, int) {
     auto r = geometry.open(p);
     Mesh m = r->read_mesh();
+    if (extrude_parts) {  // KNOLG on every plane: the 2D part's nodes, plane after plane
+      const std::vector<std::int32_t> knolg2 = m.ipobo;
+      m = extrude(m, nplan);
+      for (int l = 0; l < nplan; ++l)
+        for (std::size_t i = 0; i < knolg2.size(); ++i)
+          m.ipobo[static_cast<std::size_t>(l) * knolg2.size() + i] = knolg2[i] + static_cast<std::int32_t>(l * npoin2);
+    }
     MemorySink sink;
     serafin::write_header(sink, headers[static_cast<std::size_t>(p)], m);
     out.write_at(sp.file[static_cast<std::size_t>(p)], sink.bytes.data(), sink.bytes.size(), sp.base[static_cast<std::size_t>(p)]);

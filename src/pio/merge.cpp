@@ -37,30 +37,6 @@ struct Part {
   std::vector<std::int32_t> gid;  // global node (0-based) of each local node, all planes
 };
 
-// A 2D triangle mesh extruded to nplan planes of prisms, as gretel makes it for 3D results:
-// layer after layer, IPOBO 0, the coordinates repeated on every plane.
-Mesh extruded(const serafin::Reader& geo, int nplan) {
-  const Mesh m2 = geo.read_mesh();
-  Mesh m;
-  m.ndp = 6;
-  m.nplan = nplan;
-  m.nelem = m2.nelem * (nplan - 1);
-  m.npoin = m2.npoin * nplan;
-  const auto np = static_cast<std::int32_t>(m2.npoin);
-  m.ikle.reserve(static_cast<std::size_t>(m.nelem * 6));
-  for (int l = 0; l + 1 < nplan; ++l)
-    for (std::int64_t e = 0; e < m2.nelem; ++e) {
-      for (int k = 0; k < 3; ++k) m.ikle.push_back(m2.ikle[static_cast<std::size_t>(e * 3 + k)] + l * np);
-      for (int k = 0; k < 3; ++k) m.ikle.push_back(m2.ikle[static_cast<std::size_t>(e * 3 + k)] + (l + 1) * np);
-    }
-  m.ipobo.assign(static_cast<std::size_t>(m.npoin), 0);
-  for (int l = 0; l < nplan; ++l) {
-    m.x.insert(m.x.end(), m2.x.begin(), m2.x.end());
-    m.y.insert(m.y.end(), m2.y.begin(), m2.y.end());
-  }
-  return m;
-}
-
 bool same_variables(const serafin::Header& a, const serafin::Header& b) {
   if (a.nvar() != b.nvar()) return false;
   for (int v = 0; v < a.nvar(); ++v)
@@ -389,7 +365,7 @@ MergeReport merge_parts(MPI_Comm comm, const MergeOptions& o) {
   // The extruded mesh is made by the rank that writes the header.
   Mesh mesh;
   collective(comm, [&] {
-    if (extrude && rank == 0) mesh = extruded(serafin::Reader(o.geometry), out.nplan());
+    if (extrude && rank == 0) mesh = anabranch::extrude(serafin::Reader(o.geometry).read_mesh(), out.nplan());
   });
   const Mesh* made = extrude && rank == 0 ? &mesh : nullptr;
 
@@ -432,7 +408,7 @@ MergedWriter open_merged_writer(MPI_Comm comm, const std::string& part, const st
   const serafin::Header out = gretel_header(h0, geo, gretel_nptfr(comm, geo, cli, extrude), extrude);
   Mesh mesh;  // 3D parts on a 2D geometry: the extruded mesh, made by rank 0 (used while opening)
   collective(comm, [&] {
-    if (extrude && rank == 0) mesh = extruded(serafin::Reader(geometry), out.nplan());
+    if (extrude && rank == 0) mesh = anabranch::extrude(serafin::Reader(geometry).read_mesh(), out.nplan());
   });
   OutputDescription desc;
   desc.header = out;

@@ -97,18 +97,22 @@ std::string write_failure_reason(const std::string& path, std::int64_t end) {
 void check_written(int rc, const MPI_Status& status, std::int64_t asked, const std::string& path, std::int64_t offset,
                    const char* what) {
   int count = 0;
+  std::int64_t end = offset + asked;
   if (rc != MPI_SUCCESS) {
     // MPICH's ROMIO fails the call on a full disk or a file-size limit where Open MPI
     // returns a short count: both are the same line, naming the file, the byte and why.
+    // In a collective write the failing piece may be another rank's (an aggregator's):
+    // where it ended is not known.
     int cls = MPI_ERR_OTHER;
     MPI_Error_class(rc, &cls);
     if (cls != MPI_ERR_IO && cls != MPI_ERR_NO_SPACE && cls != MPI_ERR_QUOTA && cls != MPI_ERR_FILE) check_mpi(rc, what);
+    end = -1;
   } else {
     MPI_Get_count(&status, MPI_BYTE, &count);
     if (count == MPI_UNDEFINED || count >= asked) return;
   }
   throw IoError("cannot write " + path + ": " + std::to_string(count) + " of " + std::to_string(asked) +
-                " bytes written from byte " + std::to_string(offset) + ": " + write_failure_reason(path, offset + asked));
+                " bytes written from byte " + std::to_string(offset) + ": " + write_failure_reason(path, end));
 }
 
 bool started_by_launcher() {

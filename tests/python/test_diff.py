@@ -244,3 +244,27 @@ def test_nan_on_one_side_differs_on_both_sides_does_not(case, ab):
     slf.edit_values(a, nan_at)
     r = ab("diff", a, b, "--json")
     assert r.returncode == 0 and r.json()["identical"], r.stdout
+
+
+@pytest.mark.parametrize("forms", ["for all", "per variable"])
+def test_tolerance_rule_is_symmetric_at_its_threshold(case, ab, forms):
+    """|a - b| <= atol + rtol * max(|a|, |b|), whichever file comes first: one value 2 in A
+    and 3 in B, |a - b| = 1 = 0.25 + 0.25 * 3 exactly (equal), and just under it (different),
+    both ways round; a rule on |a| or |b| alone, or with < instead of <=, fails one of them."""
+    a, b = case
+    set_one = lambda path, value: slf.edit_values(  # noqa: E731
+        path, lambda f, v, arr: np.where((np.arange(arr.size) == 9) & (f == 0) & (v == 0), value, arr))
+    set_one(a, 2.0)
+    set_one(b, 3.0)
+
+    def tol(atol, rtol):
+        if forms == "for all":
+            return ["--atol", str(atol), "--rtol", str(rtol)]
+        return ["--atol", f"VELOCITY U={atol}", "--rtol", f"VELOCITY U={rtol}"]
+
+    for first, second in ((a, b), (b, a)):
+        assert ab("diff", first, second, "--values-only", *tol(0.25, 0.25)).returncode == 0
+        assert ab("diff", first, second, "--values-only", *tol(0.25, 0.2499)).returncode == 1
+        assert ab("diff", first, second, "--values-only", *tol(0.2499, 0.25)).returncode == 1
+        assert ab("diff", first, second, "--values-only", *tol(1.0, 0)).returncode == 0  # absolute alone, at 1
+        assert ab("diff", first, second, "--values-only", *tol(0, 1 / 3)).returncode == 0  # relative alone: 1 <= 3 / 3

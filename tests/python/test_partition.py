@@ -266,3 +266,68 @@ def test_a_trailing_newline_is_a_note_in_plain_words(ab, data, tmp_path):
     torn.write_bytes((data / "r2d_gouttedo.slf").read_bytes()[:-10])
     r = ab("partition", torn, "-n", 2, "-o", tmp_path / "t")
     assert r.returncode == 0 and "anabranch partition: warning: " in r.stderr and "incomplete" in r.stderr, r.stderr
+
+
+def read_sections(path):
+    """A partitioned sections file: {name: [(local a, local b), ...]}."""
+    lines = path.read_text().splitlines()[1:]
+    nsec = int(lines[0].split()[0])
+    out, i = {}, 1
+    for _ in range(nsec):
+        name, n = lines[i].strip(), int(lines[i + 1])
+        out[name] = [tuple(int(x) for x in lines[i + 2 + k].split()) for k in range(n)]
+        i += 2 + n
+    return out
+
+
+@pytest.mark.parametrize("nparts", [2, 3, 5])
+def test_section_segments_on_part_boundaries_go_to_the_highest_common_part(ab, tmp_path, nparts):
+    """partel v8's rule (mod_handle_sections) for a segment whose two ends are both held by
+    several parts (a section running along part boundaries): the highest-numbered part
+    holding both ends; and every segment is given to exactly one part. Sections between
+    interface nodes, so that the rule decides."""
+    assert ab("generate", "-n", 3000, "-o", tmp_path / "m.slf").returncode == 0
+    assert ab("partition", tmp_path / "m.slf", "--cli", tmp_path / "m.cli", "-n", nparts, "-o", tmp_path / "plain").returncode == 0
+    knolg = [read(tmp_path / "plain" / f"m.slf{nparts - 1:05d}-{p:05d}").ipobo for p in range(nparts)]
+    holders = collections.defaultdict(list)
+    for p, k in enumerate(knolg):
+        for g in k:
+            holders[int(g)].append(p)
+    shared = sorted(g for g, ps in holders.items() if len(ps) > 1)
+    assert len(shared) > 20
+    m = read(tmp_path / "m.slf")
+    # Sections along the boundaries between parts: mesh edges whose two ends are both held by
+    # several parts (a section from one end of an edge to the other is that one segment).
+    edges = sorted({tuple(sorted((int(e[i]), int(e[(i + 1) % 3])))) for e in m.ikle for i in range(3)})
+    along = [(a, b) for a, b in edges if len(holders[a]) > 1 and len(holders[b]) > 1]
+    pairs = along[::max(1, len(along) // 40)]
+    text = f"# sections along part boundaries\n{len(pairs)} -1\n" + "".join(f"S{i}\n{a} {b}\n" for i, (a, b) in enumerate(pairs))
+    (tmp_path / "sec.txt").write_text(text)
+    r = ab("partition", tmp_path / "m.slf", "--cli", tmp_path / "m.cli", "-n", nparts, "--sections", tmp_path / "sec.txt",
+           "-o", tmp_path / "p")
+    assert r.returncode == 0, r.stderr
+    given = collections.defaultdict(list)  # global segment -> parts it was given to
+    for p in range(nparts):
+        for name, segs in read_sections(tmp_path / "p" / f"sec.txt{nparts - 1:05d}-{p:05d}").items():
+            for a, b in segs:
+                given[(name, int(knolg[p][a - 1]), int(knolg[p][b - 1]))].append(p)
+    decided = 0
+    for (name, a, b), parts in given.items():
+        common = set(holders[a]) & set(holders[b])
+        assert parts == [max(common)], (name, a, b, parts, sorted(common))
+        decided += len(common) > 1
+    assert decided >= 5, "no segment had two parts to choose from: the test checks nothing"
+
+
+def test_a_3d_file_split_on_its_2d_geometrys_parts_is_its_own_partition(ab, data, tmp_path):
+    """TELEMAC-3D's previous computation (3D) split on the parts of T3DGEO (2D), as the
+    runner asks partel: each part is the 2D part extruded to the file's planes, byte for
+    byte the parts of partitioning the 3D file itself (the same METIS partition of the
+    base), frames included."""
+    assert ab("partition", data / "geo_gouttedo.slf", "-n", 3, "-o", tmp_path / "geo").returncode == 0
+    r = ab("split", data / "r3d_gouttedo.slf", "--plan", tmp_path / "geo" / "geo_gouttedo.slf", "-o", tmp_path / "split")
+    assert r.returncode == 0, r.stderr
+    assert ab("partition", data / "r3d_gouttedo.slf", "-n", 3, "-o", tmp_path / "own").returncode == 0
+    for p in range(3):
+        name = f"r3d_gouttedo.slf00002-0000{p}"
+        assert (tmp_path / "split" / name).read_bytes() == (tmp_path / "own" / name).read_bytes(), name

@@ -105,33 +105,34 @@ def read_said(path, nvar, npoin):
 
 @pytest.mark.parametrize("ranks", [2, 3])
 @pytest.mark.parametrize("record", [None, 1])
-def test_continued_run_reads_the_one_file(ab, data, tmp_path, telemac_like, ranks, record):
+@pytest.mark.parametrize("code,previous", [("T2D", "r2d_gouttedo.slf"), ("T3D", "r3d_gouttedo.slf")])
+def test_continued_run_reads_the_one_file(ab, data, tmp_path, telemac_like, ranks, record, code, previous):
     """A continued run (PREVIOUS COMPUTATION FILE = the one result file): the runner's partel
     with ANABRANCH_TELEMAC_RESTART=1 gives each rank a part with header and mesh only, and
     READ_DATASET reads every rank's own nodes of the record from the one file: the values
     the classic split would have given the rank, found by name, a variable the file lacks
-    not found."""
-    shutil.copy(data / "geo_gouttedo.slf", tmp_path / "T2DGEO")
-    shutil.copy(data / "geo_gouttedo.cli", tmp_path / "T2DCLI")
-    shutil.copy(data / "r2d_gouttedo.slf", tmp_path / "T2DPRE")
-    assert ab("partition", tmp_path / "T2DGEO", "--cli", tmp_path / "T2DCLI", "-n", ranks, "-o", tmp_path).returncode == 0
+    not found. TELEMAC-3D: a 3D file on the parts of the 2D geometry (every plane)."""
+    shutil.copy(data / "geo_gouttedo.slf", tmp_path / f"{code}GEO")
+    shutil.copy(data / "geo_gouttedo.cli", tmp_path / f"{code}CLI")
+    shutil.copy(data / previous, tmp_path / f"{code}PRE")
+    assert ab("partition", tmp_path / f"{code}GEO", "--cli", tmp_path / f"{code}CLI", "-n", ranks, "-o", tmp_path).returncode == 0
     # The runner's split of the previous computation, as partel (TELEMAC v8's 11 answers).
-    answers = f"T2DPRE\nSERAFIN\nT2DCLI\n{ranks}\n1\n\n\n\nT2DGEO\nSERAFIN\nNO\n"
+    answers = f"{code}PRE\nSERAFIN\n{code}CLI\n{ranks}\n1\n\n\n\n{code}GEO\nSERAFIN\nNO\n"
     r = subprocess.run([os.environ["ANABRANCH_EXE"], "partition", "--partel"], cwd=tmp_path, input=answers, text=True,
                        capture_output=True, env=dict(os.environ, ANABRANCH_TELEMAC_RESTART="1"))
     assert r.returncode == 0, r.stderr
     assert "header and mesh only" in r.stdout
     # The classic split, for the values each rank should get.
-    r = ab("split", tmp_path / "T2DPRE", "--plan", tmp_path / "T2DGEO", "-o", tmp_path / "classic")
+    r = ab("split", tmp_path / f"{code}PRE", "--plan", tmp_path / f"{code}GEO", "-o", tmp_path / "classic")
     assert r.returncode == 0, r.stderr
-    args = [tmp_path / "T2DPRE", "read", tmp_path / "said"] + ([record] if record is not None else [])
+    args = [tmp_path / f"{code}PRE", "read", tmp_path / "said"] + ([record] if record is not None else [])
     proc = mpirun(ranks, telemac_like, *args, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ANABRANCH: PREVIOUS COMPUTATION READ FROM" in proc.stdout and "STUB: HERMES" not in proc.stdout
     for rk in range(ranks):
         name = f"{ranks - 1:05d}-{rk:05d}"
-        assert read(tmp_path / f"T2DPRE{name}").frames == []  # the runner's part: no frame
-        part = read(tmp_path / "classic" / f"T2DPRE{name}")
+        assert read(tmp_path / f"{code}PRE{name}").frames == []  # the runner's part: no frame
+        part = read(tmp_path / "classic" / f"{code}PRE{name}")
         want = len(part.frames) - 1 if record is None else record
         at, got_record, values = read_said(tmp_path / f"said.{rk}", len(part.vars), part.npoin)
         assert got_record == want and at == pytest.approx(float(part.frames[want][0]))

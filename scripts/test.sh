@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, builds (Release), runs every test (the
 # MPI tests at 1 node and again over 2 and 3 emulated nodes, and across two hosts made of
-# network namespaces); then builds with MPICH and runs every MPI test there at 1, 2 and 3
-# emulated nodes (MPICH's cliques); then builds the unit tests with ASan+UBSan (clang) and
-# runs them, with a short fuzzing run.
+# network namespaces); then builds with MPICH and runs every MPI test there at 1 and 3
+# emulated nodes (MPICH's cliques; the writer tests at 2 as well); then builds the unit
+# tests with ASan+UBSan (clang) and runs them, with a short fuzzing run.
 #
 # Nothing may be skipped: the TELEMAC data (../shared/data/telemac) must be there and every
 # test registered and run (AB_REQUIRE_ALL=1 makes a skipped Python test a failure). On a

@@ -7,12 +7,19 @@ examples, with the characteristics scheme) on each rank count twice:
   anabranch  the same steering file with integrations/telemac/anabranch_telemac.f added to
              its user Fortran: every rank writes its frames into the one global result
              during the run; anabranch's gretel (par_path) leaves that file as it is.
-Each run goes through TELEMAC's runner stage by stage (--split, -x to compile, --run,
---merge), each timed; the anabranch runs also report the time spent writing inside the
-run. Checks: on every rank count above 1 every anabranch result file is byte for byte the
-classic merged one; the serial result and the parallel ones agree within TELEMAC's own
-validation tolerances for the case (a serial run differs numerically from a parallel one
-in TELEMAC itself). Prints a table and writes --json.
+Then each parallel run is continued from its own result (COMPUTATION CONTINUED, PREVIOUS
+COMPUTATION FILE), both ways: classic (TELEMAC's partel splits the previous computation,
+gretel merges) and through anabranch (ANABRANCH_TELEMAC_RESTART=1: the ranks read their
+nodes of the one file; --no-restart skips this). Each run goes through TELEMAC's runner
+stage by stage (--split, -x to compile, --run, --merge), each timed; the anabranch runs
+also report the time spent writing inside the run. Checks: on every rank count above 1
+every anabranch result file, first and continued, is byte for byte the classic one; the
+continued anabranch runs said they read the one file; the serial result and the parallel
+ones agree within TELEMAC's own validation tolerances for the case (a serial run differs
+numerically from a parallel one in TELEMAC itself). Prints a table and writes --json.
+
+The configuration is TELEMAC's as it is (its incs_all must not name anabranch: the user
+Fortran needs no module); the bench adds libs_all (-lanabranch_c), par_path and par_cmdexec.
 
 TELEMAC is not part of anabranch: give a built TELEMAC tree (TELEMAC_ROOT or HOMETEL), its
 configuration file and name (SYSTELCFG, USETELCFG, or --config-file/--config) and an

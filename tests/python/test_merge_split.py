@@ -1,19 +1,14 @@
 """`anabranch merge` and `split`: partition -> merge and split -> merge give back the
 original bytes, in 2D and 3D, at several P, serially and under mpiexec; parts that disagree
 or are missing give one clear error."""
-import os
 import shutil
 import subprocess
 
 import numpy as np
 import pytest
 
-from conftest import EXE
+from conftest import EXE, MPI_ENV as ENV, MPIEXEC
 from slf import Slf, as_gretel_writes, read, shift_values
-
-MPIEXEC = os.environ.get("AB_MPIEXEC", "mpiexec")
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1", ANABRANCH_PROGRESS="0")
 
 
 def meshes(data, tmp_path, ab):
@@ -75,6 +70,7 @@ def test_merge_parts_of_either_byte_order(ab, tmp_path, precision):
     assert out.read_bytes() == as_gretel_writes((tmp_path / "little" / "ch.slf").read_bytes())
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("ranks", [2, 3])
 def test_parallel_merge(ab, data, tmp_path, ranks):
     mesh = data / "r2d_gouttedo.slf"
@@ -86,6 +82,7 @@ def test_parallel_merge(ab, data, tmp_path, ranks):
     assert not [p for p in tmp_path.iterdir() if ".tmp." in p.name]
 
 
+@pytest.mark.mpi
 def test_interface_nodes_take_the_last_parts_value_at_any_rank_count(ab, data, tmp_path):
     """gretel's rule: parts are read in order and the last one holding a node gives its value.
     Parts that disagree on interface nodes (each part's values shifted by its own amount) merge

@@ -4,11 +4,13 @@
 #   bash scripts/mutate.sh                 # every mutation below
 #   bash scripts/mutate.sh ownership-swapped refine-3d-plane0   # some of them
 #   MUTATE_TESTS='mpi_writer|cli' bash scripts/mutate.sh ...    # a ctest -R regex
+#   MUTATE_QUICK=1 bash scripts/mutate.sh   # only the tests each mutation names (a first look)
 #
 # Each mutation is applied to a scratch copy of the working tree (built once in
 # build-mutate/, next to build/), the tree is rebuilt, the suite runs (ctest, all but the
 # pip-install and consumer builds, which test packaging, not behaviour), and the mutation is
-# reported caught (some test failed) or missed. The copy is restored after each one. Needs
+# reported caught (some test failed) or missed. The tests a mutation names run first; when
+# they all pass, the whole suite runs. The copy is restored after each one. Needs
 # `bash scripts/setup.sh --test` first (for the test virtual environment). Exit status: the
 # number of mutations missed.
 set -euo pipefail
@@ -16,26 +18,67 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work=${MUTATE_DIR:-$root/build-mutate}
 tests_regex=${MUTATE_TESTS:-}
 
-# name # file # text to replace (exact; \n: a line end) # replacement # the behaviour it breaks
+# name # file # text to replace (exact; \n: a line end) # replacement # the tests that should catch it first
+# (a ctest -R regex, or py:ARGS for pytest: test files and -k) # the behaviour it breaks
 mutations=$(cat <<'EOF'
-ownership-swapped#src/pio/ownership.cpp#o = highest ? std::max(o, r) : std::min(o, r);#o = highest ? std::min(o == -1 ? size : o, r) : (o == size ? r : std::max(o, r));#the lowest and highest rules swapped
-merge-piece-offset#src/pio/merge.cpp#p.reader->read_encoded(f, v, i, m, local.data());#p.reader->read_encoded(f, v, 0, m, local.data());#serial merge rereads a part's first piece
-fpp-x-as-y#src/pio/writer.cpp#local_mesh_.npoin = nlocal_;#local_mesh_.npoin = nlocal_; local_mesh_.x = local_mesh_.y;#file-per-process parts get Y as X
-refine-3d-plane0#src/core/refine.cpp#const T* src = in + p * n2;#const T* src = in;#refine gives every plane the first plane's values
-hints-dropped#src/pio/shared_file.cpp#MPI_MODE_CREATE | MPI_MODE_WRONLY, setup.info, &fh);#MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);#MPI-IO hints never reach the file
-short-write-ignored#src/pio/mpi_util.cpp#if (count == MPI_UNDEFINED || count >= asked) return;#return;#a short MPI-IO write (full disk) passes
-size-check-off#src/pio/writer.cpp#if (size != expected)#if (false)#a shared file shorter than its frames passes at close
-wedge-serafin-order#src/formats/vtu.cpp#static const int wedge[6] = {0, 2, 1, 3, 5, 4};#static const int wedge[6] = {0, 1, 2, 3, 4, 5};#VTK wedges inside out
-signal-cleanup-off#src/core/outputs.cpp#for (const auto& t : temporaries()) remove_with_companions(t);#(void)0;#a signal leaves temporaries
-section-lowest-part#src/formats/partel_extras.cpp#if (loc->local(b, p) > 0) part = p;#if (loc->local(b, p) > 0 && part < 0) part = p;#a section segment on a part boundary goes to the lowest common part
-diff-asymmetric#src/pio/compare.cpp#m = std::max(std::fabs(x), std::fabs(y));#m = std::fabs(x);#diff's relative tolerance depends on which file comes first
-nodes-not-emulated#src/pio/topology.cpp#if (emulated > 1) {#if (false) {#emulated nodes are one node: the inter-node paths untested
-restart-reads-parts#integrations/telemac/anabranch_telemac.f#IF(NF.EQ.0) MINE = 1#MINE = 0#a continued TELEMAC run does not read the one file
-hdf5-short-dataset#src/pio/vtkhdf.cpp#if (have < needed)#if (false)#a cut HDF5 dataset reads as fewer frames
-title-d-suffix#src/formats/serafin.cpp#suffix.back() != 'D'#suffix != "SERAFIND"#a title ending in D is rewritten
-merged-owner-lowest#src/pio/merge.cpp#options.owner_highest = true;  // gretel's rule#options.owner_highest = false;  // gretel's rule#a file written during the run takes the lowest rank's interface values, not the merge's
-owned-run-shifted#src/pio/ownership.cpp#encode_words<R>(in + local[i], #encode_words<R>(in + local[i] + 1, #a run of owned values encoded from one place on
-output-is-input#src/core/io.cpp#  if (::stat(path.c_str(), &st) != 0) return;\n  std::lock_guard<std::mutex> lock(inputs_mu);#  return;\n  std::lock_guard<std::mutex> lock(inputs_mu);#an output may replace an input
+ownership-swapped#src/pio/ownership.cpp#o = highest ? std::max(o, r) : std::min(o, r);#o = highest ? std::min(o == -1 ? size : o, r) : (o == size ? r : std::max(o, r));#mpi_writer#the lowest and highest rules swapped
+merge-piece-offset#src/pio/merge.cpp#p.reader->read_encoded(f, v, i, m, local.data());#p.reader->read_encoded(f, v, 0, m, local.data());#py:test_merge_split.py#serial merge rereads a part's first piece
+fpp-x-as-y#src/pio/writer.cpp#local_mesh_.npoin = nlocal_;#local_mesh_.npoin = nlocal_; local_mesh_.x = local_mesh_.y;#mpi_writer#file-per-process parts get Y as X
+refine-3d-plane0#src/core/refine.cpp#const T* src = in + p * n2;#const T* src = in;#py:test_generate_refine.py#refine gives every plane the first plane's values
+hints-dropped#src/pio/shared_file.cpp#MPI_MODE_CREATE | MPI_MODE_WRONLY, setup.info, &fh);#MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);#mpi_writer#MPI-IO hints never reach the file
+short-write-ignored#src/pio/mpi_util.cpp#if (count == MPI_UNDEFINED || count >= asked) return;#return;#py:test_faults.py#a short MPI-IO write (full disk) passes
+size-check-off#src/pio/writer.cpp#if (size != expected)#if (false)#py:test_faults.py#a shared file shorter than its frames passes at close
+wedge-serafin-order#src/formats/vtu.cpp#static const int wedge[6] = {0, 2, 1, 3, 5, 4};#static const int wedge[6] = {0, 1, 2, 3, 4, 5};#py:-k vtu#VTK wedges inside out
+signal-cleanup-off#src/core/outputs.cpp#for (const auto& t : temporaries()) remove_with_companions(t);#(void)0;#py:test_faults.py -k signal#a signal leaves temporaries
+section-lowest-part#src/formats/partel_extras.cpp#if (loc->local(b, p) > 0) part = p;#if (loc->local(b, p) > 0 && part < 0) part = p;#py:test_telemac_v8.py -k section#a section segment on a part boundary goes to the lowest common part
+diff-asymmetric#src/pio/compare.cpp#m = std::max(std::fabs(x), std::fabs(y));#m = std::fabs(x);#py:test_diff.py#diff's relative tolerance depends on which file comes first
+nodes-not-emulated#src/pio/topology.cpp#if (emulated > 1) {#if (false) {#nodes#emulated nodes are one node: the inter-node paths untested
+restart-reads-parts#integrations/telemac/anabranch_telemac.f#IF(NF.EQ.0) MINE = 1#MINE = 0#py:test_telemac_integration.py#a continued TELEMAC run does not read the one file
+hdf5-short-dataset#src/pio/vtkhdf.cpp#if (have < needed)#if (false)#py:test_hdf5.py#a cut HDF5 dataset reads as fewer frames
+title-d-suffix#src/formats/serafin.cpp#suffix.back() != 'D'#suffix != "SERAFIND"#py:test_info.py#a title ending in D is rewritten
+merged-owner-lowest#src/pio/merge.cpp#options.owner_highest = true;  // gretel's rule#options.owner_highest = false;  // gretel's rule#py:test_merged_writer.py#a file written during the run takes the lowest rank's interface values, not the merge's
+owned-run-shifted#src/pio/ownership.cpp#encode_words<R>(in + local[i], #encode_words<R>(in + local[i] + 1, #mpi_writer#a run of owned values encoded from one place on
+output-is-input#src/core/io.cpp#  if (::stat(path.c_str(), &st) != 0) return;\n  std::lock_guard<std::mutex> lock(inputs_mu);#  return;\n  std::lock_guard<std::mutex> lock(inputs_mu);#py:test_output_is_input.py#an output may replace an input
+error-no-offset#src/core/error.cpp#" at byte "#" at "#unit#errors no longer name the byte offset
+bswap64-off#src/core/byteorder.cpp#    v = __builtin_bswap64(v);\n#\n#py:test_merge_split.py#double-precision values not byte-swapped
+extrude-flat#src/core/mesh.cpp#+ (l + 1) * np);#+ l * np);#py:test_merge_split.py#a 2D part extruded to 3D gets flat prisms
+edge-cut-same#src/core/plan.cpp#cut[i].second != cut[i + 1].second#cut[i].second == cut[i + 1].second#unit#the edge cut counts the faces inside parts
+progress-every-update#src/core/progress.cpp#if (decile == last_decile_) return;#(void)last_decile_;#py:test_progress.py#progress in a log prints a line per update, not per 10%
+provenance-crc-upper#src/core/provenance.cpp#"%08x"#"%08X"#py:test_hdf5.py#the inputs' CRC-32 in upper case
+epart-part-nparts#src/formats/epart.cpp#if (value >= nparts)#if (value > nparts)#py:test_part_global.py#a partition file naming part P (of 0..P-1) accepted
+blocks-negative-cells#src/formats/blocks.cpp#c[a].get<std::int64_t>() < 0)#c[a].get<std::int64_t>() < -1)#unit#a block of -1 cells accepted
+fortran-f-point#src/formats/fortran_text.cpp#if (d == k) f += '.';#(void)0;#unit#Fortran F format without its decimal point
+cli-node-beyond#src/formats/boundary.cpp#if (l.n < 1 || l.n > npoin)#if (l.n < 1)#unit#a boundary line naming a node beyond the mesh accepted
+partel-iseg-away#src/formats/partel.cpp#if (away == 2) iseg = -9999;#if (away == 2) iseg = -9998;#py:test_telemac_v8.py#partel's ISEG code for a boundary leaving the part
+sfc-x-for-y#src/partition/partitioner.cpp#(cy - y0) * scale#(cx - x0) * scale#unit#the Hilbert curve sees only X: strips, not compact parts
+balance-lightest-first#src/partition/balance.cpp#std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return pieces[a].weight > pieces[b].weight; });#std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return pieces[a].weight < pieces[b].weight; });#unit#greedy balance deals the lightest blocks first
+hints-no-equals#src/pio/hints.cpp#if (eq == std::string::npos || eq == 0) throw#if (eq == 0) throw#mpi_writer#an MPI-IO hint without = accepted
+fpp-first-variable#src/pio/strategy_file_per_process.cpp#frame.local_values->data() + v * bytes#frame.local_values->data()#mpi_writer#file-per-process parts repeat the first variable
+independent-no-markers#src/pio/strategy_independent.cpp#      if (rank_ == 0)\n        for (const auto& [offset, bytes]#      if (rank_ < 0)\n        for (const auto& [offset, bytes]#mpi_writer#independent writes leave out the time and record markers
+part-global-node-range#src/pio/part_global.cpp#if (v < 1 || v > h.npoin)#if (v < 1)#py:test_part_global.py#a geometry IKLE node beyond NPOIN read by a part
+fpp-reader-pick#src/pio/reader_file_per_process.cpp#whole_.data() + pick_[static_cast<std::size_t>(i)] * rs_#whole_.data() + i * rs_#py:test_reader.py#reading parts returns the first nodes, not those asked
+independent-reader-one-var#src/pio/reader_independent.cpp#out + static_cast<std::int64_t>(k) * n * rs)#out)#py:test_reader.py#the independent reader puts every variable in the first slot
+hdf5-userblock#src/pio/results.cpp#at = at == 0 ? 512 : at * 2#at = at == 0 ? 1024 : at * 2#py:test_hdf5.py#an HDF5 file behind a 512-byte user block not recognised
+strategy-no-tail-marker#src/pio/strategy.cpp#    out.emplace_back(l.values_offset(frame, v) + l.npoin * rs, m);\n#\n#mpi_writer#a value record's closing marker not written
+collective-view-shift#src/pio/strategy_collective.cpp#disps.push_back(static_cast<MPI_Aint>(b.rel));#disps.push_back(static_cast<MPI_Aint>(b.rel + 4));#mpi_writer#the collective file view four bytes off
+aggregated-no-tail#src/pio/strategy_aggregated.cpp#if (st.c1 == L.npoin) tail = 4;#if (st.c1 == L.npoin) tail = 0;#mpi_writer#the aggregated writer drops a record's end marker
+hdf5-double-as-single#src/pio/strategy_hdf5.cpp#if (rs == 4)\n      scatter<std::uint32_t>(nvar, count);#if (true)\n      scatter<std::uint32_t>(nvar, count);#py:test_hdf5.py#double-precision HDF5 written as half words
+h5-no-reason#src/pio/h5.cpp#detail = "file write failed (" + write_failure_reason(file, -1) + ")";#(void)0;#py:test_faults.py#a failed HDF5 write does not say why (disk full, size limit)
+reader-hdf5-double#src/pio/reader.cpp#    if (double_precision())\n      in_.read_nodes(#    if (false)\n      in_.read_nodes(#py:test_reader.py#HDF5 double-precision values read as single
+aggregated-reader-dst#src/pio/reader_aggregated.cpp#unsigned char* dst = out + (k * nneed_ + a) * rs_;#unsigned char* dst = out + (k * nneed_) * rs_;#py:test_reader.py#the aggregated reader puts each node's values at the start
+unknown-command-ok#src/cli/app.cpp#      return 2;\n    }\n    break;#      return 0;\n    }\n    break;#py:test_info.py test_package.py#an unknown command exits 0
+balance-json-imbalance#src/cli/cmd_balance.cpp#{"imbalance", r.imbalance},#{"imbalance", r.roundrobin_imbalance},#py:test_balance.py#balance --json reports round-robin's imbalance as its own
+convert-no-frame#src/cli/cmd_convert.cpp#if (frames == 0 && h.nvar() > 0) throw#if (false) throw#py:-k convert#convert of a file without frames writes an empty result
+diff-negative-tolerance#src/cli/cmd_diff.cpp#v >= 0 && std::isfinite(v)#std::isfinite(v)#py:test_diff.py#a negative tolerance accepted
+generate-cli-fail-keeps-mesh#src/cli/cmd_generate.cpp#::unlink(o->output.c_str());#(void)0;#py:test_generate_refine.py test_faults.py#a failed .cli write leaves the mesh without it
+info-inf-unseen#src/cli/cmd_info.cpp#if (!std::isfinite(buf[i]) && non_finite++ == 0)#if (std::isnan(buf[i]) && non_finite++ == 0)#py:test_info.py#info --check misses infinite values
+merge-fpp-accepted#src/cli/cmd_merge.cpp#if (m->o.strategy == "file-per-process") throw#if (false) throw#py:test_merge_split.py#merge --strategy file-per-process accepted
+partel-concat-ignored#src/cli/cmd_partition.cpp#o.layout = "concat";#o.layout = "telemac";#py:test_telemac_v8.py test_partition.py#PARTEL.PAR's concatenate answer ignored
+refine-wall-midpoint#src/cli/cmd_refine.cpp#if (!is_wall(cli.lines[static_cast<std::size_t>(s)]) && is_wall(cli.lines[static_cast<std::size_t>(t)])) s = t;#(void)t;#py:test_generate_refine.py#a midpoint between a wall and an open node is open
+split-default-name#src/cli/cmd_split.cpp#name = s == std::string::npos ? o->input : o->input.substr(s + 1);#name = o->input;#py:test_merge_split.py#split names its outputs after the input's whole path
+tune-lustre-count#src/cli/cmd_tune.cpp#if (tok == "stripe_count:" || tok == "lmm_stripe_count:") in >> count;#if (tok == "lmm_stripe_count:") in >> count;#py:test_bench_tune.py#tune misreads lfs getstripe's stripe count
+capi-long-name#src/c_api/c_api.cpp#if (std::strlen(name) > 16 ||#if (std::strlen(name) > 32 ||#mpi_writer#a variable name over 16 characters accepted (cut in the file)
+fortran-untrimmed#bindings/fortran/anabranch.f90#c = trim(s)//c_null_char#c = s//c_null_char#mpi_writer#Fortran strings passed with their trailing blanks
 EOF
 )
 
@@ -50,9 +93,32 @@ cmake -S . -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DAB_TEST_PYTHON
   -DAB_TELEMAC_DATA="$root/../shared/data/telemac" >/dev/null
 cmake --build "$work/build" -j "$(nproc)" >/dev/null
 
+# The environment ctest gives the pytest suite (executables, data, MPI settings).
+cli_env=$(ctest --test-dir "$work/build" --show-only=json-v1 | python3 -c '
+import json, sys, shlex
+for t in json.load(sys.stdin)["tests"]:
+    if t["name"] == "cli":
+        for p in t.get("properties", []):
+            if p["name"] == "ENVIRONMENT":
+                print("\n".join("export " + shlex.quote(kv) for kv in p["value"]))
+')
+run_pytest() {  # name, pytest arguments (test files of tests/python, -k ...)
+  local name=$1 args=() a
+  shift
+  for a in "$@"; do [[ $a == test_*.py* ]] && args+=("$work/tree/tests/python/$a") || args+=("$a"); done
+  [[ " ${args[*]} " == *"/tests/python/"* ]] || args+=("$work/tree/tests/python")
+  (eval "$cli_env"; cd "$work/build" && timeout 1200 "$py" -m pytest -q -x -p no:cacheprovider "${args[@]}") >"$work/$name.test.log" 2>&1
+}
+run_ctest() {  # name, ctest arguments
+  local name=$1
+  shift
+  (cd "$work/build" && ctest -j "$(nproc)" "$@") >"$work/$name.test.log" 2>&1
+}
+failed_ctests() { grep -E '^\s+[0-9]+ - ' "$work/$1.test.log" | sed -E 's/^\s+[0-9]+ - //; s/ \(.*//' | tr '\n' ' '; }
+
 selected=("$@")
 caught=0 missed=0 report=""
-while IFS='#' read -r -u 3 name file from to what; do
+while IFS='#' read -r -u 3 name file from to tests what; do
   [[ -z $name ]] && continue
   if ((${#selected[@]})) && [[ ! " ${selected[*]} " == *" $name "* ]]; then continue; fi
   from=$(printf '%b' "$from") to=$(printf '%b' "$to")
@@ -63,17 +129,25 @@ while IFS='#' read -r -u 3 name file from to what; do
     echo "mutate: $name does not apply to $file (the code changed: update the list)" >&2
     exit 2
   fi
-  printf 'mutate: %-22s %s ... ' "$name" "$what"
+  printf 'mutate: %-28s %s ... ' "$name" "$what"
+  result=MISSED
   if ! cmake --build "$work/build" -j "$(nproc)" >"$work/$name.build.log" 2>&1; then
     result="caught (does not build)"
-  elif (cd "$work/build" && ctest -j "$(nproc)" ${tests_regex:+-R "$tests_regex"} -E 'python_install|consumer' \
-          >"$work/$name.test.log" 2>&1); then
-    result=MISSED
   else
-    result="caught by: $(grep -E '^\s+[0-9]+ - ' "$work/$name.test.log" | sed -E 's/^\s+[0-9]+ - //; s/ \(.*//' | tr '\n' ' ')"
+    # The tests named first (quick), then, if they pass, the whole suite: caught is caught.
+    if [[ $tests == py:* ]]; then
+      run_pytest "$name" ${tests#py:} || result="caught by: pytest ${tests#py:}"
+    elif [[ -n $tests ]]; then
+      run_ctest "$name" -R "$tests" || result="caught by: $(failed_ctests "$name")"
+    fi
+    if [[ $result == MISSED && ${MUTATE_QUICK:-0} == 1 ]]; then
+      result="MISSED by the named tests (MUTATE_QUICK=1: the suite not run)"
+    elif [[ $result == MISSED ]] && ! run_ctest "$name" ${tests_regex:+-R "$tests_regex"} -E 'python_install|consumer'; then
+      result="caught by: $(failed_ctests "$name")"
+    fi
   fi
   echo "$result"
-  [[ $result == MISSED ]] && missed=$((missed + 1)) || caught=$((caught + 1))
+  [[ $result == MISSED* ]] && missed=$((missed + 1)) || caught=$((caught + 1))
   report+="$name: $result"$'\n'
   mv "$file.orig" "$file"
   touch "$file"  # newer than the mutated build: rebuilt

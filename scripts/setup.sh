@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 want_test=0
 [[ "${1:-}" == "--test" ]] && want_test=1
 
-pkgs=(build-essential cmake ninja-build pkg-config openmpi-bin libopenmpi-dev libmetis-dev libscotch-dev
+pkgs=(build-essential cmake ninja-build pkg-config openmpi-bin libopenmpi-dev libmetis-dev libscotch-dev libptscotch-dev
       libhdf5-openmpi-dev zlib1g-dev libcli11-dev nlohmann-json3-dev libgtest-dev gfortran)
 if (( want_test )); then
   pkgs+=(clang libclang-rt-14-dev mpich libmpich-dev libhdf5-mpich-dev python3-paraview)

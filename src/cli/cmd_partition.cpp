@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -22,6 +23,8 @@
 #include "formats/partel.hpp"
 #include "formats/serafin.hpp"
 #include "partition/partitioner.hpp"
+#include "pio/mpi_util.hpp"
+#include "pio/partition_distributed.hpp"
 
 namespace anabranch::cli {
 namespace {
@@ -35,6 +38,9 @@ struct PartitionOptions {
   bool partel = false;
   std::string split_on;  // partel mode: the geometry whose parts exist
   bool split_headers_only = false;  // ... and the parts get header and mesh only
+  std::string partition;  // --partition: each element's part, from a file
+  bool dry_run = false;
+  int ranks = 0;  // --dry-run: the ranks to estimate for (0: those it runs on)
 };
 
 std::string basename_of(const std::string& p) {
@@ -115,6 +121,339 @@ void read_partel_answers(std::istream& in, PartitionOptions& o) {
   o.names = basename_of(input) + "," + basename_of(cli);
 }
 
+// The serial route: the whole mesh in this process. `given`: every element's part, computed
+// elsewhere (empty: partition here, or read --partition).
+int run_serial(PartitionOptions& o, bool json, std::chrono::steady_clock::time_point t0, std::vector<std::int32_t> given) {
+  if (o.method.empty()) o.method = metis_available() ? "metis" : "sfc";
+  const PartitionMethod method = o.method == "ptscotch" ? PartitionMethod::Sfc : parse_partition_method(o.method);
+  const bool epart_only = o.layout == "partition-file";
+  const partel::Layout layout = epart_only ? partel::Layout::Telemac : partel::parse_layout(o.layout);
+  const int threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  make_folder(o.output);
+  if (::access(o.output.c_str(), W_OK) != 0) throw IoError::from_errno("cannot write into output folder", o.output);
+
+  nlohmann::json phases = nlohmann::json::object(), phase_rss = nlohmann::json::object();
+  std::int64_t peak = 0;
+  auto phase = [&](const char* name, std::chrono::steady_clock::time_point since) {
+    phases[name] = seconds_since(since);
+    const std::int64_t rss = peak_rss_bytes();
+    phase_rss[name] = rss;
+    peak = std::max(peak, rss);  // the kernel's high-water mark, never reset (users' accounting reads it)
+  };
+
+  auto t = std::chrono::steady_clock::now();
+  serafin::Reader reader(o.mesh);
+  report_integrity("partition", reader);
+  const auto& h = reader.header();
+  const int nplan = h.nplan();
+  const std::int64_t npoin2 = h.npoin / nplan;
+  const std::int64_t nelem2 = nplan > 1 ? h.nelem / (nplan - 1) : h.nelem;
+  if (o.parts > nelem2)
+    throw UsageError("cannot make " + std::to_string(o.parts) + " parts of " + std::to_string(nelem2) + " elements");
+  std::vector<const serafin::Reader*> also_ptrs;
+  std::vector<std::unique_ptr<serafin::Reader>> also;
+  for (const auto& f : o.also) {
+    also.push_back(std::make_unique<serafin::Reader>(f));
+    const auto& ah = also.back()->header();
+    if (ah.npoin != h.npoin || ah.nelem != h.nelem || ah.ndp != h.ndp)
+      throw UsageError(f + " is not on the mesh of " + o.mesh + " (NELEM, NPOIN or NDP differ)");
+    also_ptrs.push_back(also.back().get());
+  }
+  boundary::File cli;
+  if (!o.cli.empty()) {
+    cli = boundary::read(o.cli);
+    boundary::validate(cli, npoin2, o.mesh);
+    auto ipobo = reader.read_ipobo();
+    std::int64_t nptfr = 0;
+    for (std::int64_t i = 0; i < npoin2; ++i) nptfr += ipobo[static_cast<std::size_t>(i)] != 0;
+    if (nptfr != 0 && nptfr != static_cast<std::int64_t>(cli.lines.size()))
+      throw UsageError(o.mesh + " has " + std::to_string(nptfr) + " boundary nodes (IPOBO) but " + o.cli + " has " +
+                       std::to_string(cli.lines.size()) + " lines: the mesh and the boundary file disagree");
+  }
+  std::vector<std::int32_t> weights;
+  if (!o.weights.empty()) weights = read_weights(o.weights, nelem2);
+  phase("read", t);
+
+  // Partition the 2D base mesh.
+  t = std::chrono::steady_clock::now();
+  PartitionStats stats;
+  std::vector<std::int32_t> epart;
+  int ndp2 = 0;
+  Coordinates x, y;
+  if (!given.empty()) {  // a partition computed elsewhere (--partition, or the ranks under mpiexec)
+    epart = std::move(given);
+    if (static_cast<std::int64_t>(epart.size()) != nelem2) throw UsageError("the given partition does not fit the mesh");
+  } else if (!o.partition.empty()) {
+    epart = epart::read(o.partition, o.parts, nelem2);
+  } else if (method == PartitionMethod::Metis || method == PartitionMethod::Scotch) {
+    auto eind = base_ikle(reader, ndp2);
+    for (auto& v : eind) --v;
+    if (method == PartitionMethod::Metis)
+      epart = partition_metis(std::move(eind), nelem2, ndp2, npoin2, o.parts, weights, &stats);
+    else if (!weights.empty())
+      throw UsageError("--weights: partel's SCOTCH call takes no weights; use --method metis or sfc");
+    else
+      epart = partition_scotch(std::move(eind), nelem2, ndp2, npoin2, o.parts, &stats);
+  } else {
+    auto ikle2 = base_ikle(reader, ndp2);
+    x = reader.read_coordinates(false);
+    y = reader.read_coordinates(true);
+    epart = partition_sfc(ikle2.data(), nelem2, ndp2, ndp2, x, y, o.parts, weights, &stats);
+    x.clear();  // read again after the plan: less memory at the peak
+    y.clear();
+  }
+  weights = {};
+  phase("partition", t);
+
+  t = std::chrono::steady_clock::now();
+  auto ikle2 = base_ikle(reader, ndp2);
+  Plan plan = build_plan(ikle2.data(), nelem2, ndp2, ndp2, npoin2, std::move(epart), o.parts);
+  const PlanQuality q = plan_quality(plan, ikle2.data(), ndp2);
+  x = reader.read_coordinates(false);
+  y = reader.read_coordinates(true);
+  phase("plan", t);
+
+  partel::WriteReport report;
+  t = std::chrono::steady_clock::now();
+  if (epart_only) {  // the element -> part file alone (ab_part_open_global reads it with the geometry)
+    const std::string name = o.names.empty() ? basename_of(o.mesh) : o.names.substr(0, o.names.find(','));
+    const std::string path = epart::file_name(o.output, name, o.parts);
+    epart::write(path, plan.epart);
+    report.files = 1;
+    report.bytes = file_size(path);
+    report.paths.push_back(path);
+  } else {
+        Contour contour;
+    std::vector<std::int32_t> numliq;
+    partel::GlobalMesh gm;
+    gm.ikle2 = &ikle2;
+    gm.stride = ndp2;
+    gm.x = &x;
+    gm.y = &y;
+    if (!cli.lines.empty()) {
+      std::vector<std::int32_t> nodes;
+      std::vector<int> lih, liu;
+      for (const auto& l : cli.lines) {
+        nodes.push_back(static_cast<std::int32_t>(l.n));
+        lih.push_back(l.lihbor);
+        liu.push_back(l.liubor);
+      }
+      contour = build_contour(nodes, ikle2.data(), nelem2, ndp2, ndp2, x, y);
+      numliq = number_liquid_boundaries(contour, nodes, lih, liu, x, y);
+      gm.cli = &cli;
+      gm.contour = &contour;
+      gm.numliq = &numliq;
+    }
+    partel::Names names;
+    names.dir = o.output;
+    names.geo = basename_of(o.mesh);
+    names.cli = o.cli.empty() ? "" : basename_of(o.cli);
+    if (!o.names.empty()) {
+      auto comma = o.names.find(',');
+      names.geo = o.names.substr(0, comma);
+      if (comma != std::string::npos) names.cli = o.names.substr(comma + 1);
+    }
+    if (!cli.lines.empty() && names.cli.empty()) throw UsageError("--names: give GEO,CLI");
+    names.par = partel::par_name(names.geo);
+    for (const auto& f : o.also) names.also.push_back(basename_of(f));
+    std::vector<partel::PartText> texts;
+    if (nplan > 1) {
+      for (const auto* f : {&o.sections, &o.zones, &o.weirs})
+        if (!f->empty())
+          std::fprintf(stderr, "anabranch partition: warning: %s is not split: partel splits sections, zones and weirs of 2D meshes only\n",
+                       f->c_str());
+    } else {
+      if (!o.sections.empty()) {
+        if (ndp2 != 3) throw UsageError(o.sections + ": control sections need a mesh of triangles");
+        texts.push_back(partel::control_sections(o.sections, plan, ikle2.data(), x, y));
+      }
+      if (!o.zones.empty()) texts.push_back(partel::friction_zones(o.zones, plan));
+      if (!o.weirs.empty()) texts.push_back(partel::weirs(o.weirs, plan));
+    }
+    report = partel::write_parts(plan, reader, also_ptrs, gm, names, layout, threads, texts);
+  }
+  phase("write", t);
+  const double total = seconds_since(t0);
+
+  nlohmann::json j = {{"mesh", o.mesh},
+                      {"parts", o.parts},
+                      {"method", o.method},
+                      {"layout", o.layout},
+                      {"nelem", h.nelem},
+                      {"npoin", h.npoin},
+                      {"nplan", nplan},
+                      {"elements_per_part", {{"min", q.min_elems}, {"mean", q.mean_elems}, {"max", q.max_elems}}},
+                      {"imbalance", q.imbalance},
+                      {"edge_cut", q.edge_cut},
+                      {"interface_nodes", q.interface_nodes},
+                      {"max_part_interface_nodes", q.max_part_interface},
+                      {"empty_parts", q.empty_parts},
+                      {"seconds", total},
+                      {"phases", phases},
+                      {"phase_peak_rss_bytes", phase_rss},
+                      {"partitioner_seconds", stats.seconds},
+                      {"partitioner_peak_rss_bytes", stats.peak_rss},
+                      {"peak_rss_bytes", peak},
+                      {"files", report.files},
+                      {"bytes", report.bytes}};
+  if (json) {
+    print_json(j);
+  } else {
+    std::printf("partitioned %s into %d parts (%s, %s layout): %lld files, %s in %.2f s\n", o.mesh.c_str(), o.parts,
+                o.method.c_str(), o.layout.c_str(), static_cast<long long>(report.files),
+                human_bytes(static_cast<double>(report.bytes)).c_str(), total);
+    std::printf("  elements per part  min %lld, mean %.1f, max %lld (imbalance %.3f)\n", static_cast<long long>(q.min_elems),
+                q.mean_elems, static_cast<long long>(q.max_elems), q.imbalance);
+    std::printf("  edge cut           %s\n", thousands(q.edge_cut).c_str());
+    std::printf("  interface nodes    %s in all, at most %s in one part\n", thousands(q.interface_nodes).c_str(),
+                thousands(q.max_part_interface).c_str());
+    if (q.empty_parts) std::printf("  warning: %lld parts are empty\n", static_cast<long long>(q.empty_parts));
+    std::printf("  time               read %.2f s, %s %.2f s (%.0f%%), plan %.2f s, write %.2f s\n", phases["read"].get<double>(),
+                o.method.c_str(), phases["partition"].get<double>(), 100.0 * phases["partition"].get<double>() / total,
+                phases["plan"].get<double>(), phases["write"].get<double>());
+    std::printf("  peak memory        %s (reached by the end of: read %s, %s %s, plan %s, write %s)\n", human_bytes(static_cast<double>(peak)).c_str(),
+                human_bytes(phase_rss["read"].get<double>()).c_str(), o.method.c_str(),
+                human_bytes(phase_rss["partition"].get<double>()).c_str(), human_bytes(phase_rss["plan"].get<double>()).c_str(),
+                human_bytes(phase_rss["write"].get<double>()).c_str());
+  }
+  return 0;
+}
+
+// What each rank holds at its peak under mpiexec (bytes), from the mesh's sizes: the model
+// the README explains. sfc: the slice's IKLE, its nodes' coordinates and their index, the
+// keys twice (sorted and exchanged) and the answers. ptscotch: the slice's IKLE, its edge
+// records (16 bytes each, sorted in place), the arcs of its dual graph (16 bytes each, sent
+// and received), the graph itself and PT-Scotch's working copy of it (about 3 graphs).
+struct RankEstimate {
+  std::int64_t sfc = 0, ptscotch = 0, serial_metis = 0;
+};
+RankEstimate estimate(std::int64_t nelem, std::int64_t npoin, int ndp, int ranks) {
+  const double e = static_cast<double>(nelem) / ranks, n = std::min<double>(static_cast<double>(npoin), e * ndp);
+  RankEstimate r;
+  const double ikle = e * ndp * 4;
+  r.sfc = static_cast<std::int64_t>(ikle + n * (8 + 8 + 4) + e * 16 * 2 + e * 16 * 2 + e * 4);
+  const double edges = e * ndp * 16, arcs = e * ndp * 16 * 2, graph = e * (ndp * 4 + 4);
+  r.ptscotch = static_cast<std::int64_t>(ikle + std::max(edges, arcs) + graph * 4 + e * 4);
+  // The serial route with METIS, measured: about 105 bytes per triangle (11.2 GB at 106.5M).
+  r.serial_metis = static_cast<std::int64_t>(static_cast<double>(nelem) * 105);
+  return r;
+}
+
+int dry_run(const PartitionOptions& o, int ranks, bool json) {
+  const serafin::Reader reader(o.mesh);
+  const auto& h = reader.header();
+  const int nplan = h.nplan();
+  const std::int64_t nelem2 = nplan > 1 ? h.nelem / (nplan - 1) : h.nelem, npoin2 = h.npoin / nplan;
+  const int ndp2 = nplan > 1 ? 3 : h.ndp;
+  const RankEstimate r = estimate(nelem2, npoin2, ndp2, ranks);
+  if (json) {
+    print_json({{"mesh", o.mesh}, {"nelem", nelem2}, {"npoin", npoin2}, {"parts", o.parts}, {"ranks", ranks},
+                {"per_rank_bytes", {{"sfc", r.sfc}, {"ptscotch", r.ptscotch}}}, {"serial_metis_bytes", r.serial_metis}});
+    return 0;
+  }
+  std::printf("partition of %s (%s elements, %s nodes in 2D) into %d parts on %d ranks: estimated peak per rank\n", o.mesh.c_str(),
+              thousands(nelem2).c_str(), thousands(npoin2).c_str(), o.parts, ranks);
+  std::printf("  --method sfc       %s\n", human_bytes(static_cast<double>(r.sfc)).c_str());
+  std::printf("  --method ptscotch  %s\n", human_bytes(static_cast<double>(r.ptscotch)).c_str());
+  std::printf("  (one process with METIS: about %s)\n", human_bytes(static_cast<double>(r.serial_metis)).c_str());
+  std::printf("  the per-part layouts (telemac, concat) also need the serial writer's memory on rank 0: --layout partition-file "
+              "does not\n");
+  return 0;
+}
+
+// The route under mpiexec: each rank reads a slice of the elements, the ranks partition
+// together, and write the partition file together; the per-part layouts gather the parts
+// on rank 0, which writes the files as the serial route does.
+int run_distributed(PartitionOptions& o, bool json, std::chrono::steady_clock::time_point t0) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  if (o.method == "metis" || o.method == "scotch")
+    throw UsageError("--method " + o.method + " runs in one process, not on " + std::to_string(size) +
+                     " ranks: under mpiexec use --method ptscotch or --method sfc");
+  if (o.partel) throw UsageError("--partel runs in one process (TELEMAC's runner calls partel alone): run it without mpiexec");
+  if (!o.partition.empty()) throw UsageError("--partition: the parts are given, nothing to partition on " + std::to_string(size) + " ranks");
+  const bool epart_only = o.layout == "partition-file";
+  pio::collective(comm, [&] {
+    if (rank != 0) return;
+    make_folder(o.output);
+    if (::access(o.output.c_str(), W_OK) != 0) throw IoError::from_errno("cannot write into output folder", o.output);
+  });
+  std::optional<serafin::Reader> reader;
+  pio::collective(comm, [&] { reader.emplace(o.mesh); });
+  const auto& h = reader->header();
+  const int nplan = h.nplan();
+  const std::int64_t nelem2 = nplan > 1 ? h.nelem / (nplan - 1) : h.nelem;
+  if (o.parts > nelem2)
+    throw UsageError("cannot make " + std::to_string(o.parts) + " parts of " + std::to_string(nelem2) + " elements");
+  auto t = std::chrono::steady_clock::now();
+  pio::MeshSlice slice = pio::read_mesh_slice(comm, *reader);
+  std::vector<std::int32_t> weights;
+  if (!o.weights.empty()) weights = pio::read_weights_slice(comm, o.weights, slice);
+  const double read_s = seconds_since(t);
+  t = std::chrono::steady_clock::now();
+  std::vector<std::int32_t> parts;
+  pio::collective(comm, [&] {
+    parts = o.method == "sfc" ? pio::partition_sfc_distributed(comm, *reader, slice, o.parts, weights)
+                              : pio::partition_ptscotch_distributed(comm, slice, o.parts, weights);
+  });
+  const double part_s = seconds_since(t);
+  const pio::DistributedQuality q = pio::distributed_quality(comm, slice, parts, o.parts);
+  t = std::chrono::steady_clock::now();
+  std::int64_t files = 1, bytes = 0;
+  if (epart_only) {
+    const std::string name = o.names.empty() ? basename_of(o.mesh) : o.names.substr(0, o.names.find(','));
+    const std::string path = epart::file_name(o.output, name, o.parts);
+    pio::write_partition_file(comm, path, parts);
+    if (rank == 0) bytes = file_size(path);
+  } else {
+    std::vector<std::int32_t> all = pio::gather_parts(comm, parts, nelem2, 0);
+    slice = {};
+    parts = {};
+    int rc = 0;
+    pio::collective(comm, [&] {
+      if (rank == 0) rc = run_serial(o, json, t0, std::move(all));
+    });
+    return rc;
+  }
+  const double write_s = seconds_since(t);
+  std::int64_t peak = peak_rss_bytes(), largest = 0;
+  MPI_Reduce(&peak, &largest, 1, MPI_INT64_T, MPI_MAX, 0, comm);
+  if (rank != 0) return 0;
+  const double total = seconds_since(t0);
+  if (json) {
+    print_json({{"mesh", o.mesh},
+                {"parts", o.parts},
+                {"method", o.method},
+                {"layout", o.layout},
+                {"ranks", size},
+                {"nelem", h.nelem},
+                {"npoin", h.npoin},
+                {"nplan", nplan},
+                {"elements_per_part", {{"min", q.min_elems}, {"mean", q.mean_elems}, {"max", q.max_elems}}},
+                {"imbalance", q.imbalance},
+                {"edge_cut", q.edge_cut},
+                {"empty_parts", q.empty_parts},
+                {"seconds", total},
+                {"phases", {{"read", read_s}, {"partition", part_s}, {"write", write_s}}},
+                {"peak_rss_bytes_largest_rank", largest},
+                {"files", files},
+                {"bytes", bytes}});
+  } else {
+    std::printf("partitioned %s into %d parts (%s on %d ranks, %s layout): %lld file, %s in %.2f s\n", o.mesh.c_str(), o.parts,
+                o.method.c_str(), size, o.layout.c_str(), static_cast<long long>(files), human_bytes(static_cast<double>(bytes)).c_str(),
+                total);
+    std::printf("  elements per part  min %lld, mean %.1f, max %lld (imbalance %.3f)\n", static_cast<long long>(q.min_elems),
+                q.mean_elems, static_cast<long long>(q.max_elems), q.imbalance);
+    std::printf("  edge cut           %s\n", thousands(q.edge_cut).c_str());
+    if (q.empty_parts) std::printf("  warning: %lld parts are empty\n", static_cast<long long>(q.empty_parts));
+    std::printf("  time               read %.2f s, %s %.2f s, write %.2f s\n", read_s, o.method.c_str(), part_s, write_s);
+    std::printf("  peak memory        %s on the largest rank\n", human_bytes(static_cast<double>(largest)).c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 Runner add_partition(CLI::App& app, Common& common) {
@@ -124,8 +463,10 @@ Runner add_partition(CLI::App& app, Common& common) {
   sub->add_option("--cli", o->cli, "boundary-conditions file (needed for TELEMAC's .cli and PAR part files)")->check(CLI::ExistingFile);
   sub->add_option("-n,--parts", o->parts, "number of parts P (1..100000)");
   sub->add_option("--method", o->method,
-                  "metis (partel's method 1), scotch (partel's method 2) or sfc (Hilbert curve; fast, little memory)")
-      ->check(CLI::IsMember({"metis", "scotch", "sfc"}));
+                  "metis (partel's method 1), scotch (partel's method 2), sfc (Hilbert curve; fast, little memory; in one process "
+                  "or under mpiexec, the same parts) or ptscotch (PT-Scotch, under mpiexec: each rank reads a slice of the mesh). "
+                  "Default: metis, under mpiexec ptscotch")
+      ->check(CLI::IsMember({"metis", "scotch", "sfc", "ptscotch"}));
   sub->add_option("--layout", o->layout,
                   "telemac (3 files per part), concat (6 files) or partition-file (one file, <mesh>.epart.<P>: each element's "
                   "part, one per line, for solvers that read their part from the global geometry)")
@@ -139,6 +480,13 @@ Runner add_partition(CLI::App& app, Common& common) {
   sub->add_option("--weights", o->weights, "text file with one integer weight per (2D) element")->check(CLI::ExistingFile);
   sub->add_option("-o,--output", o->output, "output folder")->capture_default_str();
   sub->add_option("--threads", o->threads, "threads writing parts (default: all cores)");
+  sub->add_option("--partition", o->partition,
+                  "take each element's part from this file (one per line, as --layout partition-file writes it) instead of "
+                  "partitioning")
+      ->check(CLI::ExistingFile);
+  sub->add_flag("--dry-run", o->dry_run, "print the estimated peak memory per rank for this mesh, -n and --ranks; partition nothing");
+  sub->add_option("--ranks", o->ranks, "--dry-run: the number of ranks to estimate for (default: those it runs on)")
+      ->check(CLI::PositiveNumber);
   sub->add_flag("--partel", o->partel, "read partel's answers from standard input (as TELEMAC's scripts call partel)");
   sub->add_flag("--json", common.json, "print the report as JSON on stdout");
   return [o, &common]() {
@@ -160,194 +508,14 @@ Runner add_partition(CLI::App& app, Common& common) {
     if (o->mesh.empty()) throw UsageError("no mesh file given");
     if (o->parts < 1 || o->parts > partel::kMaxParts)
       throw UsageError("the number of parts must be in 1.." + std::to_string(partel::kMaxParts) + " (-n)");
-    if (o->method.empty()) o->method = metis_available() ? "metis" : "sfc";
-    const PartitionMethod method = parse_partition_method(o->method);
-    const bool epart_only = o->layout == "partition-file";
-    const partel::Layout layout = epart_only ? partel::Layout::Telemac : partel::parse_layout(o->layout);
-    const int threads = o->threads > 0 ? o->threads : std::max(1u, std::thread::hardware_concurrency());
-    make_folder(o->output);
-    if (::access(o->output.c_str(), W_OK) != 0) throw IoError::from_errno("cannot write into output folder", o->output);
-
-    nlohmann::json phases = nlohmann::json::object(), phase_rss = nlohmann::json::object();
-    std::int64_t peak = 0;
-    auto phase = [&](const char* name, std::chrono::steady_clock::time_point since) {
-      phases[name] = seconds_since(since);
-      const std::int64_t rss = peak_rss_bytes();
-      phase_rss[name] = rss;
-      peak = std::max(peak, rss);  // the kernel's high-water mark, never reset (users' accounting reads it)
-    };
-
-    auto t = std::chrono::steady_clock::now();
-    serafin::Reader reader(o->mesh);
-    report_integrity("partition", reader);
-    const auto& h = reader.header();
-    const int nplan = h.nplan();
-    const std::int64_t npoin2 = h.npoin / nplan;
-    const std::int64_t nelem2 = nplan > 1 ? h.nelem / (nplan - 1) : h.nelem;
-    if (o->parts > nelem2)
-      throw UsageError("cannot make " + std::to_string(o->parts) + " parts of " + std::to_string(nelem2) + " elements");
-    std::vector<const serafin::Reader*> also_ptrs;
-    std::vector<std::unique_ptr<serafin::Reader>> also;
-    for (const auto& f : o->also) {
-      also.push_back(std::make_unique<serafin::Reader>(f));
-      const auto& ah = also.back()->header();
-      if (ah.npoin != h.npoin || ah.nelem != h.nelem || ah.ndp != h.ndp)
-        throw UsageError(f + " is not on the mesh of " + o->mesh + " (NELEM, NPOIN or NDP differ)");
-      also_ptrs.push_back(also.back().get());
-    }
-    boundary::File cli;
-    if (!o->cli.empty()) {
-      cli = boundary::read(o->cli);
-      boundary::validate(cli, npoin2, o->mesh);
-      auto ipobo = reader.read_ipobo();
-      std::int64_t nptfr = 0;
-      for (std::int64_t i = 0; i < npoin2; ++i) nptfr += ipobo[static_cast<std::size_t>(i)] != 0;
-      if (nptfr != 0 && nptfr != static_cast<std::int64_t>(cli.lines.size()))
-        throw UsageError(o->mesh + " has " + std::to_string(nptfr) + " boundary nodes (IPOBO) but " + o->cli + " has " +
-                         std::to_string(cli.lines.size()) + " lines: the mesh and the boundary file disagree");
-    }
-    std::vector<std::int32_t> weights;
-    if (!o->weights.empty()) weights = read_weights(o->weights, nelem2);
-    phase("read", t);
-
-    // Partition the 2D base mesh.
-    t = std::chrono::steady_clock::now();
-    PartitionStats stats;
-    std::vector<std::int32_t> epart;
-    int ndp2 = 0;
-    Coordinates x, y;
-    if (method == PartitionMethod::Metis || method == PartitionMethod::Scotch) {
-      auto eind = base_ikle(reader, ndp2);
-      for (auto& v : eind) --v;
-      if (method == PartitionMethod::Metis)
-        epart = partition_metis(std::move(eind), nelem2, ndp2, npoin2, o->parts, weights, &stats);
-      else if (!weights.empty())
-        throw UsageError("--weights: partel's SCOTCH call takes no weights; use --method metis or sfc");
-      else
-        epart = partition_scotch(std::move(eind), nelem2, ndp2, npoin2, o->parts, &stats);
-    } else {
-      auto ikle2 = base_ikle(reader, ndp2);
-      x = reader.read_coordinates(false);
-      y = reader.read_coordinates(true);
-      epart = partition_sfc(ikle2.data(), nelem2, ndp2, ndp2, x, y, o->parts, weights, &stats);
-      x.clear();  // read again after the plan: less memory at the peak
-      y.clear();
-    }
-    weights = {};
-    phase("partition", t);
-
-    t = std::chrono::steady_clock::now();
-    auto ikle2 = base_ikle(reader, ndp2);
-    Plan plan = build_plan(ikle2.data(), nelem2, ndp2, ndp2, npoin2, std::move(epart), o->parts);
-    const PlanQuality q = plan_quality(plan, ikle2.data(), ndp2);
-    x = reader.read_coordinates(false);
-    y = reader.read_coordinates(true);
-    phase("plan", t);
-
-    partel::WriteReport report;
-    t = std::chrono::steady_clock::now();
-    if (epart_only) {  // the element -> part file alone (ab_part_open_global reads it with the geometry)
-      const std::string name = o->names.empty() ? basename_of(o->mesh) : o->names.substr(0, o->names.find(','));
-      const std::string path = epart::file_name(o->output, name, o->parts);
-      epart::write(path, plan.epart);
-      report.files = 1;
-      report.bytes = file_size(path);
-      report.paths.push_back(path);
-    } else {
-          Contour contour;
-      std::vector<std::int32_t> numliq;
-      partel::GlobalMesh gm;
-      gm.ikle2 = &ikle2;
-      gm.stride = ndp2;
-      gm.x = &x;
-      gm.y = &y;
-      if (!cli.lines.empty()) {
-        std::vector<std::int32_t> nodes;
-        std::vector<int> lih, liu;
-        for (const auto& l : cli.lines) {
-          nodes.push_back(static_cast<std::int32_t>(l.n));
-          lih.push_back(l.lihbor);
-          liu.push_back(l.liubor);
-        }
-        contour = build_contour(nodes, ikle2.data(), nelem2, ndp2, ndp2, x, y);
-        numliq = number_liquid_boundaries(contour, nodes, lih, liu, x, y);
-        gm.cli = &cli;
-        gm.contour = &contour;
-        gm.numliq = &numliq;
-      }
-      partel::Names names;
-      names.dir = o->output;
-      names.geo = basename_of(o->mesh);
-      names.cli = o->cli.empty() ? "" : basename_of(o->cli);
-      if (!o->names.empty()) {
-        auto comma = o->names.find(',');
-        names.geo = o->names.substr(0, comma);
-        if (comma != std::string::npos) names.cli = o->names.substr(comma + 1);
-      }
-      if (!cli.lines.empty() && names.cli.empty()) throw UsageError("--names: give GEO,CLI");
-      names.par = partel::par_name(names.geo);
-      for (const auto& f : o->also) names.also.push_back(basename_of(f));
-      std::vector<partel::PartText> texts;
-      if (nplan > 1) {
-        for (const auto* f : {&o->sections, &o->zones, &o->weirs})
-          if (!f->empty())
-            std::fprintf(stderr, "anabranch partition: warning: %s is not split: partel splits sections, zones and weirs of 2D meshes only\n",
-                         f->c_str());
-      } else {
-        if (!o->sections.empty()) {
-          if (ndp2 != 3) throw UsageError(o->sections + ": control sections need a mesh of triangles");
-          texts.push_back(partel::control_sections(o->sections, plan, ikle2.data(), x, y));
-        }
-        if (!o->zones.empty()) texts.push_back(partel::friction_zones(o->zones, plan));
-        if (!o->weirs.empty()) texts.push_back(partel::weirs(o->weirs, plan));
-      }
-      report = partel::write_parts(plan, reader, also_ptrs, gm, names, layout, threads, texts);
-    }
-    phase("write", t);
-    const double total = seconds_since(t0);
-
-    nlohmann::json j = {{"mesh", o->mesh},
-                        {"parts", o->parts},
-                        {"method", o->method},
-                        {"layout", o->layout},
-                        {"nelem", h.nelem},
-                        {"npoin", h.npoin},
-                        {"nplan", nplan},
-                        {"elements_per_part", {{"min", q.min_elems}, {"mean", q.mean_elems}, {"max", q.max_elems}}},
-                        {"imbalance", q.imbalance},
-                        {"edge_cut", q.edge_cut},
-                        {"interface_nodes", q.interface_nodes},
-                        {"max_part_interface_nodes", q.max_part_interface},
-                        {"empty_parts", q.empty_parts},
-                        {"seconds", total},
-                        {"phases", phases},
-                        {"phase_peak_rss_bytes", phase_rss},
-                        {"partitioner_seconds", stats.seconds},
-                        {"partitioner_peak_rss_bytes", stats.peak_rss},
-                        {"peak_rss_bytes", peak},
-                        {"files", report.files},
-                        {"bytes", report.bytes}};
-    if (common.json) {
-      print_json(j);
-    } else {
-      std::printf("partitioned %s into %d parts (%s, %s layout): %lld files, %s in %.2f s\n", o->mesh.c_str(), o->parts,
-                  o->method.c_str(), o->layout.c_str(), static_cast<long long>(report.files),
-                  human_bytes(static_cast<double>(report.bytes)).c_str(), total);
-      std::printf("  elements per part  min %lld, mean %.1f, max %lld (imbalance %.3f)\n", static_cast<long long>(q.min_elems),
-                  q.mean_elems, static_cast<long long>(q.max_elems), q.imbalance);
-      std::printf("  edge cut           %s\n", thousands(q.edge_cut).c_str());
-      std::printf("  interface nodes    %s in all, at most %s in one part\n", thousands(q.interface_nodes).c_str(),
-                  thousands(q.max_part_interface).c_str());
-      if (q.empty_parts) std::printf("  warning: %lld parts are empty\n", static_cast<long long>(q.empty_parts));
-      std::printf("  time               read %.2f s, %s %.2f s (%.0f%%), plan %.2f s, write %.2f s\n", phases["read"].get<double>(),
-                  o->method.c_str(), phases["partition"].get<double>(), 100.0 * phases["partition"].get<double>() / total,
-                  phases["plan"].get<double>(), phases["write"].get<double>());
-      std::printf("  peak memory        %s (reached by the end of: read %s, %s %s, plan %s, write %s)\n", human_bytes(static_cast<double>(peak)).c_str(),
-                  human_bytes(phase_rss["read"].get<double>()).c_str(), o->method.c_str(),
-                  human_bytes(phase_rss["partition"].get<double>()).c_str(), human_bytes(phase_rss["plan"].get<double>()).c_str(),
-                  human_bytes(phase_rss["write"].get<double>()).c_str());
-    }
-    return 0;
+    std::optional<pio::MpiSession> mpi;  // MPI's start-up only under mpiexec (or for PT-Scotch)
+    if (pio::started_by_launcher() || o->method == "ptscotch") mpi.emplace(nullptr, nullptr);
+    int size = 1;
+    if (mpi) MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (o->dry_run) return dry_run(*o, o->ranks > 0 ? o->ranks : size, common.json);
+    if (o->method.empty()) o->method = size > 1 ? (pio::ptscotch_available() ? "ptscotch" : "sfc") : metis_available() ? "metis" : "sfc";
+    if (size > 1 || o->method == "ptscotch") return run_distributed(*o, common.json, t0);
+    return run_serial(*o, common.json, t0, {});
   };
 }
 

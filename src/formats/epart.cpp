@@ -22,9 +22,12 @@ void write(const std::string& path, const std::vector<std::int32_t>& epart) {
   sink.commit();
 }
 
-std::vector<std::int64_t> elements_of(const std::string& path, int part, int nparts, std::int64_t nelem) {
+namespace {
+
+// Reads a partition file, calling take(element, part) for each line.
+template <class Take>
+void scan(const std::string& path, int nparts, std::int64_t nelem, Take&& take) {
   FileSource src(path);
-  std::vector<std::int64_t> mine;
   std::vector<char> buf(1u << 20);
   std::int64_t element = 0, value = 0, line_start = 0;
   enum { Before, In, After } state = Before;  // where on the line: before, in or after its number
@@ -35,7 +38,7 @@ std::vector<std::int64_t> elements_of(const std::string& path, int part, int npa
     if (state == Before) throw bad(line_start, "no part number");
     if (value >= nparts) throw bad(line_start, "part " + std::to_string(value) + " outside 0.." + std::to_string(nparts - 1));
     if (element >= nelem) throw bad(line_start, "more lines than the geometry's " + std::to_string(nelem) + " elements");
-    if (value == part) mine.push_back(element);
+    take(element, static_cast<std::int32_t>(value));
     ++element;
     value = 0;
     state = Before;
@@ -66,7 +69,23 @@ std::vector<std::int64_t> elements_of(const std::string& path, int part, int npa
   if (element != nelem)
     throw FormatError(path, "line " + std::to_string(element + 1), src.size(),
                       "the file ends after " + std::to_string(element) + " elements; the geometry has " + std::to_string(nelem));
+}
+
+}  // namespace
+
+std::vector<std::int64_t> elements_of(const std::string& path, int part, int nparts, std::int64_t nelem) {
+  std::vector<std::int64_t> mine;
+  scan(path, nparts, nelem, [&](std::int64_t e, std::int32_t p) {
+    if (p == part) mine.push_back(e);
+  });
   return mine;
+}
+
+std::vector<std::int32_t> read(const std::string& path, int nparts, std::int64_t nelem) {
+  std::vector<std::int32_t> parts;
+  parts.reserve(static_cast<std::size_t>(nelem));
+  scan(path, nparts, nelem, [&](std::int64_t, std::int32_t p) { parts.push_back(p); });
+  return parts;
 }
 
 }  // namespace anabranch::epart

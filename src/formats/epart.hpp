@@ -20,5 +20,7 @@ void write(const std::string& path, const std::vector<std::int32_t>& epart);
 // part's elements). The file must hold nelem lines of parts in 0..nparts-1; a bad line is a
 // FormatError naming the file, the line and the byte offset.
 std::vector<std::int64_t> elements_of(const std::string& path, int part, int nparts, std::int64_t nelem);
+// Every element's part (the same checks).
+std::vector<std::int32_t> read(const std::string& path, int nparts, std::int64_t nelem);
 
 }  // namespace anabranch::epart

@@ -26,6 +26,24 @@ double since(std::chrono::steady_clock::time_point t0) {
 // level. The state is the orientation of the current sub-square.
 }  // namespace
 
+SfcCurve::SfcCurve(double x0_, double x1, double y0_, double y1, std::int64_t nelem) : x0(x0_), y0(y0_) {
+  while ((std::int64_t{1} << idx_bits) < nelem) ++idx_bits;
+  order = std::min(16, (64 - idx_bits) / 2);
+  const double span = std::max(x1 - x0, y1 - y0);
+  scale = span > 0 ? (std::ldexp(1.0, order) - 1) / span : 0;
+}
+
+std::uint64_t SfcCurve::key(double cx, double cy, std::int64_t element) const {
+  const auto hx = static_cast<std::uint32_t>((cx - x0) * scale);
+  const auto hy = static_cast<std::uint32_t>((cy - y0) * scale);
+  return (hilbert_index(hx, hy, order) << idx_bits) | static_cast<std::uint64_t>(element);
+}
+
+std::int32_t sfc_weighted_part(double before, std::int32_t weight, double total, int nparts) {
+  const double mid = before + 0.5 * weight;
+  return std::min(nparts - 1, static_cast<std::int32_t>(mid * nparts / total));
+}
+
 std::uint64_t hilbert_index(std::uint32_t x, std::uint32_t y, int order) {
   // For state s and quadrant q = 2*xbit + ybit: the curve position of q, and the next state.
   static const std::uint8_t position[4][4] = {{0, 1, 3, 2}, {0, 3, 1, 2}, {2, 3, 1, 0}, {2, 1, 3, 0}};
@@ -172,12 +190,7 @@ std::vector<std::int32_t> partition_sfc(const std::int32_t* ikle, std::int64_t n
       x0 = std::min(x0, x[i]), x1 = std::max(x1, x[i]);
       y0 = std::min(y0, y[i]), y1 = std::max(y1, y[i]);
     }
-    // One key per element: Hilbert index in the high bits, element number in the low ones.
-    int idx_bits = 1;
-    while ((std::int64_t{1} << idx_bits) < nelem) ++idx_bits;
-    const int order = std::min(16, (64 - idx_bits) / 2);
-    const double span = std::max(x1 - x0, y1 - y0);
-    const double scale = span > 0 ? (std::ldexp(1.0, order) - 1) / span : 0;
+    const SfcCurve curve(x0, x1, y0, y1, nelem);
     std::vector<std::uint64_t> keys(static_cast<std::size_t>(nelem));
     for (std::int64_t e = 0; e < nelem; ++e) {
       const std::int32_t* v = ikle + e * stride;
@@ -186,24 +199,20 @@ std::vector<std::int32_t> partition_sfc(const std::int32_t* ikle, std::int64_t n
         cx += x[static_cast<std::size_t>(v[k] - 1)];
         cy += y[static_cast<std::size_t>(v[k] - 1)];
       }
-      const auto hx = static_cast<std::uint32_t>((cx / ndp - x0) * scale);
-      const auto hy = static_cast<std::uint32_t>((cy / ndp - y0) * scale);
-      keys[static_cast<std::size_t>(e)] = (hilbert_index(hx, hy, order) << idx_bits) | static_cast<std::uint64_t>(e);
+      keys[static_cast<std::size_t>(e)] = curve.key(cx / ndp, cy / ndp, e);
     }
     std::sort(keys.begin(), keys.end());
-    const std::uint64_t mask = (std::uint64_t{1} << idx_bits) - 1;
+    const std::uint64_t mask = curve.element_mask();
     if (weights.empty()) {
       for (std::int64_t i = 0; i < nelem; ++i)
-        epart[static_cast<std::size_t>(keys[static_cast<std::size_t>(i)] & mask)] =
-            static_cast<std::int32_t>((i * nparts) / nelem);
+        epart[static_cast<std::size_t>(keys[static_cast<std::size_t>(i)] & mask)] = sfc_part(i, nelem, nparts);
     } else {
       double total = 0;
       for (auto w : weights) total += w;
       double before = 0;
       for (std::int64_t i = 0; i < nelem; ++i) {
         const auto e = static_cast<std::size_t>(keys[static_cast<std::size_t>(i)] & mask);
-        const double mid = before + 0.5 * weights[e];
-        epart[e] = std::min(nparts - 1, static_cast<std::int32_t>(mid * nparts / total));
+        epart[e] = sfc_weighted_part(before, weights[e], total, nparts);
         before += weights[e];
       }
     }

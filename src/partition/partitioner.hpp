@@ -45,4 +45,23 @@ std::vector<std::int32_t> partition_sfc(const std::int32_t* ikle, std::int64_t n
 // Position of cell (x, y) along the Hilbert curve through a 2^order x 2^order grid.
 std::uint64_t hilbert_index(std::uint32_t x, std::uint32_t y, int order);
 
+// The curve sfc lays through a mesh's bounding box: one key per element, its centroid's
+// position on the curve in the high bits and its number in the low ones, so that sorting
+// the keys orders the elements along the curve. The serial and the distributed partitioner
+// share it: the same keys, the same parts, whatever the number of processes.
+struct SfcCurve {
+  SfcCurve(double x0, double x1, double y0, double y1, std::int64_t nelem);
+  std::uint64_t key(double cx, double cy, std::int64_t element) const;  // (cx, cy): the centroid
+  std::uint64_t element_mask() const { return (std::uint64_t{1} << idx_bits) - 1; }
+  double x0, y0, scale;
+  int idx_bits = 1, order = 1;
+};
+// The part of the i-th element along the curve: nparts stretches of equal element count.
+inline std::int32_t sfc_part(std::int64_t i, std::int64_t nelem, int nparts) {
+  return static_cast<std::int32_t>((i * nparts) / nelem);
+}
+// With weights: the part holding the middle of the element's stretch of weight, `before`
+// the weight of the elements ahead of it on the curve.
+std::int32_t sfc_weighted_part(double before, std::int32_t weight, double total, int nparts);
+
 }  // namespace anabranch

@@ -315,9 +315,11 @@ def test_signal_removes_temporaries_on_every_rank(big, tmp_path):
 
 @pytest.mark.parametrize("tool", ["partition", "merge", "convert-slf", "convert-h5"])
 def test_signal_at_random_moments_leaves_nothing_partial(ab, tmp_path, tool):
-    """SIGTERM or SIGINT at 24 moments drawn at random over a run (seeded: the same moments
-    every time): whatever the moment, the output folder holds nothing, or (a signal after
-    the last rename) every output complete; never a temporary, never a partial file."""
+    """SIGTERM or SIGINT at moments drawn at random over a run (seeded): whatever the moment,
+    the output folder holds nothing, or (a signal after the last rename) every output
+    complete; never a temporary, never a partial file. At least 24 runs, and more (up to 60)
+    until 8 of them were ended by the signal: on a loaded machine a run's length varies, and
+    a signal after the end tests nothing."""
     import random
     src = tmp_path / "m.slf"
     assert ab("generate", "-n", 120000, "--frames", 4, "-o", src).returncode == 0
@@ -332,14 +334,19 @@ def test_signal_at_random_moments_leaves_nothing_partial(ab, tmp_path, tool):
         "convert-slf": ([EXE, "convert", src, out / "m.slf"], 1),
         "convert-h5": ([EXE, "convert", src, out / "m.h5"], 2),  # with its XDMF sidecar
     }[tool]
-    t0 = time.perf_counter()
-    assert subprocess.run([str(c) for c in cmd], env=ENV, capture_output=True).returncode == 0
-    whole = time.perf_counter() - t0
-    for p in out.iterdir():
-        p.unlink()
+    whole = []
+    for _ in range(2):
+        t0 = time.perf_counter()
+        assert subprocess.run([str(c) for c in cmd], env=ENV, capture_output=True).returncode == 0
+        whole.append(time.perf_counter() - t0)
+        for p in out.iterdir():
+            p.unlink()
+    whole = min(whole)
     rng = random.Random(f"{tool}-2026")
     ended_early = 0
-    for i in range(24):
+    for i in range(60):
+        if i >= 24 and ended_early >= 8:
+            break
         sig = rng.choice([signal.SIGTERM, signal.SIGINT])
         proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
         time.sleep(rng.uniform(0, whole * 1.1))

@@ -1,0 +1,73 @@
+// The partitioner under mpiexec: every rank reads a slice of the mesh's elements straight
+// from the file, the ranks partition together (PT-Scotch's SCOTCH_dgraphPart on the
+// distributed dual graph, or the Hilbert curve with a parallel sort), and the element ->
+// part answer is written by all ranks into one partition file. No rank ever holds the whole
+// mesh, its dual graph or every element's part.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "formats/serafin.hpp"
+
+namespace anabranch::pio {
+
+// The elements of a 2D (base) mesh dealt to ranks in contiguous slices: rank r holds
+// [first(r), first(r + 1)).
+struct Slices {
+  std::int64_t n = 0;
+  int size = 1;
+  std::int64_t first(int rank) const { return n / size * rank + std::min<std::int64_t>(rank, n % size); }
+  int owner(std::int64_t e) const;
+};
+
+// A rank's slice of a mesh's 2D base elements (a 3D mesh's first layer of prisms, their
+// bottom triangles).
+struct MeshSlice {
+  std::int64_t nelem = 0;  // global, 2D
+  std::int64_t npoin = 0;  // global, 2D
+  int ndp = 3;
+  std::int64_t first = 0;            // the slice's first global element (0-based)
+  std::vector<std::int32_t> ikle;    // its elements, ndp 1-based global node numbers each
+  std::int64_t count() const { return static_cast<std::int64_t>(ikle.size()) / ndp; }
+};
+
+// Collective: each rank reads its slice of IKLE (one contiguous range of the record).
+MeshSlice read_mesh_slice(MPI_Comm comm, const serafin::Reader& mesh);
+
+// Collective: this rank's slice of a weights file (one integer per 2D element, text).
+std::vector<std::int32_t> read_weights_slice(MPI_Comm comm, const std::string& path, const MeshSlice& slice);
+
+// Collective: the part of each of this rank's elements along the Hilbert curve: the same
+// parts as the serial sfc, whatever the number of ranks. weights: empty, or one per element
+// of the slice.
+std::vector<std::int32_t> partition_sfc_distributed(MPI_Comm comm, const serafin::Reader& mesh, const MeshSlice& slice,
+                                                    int nparts, const std::vector<std::int32_t>& weights);
+
+bool ptscotch_available();
+// Collective: PT-Scotch's partition of the distributed dual graph (elements sharing an
+// edge), with a fixed seed: the same parts for a given number of ranks, run after run.
+std::vector<std::int32_t> partition_ptscotch_distributed(MPI_Comm comm, const MeshSlice& slice, int nparts,
+                                                         const std::vector<std::int32_t>& weights);
+
+// Collective: writes the partition file (each element's part, one per line) from every
+// rank's slice through MPI-IO, under a temporary name renamed when complete.
+void write_partition_file(MPI_Comm comm, const std::string& path, const std::vector<std::int32_t>& slice_parts);
+
+// Collective: rank `root` receives every element's part (the others get an empty vector).
+std::vector<std::int32_t> gather_parts(MPI_Comm comm, const std::vector<std::int32_t>& slice_parts, std::int64_t nelem,
+                                       int root);
+
+// Quality of a distributed partition, without any rank holding it whole: elements per
+// part, and the dual-graph edges (shared element edges) whose two elements lie in
+// different parts.
+struct DistributedQuality {
+  std::int64_t min_elems = 0, max_elems = 0, empty_parts = 0, edge_cut = 0;
+  double mean_elems = 0, imbalance = 0;
+};
+DistributedQuality distributed_quality(MPI_Comm comm, const MeshSlice& slice, const std::vector<std::int32_t>& parts,
+                                       int nparts);
+
+}  // namespace anabranch::pio

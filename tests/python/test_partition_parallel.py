@@ -1,0 +1,145 @@
+"""`mpiexec -n R anabranch partition` at R = 1, 2, 3 (and 5 ranks for 3 elements' worth of
+slices): each rank reads a slice of the mesh, the ranks partition together (PT-Scotch, or the
+Hilbert curve with a parallel sort) and write the partition file together.
+
+- sfc: the same partition file for every R and as the serial sfc, weighted or not, 2D and 3D;
+- ptscotch: every part non-empty, balanced within 5%, the same file when run again with the
+  same R; the per-part layouts are the serial command's bytes for that partition file;
+- metis under mpiexec is refused in one line; a bad mesh is one error on every rank with no
+  file left behind; --dry-run prints the per-rank estimate and partitions nothing."""
+import os
+
+import pytest
+
+from conftest import EXE, error_lines, mpirun
+from slf import read
+
+pytestmark = pytest.mark.mpi
+
+HAVE_PTSCOTCH = os.environ.get("AB_HAVE_PTSCOTCH", "1") == "1"
+
+
+def partition_file(folder):
+    files = sorted(folder.iterdir())
+    assert len(files) == 1 and ".epart." in files[0].name, files
+    return files[0]
+
+
+def parts_of(path):
+    return [int(v) for v in path.read_text().split("\n")[:-1]]
+
+
+@pytest.fixture(scope="module")
+def meshes(tmp_path_factory):
+    d = tmp_path_factory.mktemp("meshes")
+    import subprocess
+    for name, args in (("m2", ["-n", 6000]), ("m3", ["-n", 1500, "--planes", 3])):
+        r = subprocess.run([EXE, "generate", *map(str, args), "-o", str(d / f"{name}.slf")], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    # Weights: heavier elements in a band, so the weighted parts differ from the unweighted.
+    n = read(d / "m2.slf").nelem
+    (d / "w.txt").write_text("".join(f"{5 if 1000 <= e < 2500 else 1}\n" for e in range(n)))
+    return d
+
+
+@pytest.mark.parametrize("mesh,parts", [("m2", 7), ("m3", 4), ("m2", 2)])
+def test_sfc_gives_the_serial_partition_for_every_rank_count(ab, meshes, tmp_path, mesh, parts):
+    src = meshes / f"{mesh}.slf"
+    r = ab("partition", src, "-n", parts, "--method", "sfc", "--layout", "partition-file", "-o", tmp_path / "serial")
+    assert r.returncode == 0, r.stderr
+    serial = partition_file(tmp_path / "serial").read_bytes()
+    for ranks in (1, 2, 3, 5):
+        out = tmp_path / f"r{ranks}"
+        proc = mpirun(ranks, EXE, "partition", src, "-n", parts, "--method", "sfc", "--layout", "partition-file", "-o", out)
+        assert proc.returncode == 0, proc.stderr
+        assert partition_file(out).read_bytes() == serial, ranks
+        assert ranks == 1 or f"sfc on {ranks} ranks" in proc.stdout  # one rank: the serial route
+
+
+def test_sfc_weighted_is_the_serial_weighted_partition(ab, meshes, tmp_path):
+    src, w = meshes / "m2.slf", meshes / "w.txt"
+    r = ab("partition", src, "-n", 5, "--method", "sfc", "--weights", w, "--layout", "partition-file", "-o", tmp_path / "s")
+    assert r.returncode == 0, r.stderr
+    unweighted = ab("partition", src, "-n", 5, "--method", "sfc", "--layout", "partition-file", "-o", tmp_path / "u")
+    assert unweighted.returncode == 0
+    serial = partition_file(tmp_path / "s").read_bytes()
+    assert serial != partition_file(tmp_path / "u").read_bytes()
+    for ranks in (2, 3):
+        proc = mpirun(ranks, EXE, "partition", src, "-n", 5, "--method", "sfc", "--weights", w, "--layout", "partition-file",
+                      "-o", tmp_path / f"r{ranks}")
+        assert proc.returncode == 0, proc.stderr
+        assert partition_file(tmp_path / f"r{ranks}").read_bytes() == serial
+
+
+@pytest.mark.parametrize("ranks,parts", [(1, 4), (2, 7), (3, 7), (3, 2)])
+def test_ptscotch_parts_are_balanced_and_repeat(meshes, tmp_path, ranks, parts):
+    src = meshes / "m2.slf"
+    runs = []
+    for k in range(2):
+        out = tmp_path / f"run{k}"
+        proc = mpirun(ranks, EXE, "partition", src, "-n", parts, "--method", "ptscotch", "--layout", "partition-file", "-o", out)
+        if not HAVE_PTSCOTCH:  # this build's MPI is not the one Debian's PT-Scotch is built for
+            assert proc.returncode != 0 and any("built without PT-Scotch" in line for line in error_lines(proc.stderr)), proc.stderr
+            return
+        assert proc.returncode == 0, proc.stderr
+        runs.append(partition_file(out).read_bytes())
+    assert runs[0] == runs[1], "the same partition for the same number of ranks"
+    p = parts_of(partition_file(tmp_path / "run0"))
+    n = read(src).nelem
+    assert len(p) == n
+    counts = [p.count(k) for k in range(parts)]
+    assert min(counts) > 0 and max(counts) <= 1.05 * n / parts, counts
+
+
+@pytest.mark.parametrize("layout", ["telemac", "concat"])
+def test_per_part_layouts_are_the_serial_bytes_for_the_same_partition(ab, meshes, tmp_path, layout):
+    src = meshes / "m3.slf"
+    method = "ptscotch" if HAVE_PTSCOTCH else "sfc"
+    proc = mpirun(3, EXE, "partition", src, "--cli", meshes / "m3.cli", "-n", 4, "--method", method, "--layout", layout,
+                  "-o", tmp_path / "par")
+    assert proc.returncode == 0, proc.stderr
+    proc = mpirun(3, EXE, "partition", src, "-n", 4, "--method", method, "--layout", "partition-file", "-o", tmp_path / "e")
+    assert proc.returncode == 0, proc.stderr
+    r = ab("partition", src, "--cli", meshes / "m3.cli", "-n", 4, "--layout", layout,
+           "--partition", partition_file(tmp_path / "e"), "-o", tmp_path / "ser")
+    assert r.returncode == 0, r.stderr
+    names = sorted(p.name for p in (tmp_path / "ser").iterdir())
+    assert names == sorted(p.name for p in (tmp_path / "par").iterdir()) and len(names) >= 2
+    for name in names:
+        assert (tmp_path / "par" / name).read_bytes() == (tmp_path / "ser" / name).read_bytes(), name
+
+
+def test_metis_under_mpiexec_is_refused_in_one_line(meshes, tmp_path):
+    proc = mpirun(2, EXE, "partition", meshes / "m2.slf", "-n", 4, "--method", "metis", "-o", tmp_path / "o")
+    assert proc.returncode != 0
+    lines = error_lines(proc.stderr)
+    assert lines and all("ptscotch" in line and "sfc" in line for line in lines), proc.stderr
+    assert not (tmp_path / "o").exists() or not list((tmp_path / "o").iterdir())
+
+
+def test_a_bad_mesh_stops_every_rank_and_leaves_nothing(meshes, tmp_path):
+    bad = tmp_path / "bad.slf"
+    data = bytearray((meshes / "m2.slf").read_bytes())
+    m = read(meshes / "m2.slf")
+    # A node number beyond NPOIN in the last element: IKLE's record follows the title, the
+    # variable counts and names, IPARAM, the date and the sizes.
+    ikle = 88 + 16 + 40 * len(m.vars) + 48 + (32 if m.date else 0) + 24
+    at = ikle + 4 + (m.nelem - 1) * 12
+    data[at:at + 4] = (m.npoin + 5).to_bytes(4, "big" if m.order == ">" else "little")
+    bad.write_bytes(bytes(data))
+    proc = mpirun(3, EXE, "partition", bad, "-n", 4, "--method", "sfc", "--layout", "partition-file", "-o", tmp_path / "o")
+    assert proc.returncode != 0
+    lines = error_lines(proc.stderr)
+    assert lines and all("bad.slf: IKLE at byte" in line and f"node {m.npoin + 5} outside" in line for line in lines), proc.stderr
+    assert list((tmp_path / "o").iterdir()) == []
+
+
+def test_dry_run_estimates_per_rank_and_partitions_nothing(ab, meshes, tmp_path):
+    r = ab("partition", meshes / "m2.slf", "-n", 8, "--dry-run", "--ranks", 4, "--json", "-o", tmp_path / "o")
+    assert r.returncode == 0, r.stderr
+    j = r.json()
+    assert j["ranks"] == 4 and j["nelem"] == read(meshes / "m2.slf").nelem
+    one = ab("partition", meshes / "m2.slf", "-n", 8, "--dry-run", "--ranks", 1, "--json").json()
+    for method in ("sfc", "ptscotch"):
+        assert 0 < j["per_rank_bytes"][method] < one["per_rank_bytes"][method]
+    assert not (tmp_path / "o").exists()

@@ -105,3 +105,17 @@ def pytest_terminal_summary(terminalreporter):
 def pytest_sessionfinish(session, exitstatus):
     if _skips and os.environ.get("AB_REQUIRE_ALL") == "1" and session.exitstatus == 0:
         session.exitstatus = 1
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 600 KiB file system: full after a few frames of gouttedo."""
+    d = tmp_path / "small"
+    d.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(d)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
+    yield d
+    subprocess.run(["umount", "-l", str(d)], check=True)

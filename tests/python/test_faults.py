@@ -48,19 +48,6 @@ def assert_failed_cleanly(proc, out_dir, name, reason, ranks=1, keep=()):
     assert left == [], left
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 600 KiB file system: full after a few frames of gouttedo."""
-    d = tmp_path / "small"
-    d.mkdir()
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", str(d)], capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
-    yield d
-    subprocess.run(["umount", "-l", str(d)], check=True)
-
 
 @pytest.fixture
 def parts(ab, data, tmp_path):

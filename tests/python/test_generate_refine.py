@@ -118,3 +118,22 @@ def test_refine_3d_gives_every_plane_its_own_values(ab, data, tmp_path):
             old, new = before[p * n2:(p + 1) * n2], after[p * n2o:(p + 1) * n2o]
             np.testing.assert_array_equal(new[:n2], old)
             np.testing.assert_allclose(new[mids], 0.5 * (new[a].astype(float) + new[b]), rtol=1e-6, atol=1e-6)
+
+
+def test_refined_midpoints_between_a_wall_and_an_open_node_are_walls(ab, tmp_path):
+    """The generated channel has two open boundaries of 15 nodes between walls: refined, each
+    has its 15 nodes and the 14 midpoints between them open (29), and the two midpoints at
+    its ends, between an open node and a wall, are walls."""
+    assert ab("generate", "-n", 2000, "-o", tmp_path / "c.slf").returncode == 0
+    assert ab("refine", tmp_path / "c.slf", "--cli", tmp_path / "c.cli", "-o", tmp_path / "r.slf").returncode == 0
+    def open_nodes(cli):
+        return sum(1 for line in cli.read_text().splitlines() if line.split()[0] != "2")
+    assert open_nodes(tmp_path / "c.cli") == 30
+    assert open_nodes(tmp_path / "r.cli") == 2 * 29
+
+
+def test_a_failed_cli_write_leaves_no_mesh_either(ab, tmp_path):
+    """generate writes a pair: when the .cli cannot be written, the mesh is removed too."""
+    r = ab("generate", "-n", 2000, "-o", tmp_path / "m.slf", "--cli", tmp_path / "no" / "such" / "m.cli")
+    assert r.returncode != 0 and "m.cli" in r.stderr
+    assert list(tmp_path.iterdir()) == []

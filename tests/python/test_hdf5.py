@@ -303,3 +303,40 @@ def test_split_from_hdf5_restarts_on_another_process_count(ab, data, tmp_path):
         name = f"RES00002-0000{p}"
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == [f"RES00002-0000{p}" for p in range(3)]
+
+
+def test_a_file_behind_a_user_block_is_read_as_hdf5(ab, tmp_path):
+    """HDF5 lets a file start with a user block (512 bytes, or a power of two beyond): the
+    signature is then at byte 512, and the file is still recognised and read."""
+    import h5py
+    assert ab("generate", "-n", 2000, "--frames", 2, "-o", tmp_path / "m.slf").returncode == 0
+    assert ab("convert", tmp_path / "m.slf", tmp_path / "m.h5").returncode == 0
+    with h5py.File(tmp_path / "m.h5", "r") as a, h5py.File(tmp_path / "u.h5", "w", userblock_size=512) as b:
+        for k, v in a.attrs.items():
+            b.attrs[k] = v
+        for name in a:
+            a.copy(a[name], b, name=name)
+    assert (tmp_path / "u.h5").read_bytes()[512:520] == b"\x89HDF\r\n\x1a\n"
+    r = ab("convert", tmp_path / "u.h5", tmp_path / "back.slf")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "back.slf").read_bytes() == (tmp_path / "m.slf").read_bytes()
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_double_precision_written_by_several_ranks_reads_back_the_same(ab, tmp_path, ranks):
+    from conftest import EXE, mpirun
+    assert ab("generate", "-n", 3000, "--frames", 2, "--precision", "double", "-o", tmp_path / "d.slf").returncode == 0
+    assert ab("partition", tmp_path / "d.slf", "-n", ranks, "-o", tmp_path / "p").returncode == 0
+    proc = mpirun(ranks, EXE, "merge", tmp_path / "p" / "d.slf", "--geo", tmp_path / "d.slf", "--strategy", "hdf5", "-o", tmp_path / "d.h5")
+    assert proc.returncode == 0, proc.stderr
+    assert ab("merge", tmp_path / "p" / "d.slf", "--geo", tmp_path / "d.slf", "-o", tmp_path / "serial.slf").returncode == 0
+    assert ab("convert", tmp_path / "d.h5", tmp_path / "back.slf").returncode == 0
+    assert (tmp_path / "back.slf").read_bytes() == (tmp_path / "serial.slf").read_bytes()
+
+
+def test_vtu_of_a_file_without_frames_is_refused(ab, tmp_path):
+    assert ab("generate", "-n", 2000, "--frames", 0, "-o", tmp_path / "g.slf").returncode == 0
+    r = ab("convert", tmp_path / "g.slf", tmp_path / "g.vtu")
+    assert r.returncode != 0 and "g.slf holds no frame to write" in r.stderr, r.stderr
+    assert not (tmp_path / "g.vtu").exists()

@@ -187,3 +187,20 @@ def test_serial_merge_of_parts_larger_than_a_read_piece(ab, tmp_path):
     r = ab("merge", tmp_path / "p" / "m.slf", "--geo", tmp_path / "m.slf", "-o", tmp_path / "back.slf")
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "back.slf").read_bytes() == as_gretel_writes((tmp_path / "m.slf").read_bytes())
+
+
+def test_merge_refuses_the_file_per_process_strategy(ab, tmp_path):
+    assert ab("generate", "-n", 2000, "--frames", 1, "-o", tmp_path / "m.slf").returncode == 0
+    assert ab("partition", tmp_path / "m.slf", "-n", 2, "-o", tmp_path / "p").returncode == 0
+    r = ab("merge", tmp_path / "p" / "m.slf", "--geo", tmp_path / "m.slf", "--strategy", "file-per-process", "-o", tmp_path / "out.slf")
+    assert r.returncode != 0 and "--strategy file-per-process does not apply" in r.stderr, r.stderr
+    assert not (tmp_path / "out.slf").exists()
+
+
+def test_split_names_its_outputs_after_the_input_file_not_its_path(ab, tmp_path):
+    (tmp_path / "in").mkdir()
+    assert ab("generate", "-n", 2000, "--frames", 2, "-o", tmp_path / "in" / "r.slf").returncode == 0
+    assert ab("partition", tmp_path / "in" / "r.slf", "-n", 2, "-o", tmp_path / "geo").returncode == 0
+    r = ab("split", tmp_path / "in" / "r.slf", "--plan", tmp_path / "geo" / "r.slf", "-o", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["r.slf00001-00000", "r.slf00001-00001"]

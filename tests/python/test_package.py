@@ -104,6 +104,9 @@ def test_errors_are_anabranch_errors(data, tmp_path):
     with pytest.raises(anabranch.UsageError, match="no values for"):
         anabranch.write(tmp_path / "w.slf", ds.mesh, ["A", "B"], [(0.0, {"A": np.zeros(ds.npoin)})])
     assert not any(p.name.startswith("w.slf") for p in tmp_path.iterdir())  # nothing half-written left
+    name = "A_NAME_OF_17_CHRS"  # SERAFIN keeps 16 characters of a name: a longer one is refused, not cut
+    with pytest.raises(anabranch.UsageError, match="at most 16 characters"):
+        anabranch.write(tmp_path / "w.slf", ds.mesh, [name], [(0.0, {name: np.zeros(ds.npoin)})])
     assert issubclass(anabranch.FormatError, anabranch.Error) and issubclass(anabranch.IoError, OSError)
 
 

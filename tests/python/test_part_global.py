@@ -69,6 +69,7 @@ def test_the_part_from_the_global_geometry_is_the_part_files_part(ab, tmp_path, 
     ("0\n1\nx\n", "line 3"),
     ("0\n1\n", "the file ends after 2 elements"),
     ("0\n7\n", "part 7 outside 0.."),
+    ("0\n3\n", "part 3 outside 0..2"),  # parts are 0..P-1: P itself is outside
     ("0 1\n", "more than one number on the line"),
     ("\n", "no part number"),
 ])
@@ -82,3 +83,23 @@ def test_a_bad_partition_file_is_an_error_on_every_rank(ab, tmp_path, content, w
     assert proc.returncode == 0, proc.stderr
     got = said(tmp_path, 3)
     assert all(s.startswith("error FormatError") and "bad.epart.3" in s and words in s and "byte" in s for s in got), got
+
+
+def test_a_geometry_node_beyond_npoin_is_an_error_on_every_rank(ab, tmp_path):
+    """A part read from the global geometry checks its elements' node numbers: one beyond
+    NPOIN is a FormatError naming IKLE and the byte, on every rank."""
+    assert ab("generate", "-n", 200, "-o", tmp_path / "m.slf").returncode == 0
+    assert ab("partition", tmp_path / "m.slf", "-n", 3, "--method", "sfc", "--layout", "partition-file",
+              "-o", tmp_path / "e").returncode == 0
+    m = read(tmp_path / "m.slf")
+    data = bytearray((tmp_path / "m.slf").read_bytes())
+    ikle = 88 + 16 + 40 * len(m.vars) + 48 + (32 if m.date else 0) + 24  # IKLE's marker
+    data[ikle + 4 + 50 * 12:ikle + 4 + 50 * 12 + 4] = (m.npoin + 1).to_bytes(4, "big" if m.order == ">" else "little")
+    (tmp_path / "bad.slf").write_bytes(bytes(data))
+    script = tmp_path / "check.py"
+    script.write_text(CHECK)
+    proc = mpirun(3, sys.executable, script, tmp_path / "bad.slf", tmp_path / "e" / "m.slf.epart.3", "-", tmp_path / "said")
+    assert proc.returncode == 0, proc.stderr
+    got = said(tmp_path, 3)
+    assert all(s.startswith("error FormatError") and "bad.slf: IKLE at byte" in s and f"node {m.npoin + 1} outside" in s
+               for s in got), got

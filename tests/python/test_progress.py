@@ -67,3 +67,15 @@ def test_not_a_terminal_is_quiet_unless_asked(work):
     r = subprocess.run([EXE, "partition", "m.slf", "-n", "3", "-o", "p3"], cwd=work, capture_output=True, text=True,
                        env=dict(ENV, ANABRANCH_PROGRESS="1"))
     assert r.returncode == 0 and "partition: METIS, " in r.stderr and "\r" not in r.stderr, r.stderr
+
+
+def test_progress_in_a_log_is_one_line_per_tenth(work):
+    """Not a terminal, ANABRANCH_PROGRESS=1 (a batch job's log): a line at each tenth of the
+    work, never the same tenth twice, never a carriage return."""
+    r = subprocess.run([EXE, "generate", "-o", "g.slf", "-n", "3000", "--frames", "7"], cwd=work, capture_output=True, text=True,
+                       env=dict(ENV, ANABRANCH_PROGRESS="1"))
+    assert r.returncode == 0, r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.startswith("generate g.slf: ")]
+    pcts = [int(line.split(": ")[1].split("%")[0]) for line in lines]
+    assert pcts and all(p % 10 == 0 for p in pcts) and pcts == sorted(set(pcts)) and pcts[-1] == 100, r.stderr
+    assert "\r" not in r.stderr

@@ -122,6 +122,17 @@ TEST(Balance, WeightOnlyBlocksSplitByWeight) {
   EXPECT_NEAR(total_weight(r), 110, 1e-9);
 }
 
+// Greedy deals the heaviest blocks first (longest processing time first): 5, 4, 3, 3, 3 on
+// two processes end 10 / 8; the lightest first would end 11 / 7.
+TEST(Balance, GreedyDealsHeaviestFirst) {
+  std::vector<Block> b = {{1, {}, 3}, {2, {}, 5}, {3, {}, 3}, {4, {}, 4}, {5, {}, 3}};
+  BalanceOptions o;
+  o.method = BalanceMethod::Greedy;
+  o.split = false;
+  const auto r = balance(b, {}, 2, o);
+  EXPECT_DOUBLE_EQ(*std::max_element(r.load.begin(), r.load.end()), 10.0);
+}
+
 TEST(Balance, BadInput) {
   EXPECT_THROW(balance({}, {}, 2, {}), UsageError);
   EXPECT_THROW(balance({{1, {}, 1}}, {}, 0, {}), UsageError);
@@ -130,6 +141,7 @@ TEST(Balance, BadInput) {
   EXPECT_THROW(balance({{1, {}, -1}}, {}, 2, {}), UsageError);
   EXPECT_THROW(blocks::parse("{\"blocks\": [{\"id\": 1}]}", "b.json"), FormatError);
   EXPECT_THROW(blocks::parse("{\"blocks\": [{\"id\": 1, \"cells\": [1, 2]}]}", "b.json"), FormatError);
+  EXPECT_THROW(blocks::parse("{\"blocks\": [{\"id\": 1, \"cells\": [-1, 2, 2]}]}", "b.json"), FormatError);
   EXPECT_THROW(blocks::parse("{\"blocks\": [{\"id\": 1, \"weight\": -3}]}", "b.json"), FormatError);
   EXPECT_THROW(blocks::parse("{\"blocks\": [", "b.json"), FormatError);
   EXPECT_THROW(blocks::parse("1 2 3\n", "b.txt"), FormatError);

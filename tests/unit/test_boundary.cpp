@@ -59,6 +59,14 @@ TEST(Boundary, ErrorsNameLineColumnAndOffset) {
     EXPECT_NE(std::string(e.what()).find("listed twice"), std::string::npos);
   }
   EXPECT_THROW(boundary::validate(f, 4, "mesh.slf"), FormatError);
+  // A node beyond the mesh's NPOIN (listed once): its line, column 12.
+  auto beyond = boundary::parse(" 2 2 2 0 0 0 0 2 0 0 0 3 1\n 2 2 2 0 0 0 0 2 0 0 0 5 2\n", "beyond.cli");
+  try {
+    boundary::validate(beyond, 4, "mesh.slf");
+    FAIL();
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("beyond.cli: line 2, column 12"), std::string::npos) << e.what();
+  }
 }
 
 TEST(BoundaryFixtures, ReadAndValidateAgainstTheirMeshes) {

@@ -94,6 +94,35 @@ TEST(Sfc, BalancedContiguousParts) {
   for (double l : load) EXPECT_NEAR(l, mean, 0.01 * mean);
 }
 
+// On a square, the curve's four quarters are the square's four quadrants: compact in both
+// directions, not strips.
+TEST(Sfc, QuartersOfASquareAreItsQuadrants) {
+  const int k = 32;
+  std::vector<double> x, y;
+  std::vector<std::int32_t> ikle;
+  for (int j = 0; j <= k; ++j)
+    for (int i = 0; i <= k; ++i) x.push_back(i), y.push_back(j);
+  for (int j = 0; j < k; ++j)
+    for (int i = 0; i < k; ++i) {
+      const std::int32_t a = j * (k + 1) + i + 1, b = a + 1, c = a + k + 1, d = c + 1;
+      ikle.insert(ikle.end(), {a, b, d, a, d, c});
+    }
+  const std::int64_t nelem = static_cast<std::int64_t>(ikle.size()) / 3;
+  auto epart = partition_sfc(ikle.data(), nelem, 3, 3, Coordinates(x), Coordinates(y), 4, {});
+  for (int p = 0; p < 4; ++p) {
+    double x0 = k, x1 = 0, y0 = k, y1 = 0;
+    for (std::int64_t e = 0; e < nelem; ++e) {
+      if (epart[static_cast<std::size_t>(e)] != p) continue;
+      for (int v = 0; v < 3; ++v) {
+        const auto n = static_cast<std::size_t>(ikle[static_cast<std::size_t>(e * 3 + v)] - 1);
+        x0 = std::min(x0, x[n]), x1 = std::max(x1, x[n]), y0 = std::min(y0, y[n]), y1 = std::max(y1, y[n]);
+      }
+    }
+    EXPECT_LE(x1 - x0, k / 2 + 1) << p;
+    EXPECT_LE(y1 - y0, k / 2 + 1) << p;
+  }
+}
+
 TEST(Plan, CsrFieldsOfASmallMesh) {
   // Four triangles in a row: 1-2-3, 2-4-3, 3-4-5, 4-6-5; parts 0, 0, 1, 1.
   std::vector<std::int32_t> ikle = {1, 2, 3, 2, 4, 3, 3, 4, 5, 4, 6, 5};

@@ -51,7 +51,7 @@ fortran-f-point#src/formats/fortran_text.cpp#if (d == k) f += '.';#(void)0;#unit
 cli-node-beyond#src/formats/boundary.cpp#if (l.n < 1 || l.n > npoin)#if (l.n < 1)#unit#a boundary line naming a node beyond the mesh accepted
 partel-iseg-next#src/formats/partel.cpp#      iseg = n + 1;#      iseg = n;#py:test_telemac_v8.py#partel's ISEG names the wrong next boundary node
 sfc-x-for-y#src/partition/partitioner.cpp#(cy - y0) * scale#(cx - x0) * scale#unit#the Hilbert curve sees only X: strips, not compact parts
-balance-lightest-first#src/partition/balance.cpp#std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return pieces[a].weight > pieces[b].weight; });#std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return pieces[a].weight < pieces[b].weight; });#unit#greedy balance deals the lightest blocks first
+balance-cut-inverted#src/partition/balance.cpp#if (proc[f.a] != proc[f.b]) ev.cut += f.cells;#if (proc[f.a] == proc[f.b]) ev.cut += f.cells;#unit#balance reports the faces inside a process as cut
 hints-no-equals#src/pio/hints.cpp#if (eq == std::string::npos || eq == 0) throw#if (eq == 0) throw#mpi_writer#an MPI-IO hint without = accepted
 fpp-first-variable#src/pio/strategy_file_per_process.cpp#frame.local_values->data() + v * bytes#frame.local_values->data()#mpi_writer#file-per-process parts repeat the first variable
 independent-no-markers#src/pio/strategy_independent.cpp#      if (rank_ == 0)\n        for (const auto& [offset, bytes]#      if (rank_ < 0)\n        for (const auto& [offset, bytes]#mpi_writer#independent writes leave out the time and record markers

@@ -407,7 +407,41 @@ int run_distributed(PartitionOptions& o, bool json, std::chrono::steady_clock::t
     const std::string path = epart::file_name(o.output, name, o.parts);
     pio::write_partition_file(comm, path, parts);
     if (rank == 0) bytes = file_size(path);
+  } else if (o.layout == "telemac" && o.sections.empty() && o.zones.empty() && o.weirs.empty()) {
+    // Every rank writes the files of a range of parts.
+    std::optional<boundary::File> cli;
+    std::vector<std::unique_ptr<serafin::Reader>> also;
+    std::vector<const serafin::Reader*> also_ptrs;
+    partel::Names names;
+    pio::collective(comm, [&] {
+      if (!o.cli.empty()) {
+        cli = boundary::read(o.cli);
+        boundary::validate(*cli, slice.npoin, o.mesh);
+      }
+      for (const auto& f : o.also) {
+        also.push_back(std::make_unique<serafin::Reader>(f));
+        const auto& ah = also.back()->header();
+        if (ah.npoin != h.npoin || ah.nelem != h.nelem || ah.ndp != h.ndp)
+          throw UsageError(f + " is not on the mesh of " + o.mesh + " (NELEM, NPOIN or NDP differ)");
+        also_ptrs.push_back(also.back().get());
+      }
+      names.dir = o.output;
+      names.geo = basename_of(o.mesh);
+      names.cli = o.cli.empty() ? "" : basename_of(o.cli);
+      if (!o.names.empty()) {
+        auto comma = o.names.find(',');
+        names.geo = o.names.substr(0, comma);
+        if (comma != std::string::npos) names.cli = o.names.substr(comma + 1);
+      }
+      if (cli && names.cli.empty()) throw UsageError("--names: give GEO,CLI");
+      names.par = partel::par_name(names.geo);
+      for (const auto& f : o.also) names.also.push_back(basename_of(f));
+    });
+    const auto report = pio::write_parts_distributed(comm, *reader, also_ptrs, slice, parts, o.parts, cli ? &*cli : nullptr, names);
+    files = report.files;
+    bytes = report.bytes;
   } else {
+    // Concatenated parts and case files split per part: rank 0 writes them all.
     std::vector<std::int32_t> all = pio::gather_parts(comm, parts, nelem2, 0);
     slice = {};
     parts = {};
@@ -441,7 +475,7 @@ int run_distributed(PartitionOptions& o, bool json, std::chrono::steady_clock::t
                 {"files", files},
                 {"bytes", bytes}});
   } else {
-    std::printf("partitioned %s into %d parts (%s on %d ranks, %s layout): %lld file, %s in %.2f s\n", o.mesh.c_str(), o.parts,
+    std::printf("partitioned %s into %d parts (%s on %d ranks, %s layout): %lld files, %s in %.2f s\n", o.mesh.c_str(), o.parts,
                 o.method.c_str(), size, o.layout.c_str(), static_cast<long long>(files), human_bytes(static_cast<double>(bytes)).c_str(),
                 total);
     std::printf("  elements per part  min %lld, mean %.1f, max %lld (imbalance %.3f)\n", static_cast<long long>(q.min_elems),

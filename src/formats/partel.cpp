@@ -274,59 +274,46 @@ std::string par_text(const Context& c, int p, const LocalIndex& loc) {
   const auto& x = *c.mesh.x;
   const auto& y = *c.mesh.y;
   const auto& contour = *c.mesh.contour;
-  std::string out = fortran::ListRecord().integer(c.boundary.count(p)).line();
+  ParText t;
   for (const std::int32_t* kp = c.boundary.begin(p); kp != c.boundary.end(p); ++kp) {
     const std::int32_t k = *kp;
     const std::int32_t node = c.bnodes[static_cast<std::size_t>(k)];
     const std::int32_t next = contour.next[static_cast<std::size_t>(k)], prev = contour.prev[static_cast<std::size_t>(k)];
-    std::int64_t iseg = 0;
-    float xs = 0, ys = 0;
+    ParBoundaryPoint b;
     int away = 0;
     if (plan.epart[static_cast<std::size_t>(contour.nelbor[static_cast<std::size_t>(k)])] != p) {
       const std::int32_t n = c.bnodes[static_cast<std::size_t>(next)];
-      iseg = n + 1;
-      xs = static_cast<float>(x[static_cast<std::size_t>(n)]), ys = static_cast<float>(y[static_cast<std::size_t>(n)]);
+      b.iseg = n + 1;
+      b.xs = static_cast<float>(x[static_cast<std::size_t>(n)]), b.ys = static_cast<float>(y[static_cast<std::size_t>(n)]);
       ++away;
     }
     if (plan.epart[static_cast<std::size_t>(contour.nelbor[static_cast<std::size_t>(prev)])] != p) {
       const std::int32_t n = c.bnodes[static_cast<std::size_t>(prev)];
-      iseg = -(n + 1);
-      xs = static_cast<float>(x[static_cast<std::size_t>(n)]), ys = static_cast<float>(y[static_cast<std::size_t>(n)]);
+      b.iseg = -(n + 1);
+      b.xs = static_cast<float>(x[static_cast<std::size_t>(n)]), b.ys = static_cast<float>(y[static_cast<std::size_t>(n)]);
       ++away;
     }
-    if (away == 2) iseg = -9999;
-    out += fortran::ListRecord()
-               .integer(c.mesh.cli->lines[static_cast<std::size_t>(k)].k)
-               .integer(loc[node] + 1)
-               .integer(iseg)
-               .real4(xs)
-               .real4(ys)
-               .integer((*c.mesh.numliq)[static_cast<std::size_t>(k)])
-               .line();
+    if (away == 2) b.iseg = -9999;
+    b.colour = c.mesh.cli->lines[static_cast<std::size_t>(k)].k;
+    b.local = loc[node] + 1;
+    b.numliq = (*c.mesh.numliq)[static_cast<std::size_t>(k)];
+    t.boundary.push_back(b);
   }
-  out += fortran::ListRecord().integer(c.iface.count(p)).line();
-  std::vector<std::int64_t> row;
   for (const std::int32_t* ip = c.iface.begin(p); ip != c.iface.end(p); ++ip) {
     const std::int32_t n = plan.iface_nodes[static_cast<std::size_t>(*ip)];
-    row.assign(1, loc[n] + 1);
+    std::vector<std::int64_t> row(1, loc[n] + 1);
     for (std::int64_t i = plan.iface_offset[static_cast<std::size_t>(*ip)]; i < plan.iface_offset[static_cast<std::size_t>(*ip) + 1]; ++i) {
       const int q = plan.iface_parts[static_cast<std::size_t>(i)];
       if (q != p) row.push_back(q);
     }
-    if (row.size() > kMaxShare)
-      throw UsageError("node " + std::to_string(n + 1) + " is shared by " + std::to_string(row.size()) +
-                       " parts, more than TELEMAC accepts (NBMAXNSHARE - 1 = " + std::to_string(kMaxShare - 1) + "): use fewer parts");
-    row.resize(kMaxShare + 1, -1);
-    out += fortran::iw_group(row, 7);
-    out += '\n';
+    t.iface.push_back({n, std::move(row)});
   }
-  out += fortran::iw(c.halo.count(p), 9);
-  out += '\n';
   const int ndp = plan.ndp;
+  t.ndp = ndp;
   for (const std::int32_t* ep = c.halo.begin(p); ep != c.halo.end(p); ++ep) {
     const std::int32_t e = *ep;
     const std::int32_t* v = c.mesh.ikle2->data() + static_cast<std::int64_t>(e) * c.mesh.stride;
-    row.assign(1, plan.local_element(e) + 1);
+    std::vector<std::int64_t> row(1, plan.local_element(e) + 1);
     row.resize(static_cast<std::size_t>(1 + 2 * ndp));
     for (int k = 0; k < ndp; ++k) {
       const std::int32_t a = v[k] - 1, b = v[(k + 1) % ndp] - 1;
@@ -343,10 +330,9 @@ std::string par_text(const Context& c, int p, const LocalIndex& loc) {
       row[static_cast<std::size_t>(1 + k)] = rank;
       row[static_cast<std::size_t>(1 + ndp + k)] = elem;
     }
-    out += fortran::iw_group(row, 9);
-    out += '\n';
+    t.halo.push_back(std::move(row));
   }
-  return out;
+  return format_par(t);
 }
 
 // One SERAFIN file split into parts: where each part's bytes go.
@@ -481,6 +467,29 @@ void finish(TempOutputs& out, WriteReport& report) {
 }
 
 }  // namespace
+
+std::string format_par(const ParText& t) {
+  std::string out = fortran::ListRecord().integer(static_cast<std::int64_t>(t.boundary.size())).line();
+  for (const auto& b : t.boundary)
+    out += fortran::ListRecord().integer(b.colour).integer(b.local).integer(b.iseg).real4(b.xs).real4(b.ys).integer(b.numliq).line();
+  out += fortran::ListRecord().integer(static_cast<std::int64_t>(t.iface.size())).line();
+  for (const auto& [node, r] : t.iface) {
+    if (r.size() > kMaxShare)
+      throw UsageError("node " + std::to_string(node + 1) + " is shared by " + std::to_string(r.size()) +
+                       " parts, more than TELEMAC accepts (NBMAXNSHARE - 1 = " + std::to_string(kMaxShare - 1) + "): use fewer parts");
+    std::vector<std::int64_t> row = r;
+    row.resize(kMaxShare + 1, -1);
+    out += fortran::iw_group(row, 7);
+    out += '\n';
+  }
+  out += fortran::iw(static_cast<std::int64_t>(t.halo.size()), 9);
+  out += '\n';
+  for (const auto& row : t.halo) {
+    out += fortran::iw_group(row, 9);
+    out += '\n';
+  }
+  return out;
+}
 
 std::string suffix(int nparts, int part) {
   char buf[32];

@@ -65,6 +65,26 @@ WriteReport write_parts(const Plan& plan, const serafin::Reader& geo, const std:
                         const GlobalMesh& mesh, const Names& names, Layout layout, int threads,
                         const std::vector<PartText>& texts = {}, std::int64_t memory_budget = std::int64_t{128} << 20);
 
+// A part's PAR file, resolved: its boundary points (in .cli order), its interface nodes
+// (increasing global number: the row is the local number, then the other parts sharing
+// the node, increasing) and its halo elements (the local element, then per edge the part
+// and local element across it: 0 0 on a liquid boundary, -1 -1 on a wall).
+struct ParBoundaryPoint {
+  std::int64_t colour = 0, local = 0, iseg = 0;
+  float xs = 0, ys = 0;
+  std::int64_t numliq = 0;
+};
+struct ParText {
+  std::vector<ParBoundaryPoint> boundary;
+  std::vector<std::pair<std::int32_t, std::vector<std::int64_t>>> iface;  // (global node, 0-based; row)
+  std::vector<std::vector<std::int64_t>> halo;
+  int ndp = 3;
+};
+// The PAR file as partel v8 writes it (gfortran): list-directed boundary lines, the interface
+// nodes in (10(I7,1X)), the halo elements in (7(I9,1X)). Throws when a node is shared by more
+// parts than TELEMAC accepts.
+std::string format_par(const ParText& t);
+
 // Reads a GEO index: (begin, end) byte ranges (0-based begin, exclusive end) of each part.
 std::vector<std::pair<std::int64_t, std::int64_t>> read_geo_index(const std::string& path);
 // Reads a CLI index: (first line, last line + 1), 1-based, of each part.

@@ -8,10 +8,12 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <type_traits>
 
 #include "core/byteorder.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
+#include "core/contour.hpp"
 #include "core/outputs.hpp"
 #include "partition/partitioner.hpp"
 #include "pio/mpi_util.hpp"
@@ -87,15 +89,20 @@ struct EdgeRecord {
   std::int64_t elem() const { return static_cast<std::int64_t>(elem_part & 0xffffffffu); }
   std::int64_t part() const { return static_cast<std::int64_t>(elem_part >> 32); }
 };
+// The same with a word the caller gives per element (the part writer: its local number).
+struct EdgeRecordX : EdgeRecord {
+  std::uint64_t extra;
+};
 
 // Every edge of the slice's elements, sent to the rank its key hashes to; there, sorted by
 // key, an edge's records sit together (two for an edge inside the mesh). An edge whose two
 // elements are both in the slice is matched here and never sent (a slice of neighbouring
 // elements sends only its rim).
-template <class OnPair>
-void edge_pairs(MPI_Comm comm, const MeshSlice& s, const std::vector<std::int32_t>& parts, OnPair&& on_pair) {
+template <class Rec = EdgeRecord, class OnPair>
+void edge_pairs(MPI_Comm comm, const MeshSlice& s, const std::vector<std::int32_t>& parts, OnPair&& on_pair,
+                const std::vector<std::uint64_t>& extra = {}) {
   const int size = comm_size(comm);
-  std::vector<EdgeRecord> edges;
+  std::vector<Rec> edges;
   edges.reserve(static_cast<std::size_t>(s.count() * s.ndp));
   for (std::int64_t i = 0; i < s.count(); ++i) {
     const std::int32_t* v = s.ikle.data() + i * s.ndp;
@@ -103,10 +110,14 @@ void edge_pairs(MPI_Comm comm, const MeshSlice& s, const std::vector<std::int32_
     for (int k = 0; k < s.ndp; ++k) {
       auto a = static_cast<std::uint64_t>(v[k]), b = static_cast<std::uint64_t>(v[(k + 1) % s.ndp]);
       if (a > b) std::swap(a, b);
-      edges.push_back({(a << 32) | b, (part << 32) | static_cast<std::uint64_t>(s.first + i)});
+      Rec r;
+      r.key = (a << 32) | b;
+      r.elem_part = (part << 32) | static_cast<std::uint64_t>(s.first + i);
+      if constexpr (std::is_same_v<Rec, EdgeRecordX>) r.extra = extra[static_cast<std::size_t>(i)];
+      edges.push_back(r);
     }
   }
-  auto by_key = [](const EdgeRecord& x, const EdgeRecord& y) { return x.key != y.key ? x.key < y.key : x.elem_part < y.elem_part; };
+  auto by_key = [](const Rec& x, const Rec& y) { return x.key != y.key ? x.key < y.key : x.elem_part < y.elem_part; };
   // Match inside the slice first: what is left is the rim (and the mesh's own boundary).
   std::sort(edges.begin(), edges.end(), by_key);
   std::size_t kept = 0;
@@ -125,10 +136,10 @@ void edge_pairs(MPI_Comm comm, const MeshSlice& s, const std::vector<std::int32_
   edges.shrink_to_fit();
   if (size == 1) return;
   std::vector<int> counts;
-  auto dest = [size](const EdgeRecord& r) { return static_cast<int>((r.key * 0x9E3779B97F4A7C15ull >> 33) % static_cast<std::uint64_t>(size)); };
+  auto dest = [size](const Rec& r) { return static_cast<int>((r.key * 0x9E3779B97F4A7C15ull >> 33) % static_cast<std::uint64_t>(size)); };
   edges = by_destination(std::move(edges), size, dest, counts);
-  std::vector<EdgeRecord> got = exchange(comm, edges, counts);
-  std::vector<EdgeRecord>().swap(edges);
+  std::vector<Rec> got = exchange(comm, edges, counts);
+  std::vector<Rec>().swap(edges);
   std::sort(got.begin(), got.end(), by_key);
   for (std::size_t i = 0; i < got.size();) {
     std::size_t j = i + 1;
@@ -465,6 +476,465 @@ DistributedQuality distributed_quality(MPI_Comm comm, const MeshSlice& s, const 
   edge_pairs(comm, s, parts, [&](const EdgeRecord& a, const EdgeRecord& b) { cut += a.part() != b.part(); });
   MPI_Allreduce(&cut, &q.edge_cut, 1, MPI_INT64_T, MPI_SUM, comm);
   return q;
+}
+
+}  // namespace anabranch::pio
+
+namespace anabranch::pio {
+namespace {
+
+constexpr int kSolid = 2;  // LIHBOR code of a wall
+
+// Rows of IKLE (the first ndp of each) of the sorted elements `elems`, read in chunks of the
+// record that hold any of them.
+std::vector<std::int32_t> read_rows(const serafin::Reader& mesh, const std::vector<std::int64_t>& elems, int ndp, std::int64_t nelem) {
+  const auto& h = mesh.header();
+  const std::int64_t row = 4 * h.ndp;
+  constexpr std::int64_t kRows = std::int64_t{1} << 16;
+  std::vector<std::int32_t> out;
+  out.reserve(elems.size() * static_cast<std::size_t>(ndp));
+  std::vector<unsigned char> buf;
+  for (auto it = elems.begin(); it != elems.end();) {
+    const std::int64_t first = *it / kRows * kRows, count = std::min(kRows, nelem - first);
+    buf.resize(static_cast<std::size_t>(count * row));
+    mesh.source().read_at(mesh.ikle_offset() + 4 + first * row, buf.data(), buf.size());
+    for (; it != elems.end() && *it < first + count; ++it)
+      for (int k = 0; k < ndp; ++k) out.push_back(load<std::int32_t>(buf.data() + (*it - first) * row + 4 * k, h.byte_order));
+  }
+  return out;
+}
+
+// All-to-all of variable-length records of words: out[d] for rank d.
+std::vector<std::uint64_t> exchange_words(MPI_Comm comm, const std::vector<std::vector<std::uint64_t>>& out) {
+  std::vector<int> counts;
+  std::vector<std::uint64_t> flat;
+  for (const auto& o : out) {
+    counts.push_back(static_cast<int>(o.size()));
+    flat.insert(flat.end(), o.begin(), o.end());
+  }
+  return exchange(comm, flat, counts);
+}
+
+// One part being written here.
+struct LocalPart {
+  int p = 0;
+  std::vector<std::int64_t> elems;           // global 2D elements, increasing
+  std::vector<std::int32_t> knolg;           // global 2D nodes (0-based) in local order
+  std::vector<std::pair<std::int32_t, std::int32_t>> local_of;  // (global node, local), by global node
+  std::vector<std::int32_t> ikle;            // local 2D elements, 1-based
+  std::vector<std::pair<std::int32_t, std::vector<std::int64_t>>> iface;  // (global node, row)
+  std::vector<std::int32_t> bpoints;         // boundary points (.cli lines) held, increasing
+  std::vector<std::vector<std::int64_t>> halo;
+  std::int32_t local(std::int32_t g) const {
+    auto it = std::lower_bound(local_of.begin(), local_of.end(), std::make_pair(g, std::int32_t{-1}));
+    return it != local_of.end() && it->first == g ? it->second : -1;
+  }
+};
+
+}  // namespace
+
+partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader& geo,
+                                            const std::vector<const serafin::Reader*>& also, const MeshSlice& s,
+                                            const std::vector<std::int32_t>& parts, int nparts, const boundary::File* cli,
+                                            const partel::Names& names) {
+  const int size = comm_size(comm), rank = comm_rank(comm);
+  const auto& g = geo.header();
+  const int nplan = g.nplan(), ndp = s.ndp;
+  const std::int64_t npoin2 = s.npoin;
+  const Slices part_ranks{nparts, size}, elem_ranks{s.nelem, size}, node_ranks{npoin2, size};
+  const int p0 = static_cast<int>(part_ranks.first(rank)), p1 = static_cast<int>(part_ranks.first(rank + 1));
+  const bool with_cli = cli != nullptr, with_par = with_cli && nplan == 1;
+  std::vector<LocalPart> mine(static_cast<std::size_t>(p1 - p0));
+  for (int p = p0; p < p1; ++p) mine[static_cast<std::size_t>(p - p0)].p = p;
+  auto part_here = [&](std::int64_t p) -> LocalPart& { return mine[static_cast<std::size_t>(p - p0)]; };
+
+  // 1. Each part's elements, to the rank writing it.
+  struct ElemPart {
+    std::uint64_t elem, part;
+  };
+  {
+    std::vector<ElemPart> ep(parts.size());
+    for (std::size_t i = 0; i < parts.size(); ++i) ep[i] = {static_cast<std::uint64_t>(s.first) + i, static_cast<std::uint64_t>(parts[i])};
+    std::vector<int> counts;
+    ep = by_destination(std::move(ep), size, [&](const ElemPart& e) { return part_ranks.owner(static_cast<std::int64_t>(e.part)); }, counts);
+    ep = exchange(comm, ep, counts);
+    std::sort(ep.begin(), ep.end(), [](const ElemPart& a, const ElemPart& b) { return a.part != b.part ? a.part < b.part : a.elem < b.elem; });
+    for (const auto& e : ep) part_here(static_cast<std::int64_t>(e.part)).elems.push_back(static_cast<std::int64_t>(e.elem));
+  }
+  // 2. Their rows of IKLE, and each part's nodes in order of first appearance.
+  std::vector<std::int64_t> all_elems;
+  for (const auto& lp : mine) all_elems.insert(all_elems.end(), lp.elems.begin(), lp.elems.end());
+  std::sort(all_elems.begin(), all_elems.end());
+  std::vector<std::int32_t> rows;
+  collective(comm, [&] { rows = read_rows(geo, all_elems, ndp, s.nelem); });
+  auto row_of = [&](std::int64_t e) {
+    return rows.data() + (std::lower_bound(all_elems.begin(), all_elems.end(), e) - all_elems.begin()) * ndp;
+  };
+  for (auto& lp : mine) {
+    std::vector<std::pair<std::int32_t, std::int32_t>> seen;  // (node, first position)
+    seen.reserve(lp.elems.size() * static_cast<std::size_t>(ndp));
+    std::int32_t pos = 0;
+    for (auto e : lp.elems) {
+      const std::int32_t* v = row_of(e);
+      for (int k = 0; k < ndp; ++k) seen.emplace_back(v[k] - 1, pos++);
+    }
+    std::sort(seen.begin(), seen.end());
+    seen.erase(std::unique(seen.begin(), seen.end(), [](auto& a, auto& b) { return a.first == b.first; }), seen.end());
+    std::vector<std::pair<std::int32_t, std::int32_t>> order(seen.size());  // (first position, node)
+    for (std::size_t i = 0; i < seen.size(); ++i) order[i] = {seen[i].second, seen[i].first};
+    std::sort(order.begin(), order.end());
+    lp.knolg.resize(order.size());
+    lp.local_of.resize(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      lp.knolg[i] = order[i].second;
+      lp.local_of[i] = {order[i].second, static_cast<std::int32_t>(i)};
+    }
+    std::sort(lp.local_of.begin(), lp.local_of.end());
+    lp.ikle.reserve(lp.elems.size() * static_cast<std::size_t>(ndp));
+    for (auto e : lp.elems) {
+      const std::int32_t* v = row_of(e);
+      for (int k = 0; k < ndp; ++k) lp.ikle.push_back(lp.local(v[k] - 1) + 1);
+    }
+  }
+
+  // 3. Interface nodes: (node, part) to the node's rank, the lists of sharing parts back.
+  {
+    std::vector<ElemPart> np;  // (node, part)
+    for (const auto& lp : mine)
+      for (auto n : lp.knolg) np.push_back({static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(lp.p)});
+    std::vector<int> counts;
+    np = by_destination(std::move(np), size, [&](const ElemPart& e) { return node_ranks.owner(static_cast<std::int64_t>(e.elem)); }, counts);
+    np = exchange(comm, np, counts);
+    std::sort(np.begin(), np.end(), [](const ElemPart& a, const ElemPart& b) { return a.elem != b.elem ? a.elem < b.elem : a.part < b.part; });
+    std::vector<std::vector<std::uint64_t>> back(static_cast<std::size_t>(size));
+    for (std::size_t i = 0; i < np.size();) {
+      std::size_t j = i + 1;
+      while (j < np.size() && np[j].elem == np[i].elem) ++j;
+      if (j - i >= 2)
+        for (std::size_t a = i; a < j; ++a) {
+          auto& b = back[static_cast<std::size_t>(part_ranks.owner(static_cast<std::int64_t>(np[a].part)))];
+          b.push_back(np[a].elem);
+          b.push_back(np[a].part);
+          b.push_back(j - i - 1);
+          for (std::size_t c = i; c < j; ++c)
+            if (c != a) b.push_back(np[c].part);
+        }
+      i = j;
+    }
+    std::vector<ElemPart>().swap(np);
+    const auto got = exchange_words(comm, back);
+    for (std::size_t i = 0; i < got.size();) {
+      const auto node = static_cast<std::int32_t>(got[i]);
+      auto& lp = part_here(static_cast<std::int64_t>(got[i + 1]));
+      const auto m = static_cast<std::size_t>(got[i + 2]);
+      std::vector<std::int64_t> row(1, lp.local(node) + 1);
+      for (std::size_t c = 0; c < m; ++c) row.push_back(static_cast<std::int64_t>(got[i + 3 + c]));
+      lp.iface.emplace_back(node, std::move(row));
+      i += 3 + m;
+    }
+    for (auto& lp : mine) std::sort(lp.iface.begin(), lp.iface.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  }
+
+  // 4. The boundary: the elements with two boundary points, from every rank to every rank
+  // (a boundary's worth), give the contour, its liquid boundaries and who holds each segment.
+  Contour contour;
+  std::vector<std::int32_t> numliq, sub_part;
+  std::vector<std::pair<std::int32_t, std::int32_t>> bpoint_of;  // (global node, boundary point), by node
+  std::vector<double> bx, by;  // boundary points' coordinates
+  std::vector<char> liquid_node_sorted;  // by bpoint_of order
+  if (with_cli) {
+    const auto& lines = cli->lines;
+    for (std::size_t k = 0; k < lines.size(); ++k) bpoint_of.emplace_back(static_cast<std::int32_t>(lines[k].n - 1), static_cast<std::int32_t>(k));
+    std::sort(bpoint_of.begin(), bpoint_of.end());
+    auto bpoint = [&](std::int32_t n) {
+      auto it = std::lower_bound(bpoint_of.begin(), bpoint_of.end(), std::make_pair(n, std::int32_t{-1}));
+      return it != bpoint_of.end() && it->first == n ? it->second : -1;
+    };
+    std::vector<std::uint64_t> words;  // per element: part, then its ndp nodes (1-based)
+    for (std::int64_t i = 0; i < s.count(); ++i) {
+      const std::int32_t* v = s.ikle.data() + i * ndp;
+      int on = 0;
+      for (int k = 0; k < ndp; ++k) on += bpoint(v[k] - 1) >= 0;
+      if (on < 2) continue;
+      words.push_back(static_cast<std::uint64_t>(parts[static_cast<std::size_t>(i)]));
+      for (int k = 0; k < ndp; ++k) words.push_back(static_cast<std::uint64_t>(v[k]));
+    }
+    int n = static_cast<int>(words.size());
+    std::vector<int> counts(static_cast<std::size_t>(size)), displ(static_cast<std::size_t>(size) + 1, 0);
+    MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
+    for (int r = 0; r < size; ++r) displ[static_cast<std::size_t>(r) + 1] = displ[static_cast<std::size_t>(r)] + counts[static_cast<std::size_t>(r)];
+    std::vector<std::uint64_t> all(static_cast<std::size_t>(displ.back()));
+    MPI_Allgatherv(words.data(), n, MPI_UINT64_T, all.data(), counts.data(), displ.data(), MPI_UINT64_T, comm);
+    // Compact node numbers: the subset's nodes, increasing.
+    std::vector<std::int32_t> nodes;
+    for (std::size_t i = 0; i < all.size(); i += static_cast<std::size_t>(ndp) + 1) {
+      sub_part.push_back(static_cast<std::int32_t>(all[i]));
+      for (int k = 0; k < ndp; ++k) nodes.push_back(static_cast<std::int32_t>(all[i + 1 + static_cast<std::size_t>(k)]) - 1);
+    }
+    std::vector<std::int32_t> sub_ikle(nodes.begin(), nodes.end());
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    for (auto& v : sub_ikle) v = static_cast<std::int32_t>(std::lower_bound(nodes.begin(), nodes.end(), v) - nodes.begin()) + 1;
+    std::vector<double> xs, ys;
+    collective(comm, [&] {
+      xs = read_reals_of(geo, geo.x_offset() + 4, nodes);
+      ys = read_reals_of(geo, geo.y_offset() + 4, nodes);
+    });
+    std::vector<std::int32_t> bnodes_c;  // boundary points' compact node numbers (1-based)
+    std::vector<int> lih, liu;
+    collective(comm, [&] {
+      for (const auto& l : lines) {
+        auto it = std::lower_bound(nodes.begin(), nodes.end(), static_cast<std::int32_t>(l.n - 1));
+        if (it == nodes.end() || *it != l.n - 1)
+          throw UsageError("boundary point " + std::to_string(&l - lines.data() + 1) + " (node " + std::to_string(l.n) +
+                           ") is not on a boundary segment of the mesh: the boundary file does not match the mesh");
+        bnodes_c.push_back(static_cast<std::int32_t>(it - nodes.begin()) + 1);
+        lih.push_back(l.lihbor);
+        liu.push_back(l.liubor);
+      }
+      const Coordinates cx(xs), cy(ys);
+      contour = build_contour(bnodes_c, sub_ikle.data(), static_cast<std::int64_t>(sub_part.size()), ndp, ndp, cx, cy);
+      numliq = number_liquid_boundaries(contour, bnodes_c, lih, liu, cx, cy);
+    });
+    for (auto c : bnodes_c) {
+      bx.push_back(xs[static_cast<std::size_t>(c - 1)]);
+      by.push_back(ys[static_cast<std::size_t>(c - 1)]);
+    }
+    // Each part's boundary points: its nodes on the boundary, in .cli order.
+    for (auto& lp : mine) {
+      for (auto node : lp.knolg)
+        if (const auto k = bpoint(node); k >= 0) lp.bpoints.push_back(k);
+      std::sort(lp.bpoints.begin(), lp.bpoints.end());
+    }
+  }
+
+  // 5. Halo elements (2D, PAR files): elements with a neighbour across an edge in another
+  // part; each such element's neighbours on every edge, with their part and local number.
+  if (with_par) {
+    const std::int64_t count = s.count();
+    std::vector<std::uint64_t> halo_elems;  // found where the edges meet
+    edge_pairs(comm, s, parts, [&](const EdgeRecord& a, const EdgeRecord& b) {
+      if (a.part() == b.part()) return;
+      halo_elems.push_back(static_cast<std::uint64_t>(a.elem()));
+      halo_elems.push_back(static_cast<std::uint64_t>(b.elem()));
+    });
+    // To the elements' slices: which of theirs are halo elements.
+    std::vector<int> counts;
+    halo_elems = by_destination(std::move(halo_elems), size, [&](std::uint64_t e) { return elem_ranks.owner(static_cast<std::int64_t>(e)); }, counts);
+    halo_elems = exchange(comm, halo_elems, counts);
+    std::vector<std::uint64_t> extra(static_cast<std::size_t>(count), 0);
+    for (auto e : halo_elems) extra[static_cast<std::size_t>(static_cast<std::int64_t>(e) - s.first)] = std::uint64_t{1} << 40;
+    std::vector<std::uint64_t>().swap(halo_elems);
+    // Every element's local number in its part, from the part's rank to the element's slice.
+    std::vector<ElemPart> local;  // (element, local number)
+    for (const auto& lp : mine)
+      for (std::size_t i = 0; i < lp.elems.size(); ++i) local.push_back({static_cast<std::uint64_t>(lp.elems[i]), i});
+    local = by_destination(std::move(local), size, [&](const ElemPart& e) { return elem_ranks.owner(static_cast<std::int64_t>(e.elem)); }, counts);
+    local = exchange(comm, local, counts);
+    for (const auto& l : local) extra[static_cast<std::size_t>(static_cast<std::int64_t>(l.elem) - s.first)] |= l.part;
+    std::vector<ElemPart>().swap(local);
+    // The neighbours of halo elements: (element, edge, neighbour's part, its local number + 1).
+    struct Across {
+      std::uint64_t elem, key, part, local;
+    };
+    std::vector<Across> across;
+    edge_pairs<EdgeRecordX>(
+        comm, s, parts,
+        [&](const EdgeRecordX& a, const EdgeRecordX& b) {
+          if (a.elem() == b.elem()) return;
+          if (a.extra >> 40)
+            across.push_back({a.elem_part, a.key, static_cast<std::uint64_t>(b.part()), (b.extra & 0xffffffffu) + 1});
+          if (b.extra >> 40)
+            across.push_back({b.elem_part, b.key, static_cast<std::uint64_t>(a.part()), (a.extra & 0xffffffffu) + 1});
+        },
+        extra);
+    // To the rank writing the halo element's part (the element's part in the high half).
+    across = by_destination(std::move(across), size, [&](const Across& a) { return part_ranks.owner(static_cast<std::int64_t>(a.elem >> 32)); }, counts);
+    across = exchange(comm, across, counts);
+    std::sort(across.begin(), across.end(), [](const Across& a, const Across& b) {
+      return a.elem != b.elem ? a.elem < b.elem : a.key != b.key ? a.key < b.key : a.local < b.local;
+    });
+    std::vector<char> liquid;  // by boundary point
+    if (with_cli)
+      for (const auto& l : cli->lines) liquid.push_back(l.lihbor != kSolid);
+    auto bpoint = [&](std::int32_t node) {
+      auto it = std::lower_bound(bpoint_of.begin(), bpoint_of.end(), std::make_pair(node, std::int32_t{-1}));
+      return it != bpoint_of.end() && it->first == node ? it->second : -1;
+    };
+    for (std::size_t i = 0; i < across.size();) {
+      const std::uint64_t id = across[i].elem;
+      std::size_t j = i;
+      while (j < across.size() && across[j].elem == id) ++j;
+      const auto e = static_cast<std::int64_t>(id & 0xffffffffu);
+      auto& lp = part_here(static_cast<std::int64_t>(id >> 32));
+      const auto at = std::lower_bound(lp.elems.begin(), lp.elems.end(), e) - lp.elems.begin();
+      std::vector<std::int64_t> row(static_cast<std::size_t>(1 + 2 * ndp));
+      row[0] = at + 1;
+      const std::int32_t* v = row_of(e);
+      for (int k = 0; k < ndp; ++k) {
+        auto a = static_cast<std::uint64_t>(v[k]), b = static_cast<std::uint64_t>(v[(k + 1) % ndp]);
+        const std::uint64_t key = a < b ? (a << 32) | b : (b << 32) | a;
+        std::int64_t q = -2, l = -2;
+        for (std::size_t c = i; c < j; ++c)
+          if (across[c].key == key) {
+            q = static_cast<std::int64_t>(across[c].part), l = static_cast<std::int64_t>(across[c].local);
+            break;
+          }
+        if (q == -2) {
+          const auto ka = bpoint(v[k] - 1), kb = bpoint(v[(k + 1) % ndp] - 1);
+          const bool liq = ka >= 0 && kb >= 0 && liquid[static_cast<std::size_t>(ka)] && liquid[static_cast<std::size_t>(kb)];
+          q = l = liq ? 0 : -1;
+        }
+        row[static_cast<std::size_t>(1 + k)] = q;
+        row[static_cast<std::size_t>(1 + ndp + k)] = l;
+      }
+      lp.halo.push_back(std::move(row));
+      i = j;
+    }
+  }
+
+  // 6. The files: headers and meshes, .cli and PAR texts, then the frames.
+  partel::WriteReport report;
+  TempOutputs out;
+  collective(comm, [&] {
+    const CreatingTemporary creating;
+    // Coordinates of every part's nodes on every plane (from the geometry).
+    std::vector<std::int32_t> gnodes;
+    for (const auto& lp : mine)
+      for (int j = 0; j < nplan; ++j)
+        for (auto n : lp.knolg) gnodes.push_back(static_cast<std::int32_t>(n + j * npoin2));
+    std::sort(gnodes.begin(), gnodes.end());
+    gnodes.erase(std::unique(gnodes.begin(), gnodes.end()), gnodes.end());
+    const auto gx = read_reals_of(geo, geo.x_offset() + 4, gnodes), gy = read_reals_of(geo, geo.y_offset() + 4, gnodes);
+    auto at = [&](std::int64_t gidx) {
+      return static_cast<std::size_t>(std::lower_bound(gnodes.begin(), gnodes.end(), static_cast<std::int32_t>(gidx)) - gnodes.begin());
+    };
+    std::vector<const serafin::Reader*> sources{&geo};
+    std::vector<std::string> source_names{names.geo};
+    for (std::size_t i = 0; i < also.size(); ++i) {
+      sources.push_back(also[i]);
+      source_names.push_back(names.also[i]);
+    }
+    for (std::size_t src = 0; src < sources.size(); ++src) {
+      const serafin::Reader& r = *sources[src];
+      const auto& sg = r.header();
+      const int rs = real_size(sg.precision);
+      std::vector<std::size_t> ids;
+      std::vector<serafin::Layout> layouts;
+      for (const auto& lp : mine) {
+        const auto ne = static_cast<std::int64_t>(lp.elems.size()), np = static_cast<std::int64_t>(lp.knolg.size());
+        serafin::Header h = sg;
+        h.set_title(sg.title.substr(0, 72));
+        h.nelem = nplan > 1 ? ne * (nplan - 1) : ne;
+        h.npoin = np * nplan;
+        h.iparam = {1, 0, sg.iparam[2], sg.iparam[3], 0, 0, sg.iparam[6], static_cast<std::int32_t>(lp.bpoints.size()),
+                    static_cast<std::int32_t>(lp.iface.size()), sg.date ? 1 : 0};
+        Mesh m;
+        m.nelem = h.nelem;
+        m.npoin = h.npoin;
+        m.ndp = sg.ndp;
+        m.nplan = nplan;
+        if (nplan <= 1) {
+          m.ikle = std::vector<std::int32_t>(lp.ikle);
+        } else {
+          m.ikle.reserve(static_cast<std::size_t>(m.nelem * m.ndp));
+          for (int l = 0; l + 1 < nplan; ++l)
+            for (std::int64_t j = 0; j < ne; ++j) {
+              for (int v = 0; v < 3; ++v) m.ikle.push_back(lp.ikle[static_cast<std::size_t>(3 * j + v)] + static_cast<std::int32_t>(l * np));
+              for (int v = 0; v < 3; ++v) m.ikle.push_back(lp.ikle[static_cast<std::size_t>(3 * j + v)] + static_cast<std::int32_t>((l + 1) * np));
+            }
+        }
+        for (int j = 0; j < nplan; ++j)
+          for (std::int64_t i = 0; i < np; ++i) {
+            const std::int64_t gidx = lp.knolg[static_cast<std::size_t>(i)] + j * npoin2;
+            m.ipobo.push_back(static_cast<std::int32_t>(gidx + 1));
+            m.x.push_back(gx[at(gidx)]);
+            m.y.push_back(gy[at(gidx)]);
+          }
+        serafin::check_record_limits(h);
+        MemorySink sink;
+        serafin::write_header(sink, h, m);
+        ids.push_back(out.add(names.dir + "/" + source_names[src] + partel::suffix(nparts, lp.p)));
+        out.write_at(ids.back(), sink.bytes.data(), sink.bytes.size(), 0);
+        layouts.push_back(serafin::Layout::of(h));
+      }
+      // Frames: each record read once at this rank's nodes, then cut into its parts.
+      std::vector<unsigned char> rec;
+      for (std::int64_t f = 0; f < r.frame_count(); ++f) {
+        const double time = r.read_time(f);
+        for (std::size_t i = 0; i < mine.size(); ++i) {
+          unsigned char t[16];
+          store<std::int32_t>(t, rs, sg.byte_order);
+          serafin::encode_reals(&time, 1, sg.precision, sg.byte_order, t + 4);
+          store<std::int32_t>(t + 4 + rs, rs, sg.byte_order);
+          out.write_at(ids[i], t, static_cast<std::size_t>(8 + rs), layouts[i].frame_offset(f));
+        }
+        for (int v = 0; v < sg.nvar(); ++v) {
+          const auto values = read_reals_of(r, r.layout().values_offset(f, v), gnodes);
+          for (std::size_t i = 0; i < mine.size(); ++i) {
+            const auto& lp = mine[i];
+            const auto np = static_cast<std::int64_t>(lp.knolg.size()), npl = np * nplan;
+            std::vector<double> local(static_cast<std::size_t>(npl));
+            for (int j = 0; j < nplan; ++j)
+              for (std::int64_t k = 0; k < np; ++k) local[static_cast<std::size_t>(k + j * np)] = values[at(lp.knolg[static_cast<std::size_t>(k)] + j * npoin2)];
+            rec.resize(static_cast<std::size_t>(8 + npl * rs));
+            store<std::int32_t>(rec.data(), static_cast<std::int32_t>(npl * rs), sg.byte_order);
+            serafin::encode_reals(local.data(), npl, sg.precision, sg.byte_order, rec.data() + 4);
+            store<std::int32_t>(rec.data() + 4 + npl * rs, static_cast<std::int32_t>(npl * rs), sg.byte_order);
+            out.write_at(ids[i], rec.data(), rec.size(), layouts[i].values_offset(f, v) - 4);
+          }
+        }
+      }
+    }
+    if (with_cli) {
+      for (const auto& lp : mine) {
+        std::string text;
+        for (auto k : lp.bpoints) {
+          const auto& line = cli->lines[static_cast<std::size_t>(k)];
+          text += boundary::format_telemac(line, lp.local(static_cast<std::int32_t>(line.n - 1)) + 1, line.k);
+          text += '\n';
+        }
+        const auto id = out.add(names.dir + "/" + names.cli + partel::suffix(nparts, lp.p));
+        out.write_at(id, text.data(), text.size(), 0);
+        if (!with_par) continue;
+        partel::ParText t;
+        t.ndp = ndp;
+        for (auto k : lp.bpoints) {
+          partel::ParBoundaryPoint b;
+          const auto next = contour.next[static_cast<std::size_t>(k)], prev = contour.prev[static_cast<std::size_t>(k)];
+          int away = 0;
+          if (sub_part[static_cast<std::size_t>(contour.nelbor[static_cast<std::size_t>(k)])] != lp.p) {
+            b.iseg = cli->lines[static_cast<std::size_t>(next)].n;
+            b.xs = static_cast<float>(bx[static_cast<std::size_t>(next)]), b.ys = static_cast<float>(by[static_cast<std::size_t>(next)]);
+            ++away;
+          }
+          if (sub_part[static_cast<std::size_t>(contour.nelbor[static_cast<std::size_t>(prev)])] != lp.p) {
+            b.iseg = -cli->lines[static_cast<std::size_t>(prev)].n;
+            b.xs = static_cast<float>(bx[static_cast<std::size_t>(prev)]), b.ys = static_cast<float>(by[static_cast<std::size_t>(prev)]);
+            ++away;
+          }
+          if (away == 2) b.iseg = -9999;
+          const auto& line = cli->lines[static_cast<std::size_t>(k)];
+          b.colour = line.k;
+          b.local = lp.local(static_cast<std::int32_t>(line.n - 1)) + 1;
+          b.numliq = numliq[static_cast<std::size_t>(k)];
+          t.boundary.push_back(b);
+        }
+        t.iface = lp.iface;
+        t.halo = lp.halo;
+        const std::string par = partel::format_par(t);
+        const auto pid = out.add(names.dir + "/" + names.par + partel::suffix(nparts, lp.p));
+        out.write_at(pid, par.data(), par.size(), 0);
+      }
+    }
+  });
+  collective(comm, [&] { out.commit(); });
+  std::int64_t totals[2] = {static_cast<std::int64_t>(out.size()), 0};
+  for (std::size_t i = 0; i < out.size(); ++i) totals[1] += file_size(out.final_path(i));
+  MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_INT64_T, MPI_SUM, comm);
+  report.files = totals[0];
+  report.bytes = totals[1];
+  return report;
 }
 
 }  // namespace anabranch::pio

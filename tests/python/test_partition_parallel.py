@@ -91,22 +91,47 @@ def test_ptscotch_parts_are_balanced_and_repeat(meshes, tmp_path, ranks, parts):
     assert min(counts) > 0 and max(counts) <= 1.05 * n / parts, counts
 
 
-@pytest.mark.parametrize("layout", ["telemac", "concat"])
-def test_per_part_layouts_are_the_serial_bytes_for_the_same_partition(ab, meshes, tmp_path, layout):
-    src = meshes / "m3.slf"
-    method = "ptscotch" if HAVE_PTSCOTCH else "sfc"
-    proc = mpirun(3, EXE, "partition", src, "--cli", meshes / "m3.cli", "-n", 4, "--method", method, "--layout", layout,
+def same_as_serial(ab, tmp_path, ranks, mesh, parts, method, extra=(), layout="telemac"):
+    """The files `mpiexec -n ranks partition` writes are the serial command's for the same
+    partition file."""
+    proc = mpirun(ranks, EXE, "partition", mesh, "-n", parts, "--method", method, "--layout", layout, *extra,
                   "-o", tmp_path / "par")
     assert proc.returncode == 0, proc.stderr
-    proc = mpirun(3, EXE, "partition", src, "-n", 4, "--method", method, "--layout", "partition-file", "-o", tmp_path / "e")
+    proc = mpirun(ranks, EXE, "partition", mesh, "-n", parts, "--method", method, "--layout", "partition-file", "-o", tmp_path / "e")
     assert proc.returncode == 0, proc.stderr
-    r = ab("partition", src, "--cli", meshes / "m3.cli", "-n", 4, "--layout", layout,
-           "--partition", partition_file(tmp_path / "e"), "-o", tmp_path / "ser")
+    r = ab("partition", mesh, "-n", parts, "--layout", layout, "--partition", partition_file(tmp_path / "e"), *extra,
+           "-o", tmp_path / "ser")
     assert r.returncode == 0, r.stderr
     names = sorted(p.name for p in (tmp_path / "ser").iterdir())
-    assert names == sorted(p.name for p in (tmp_path / "par").iterdir()) and len(names) >= 2
+    assert names == sorted(p.name for p in (tmp_path / "par").iterdir()) and len(names) >= parts
     for name in names:
         assert (tmp_path / "par" / name).read_bytes() == (tmp_path / "ser" / name).read_bytes(), name
+    return names
+
+
+METHOD = "ptscotch" if HAVE_PTSCOTCH else "sfc"
+
+
+@pytest.mark.parametrize("ranks,parts", [(2, 5), (3, 5), (3, 2)])
+@pytest.mark.parametrize("mesh", ["m2", "m3"])
+def test_each_rank_writes_its_parts_files_the_serial_bytes(ab, meshes, tmp_path, mesh, ranks, parts):
+    """The telemac layout under mpiexec: each rank writes the SERAFIN, .cli and (2D) PAR
+    files of its range of parts (3 ranks for 2 parts: one rank writes none)."""
+    names = same_as_serial(ab, tmp_path, ranks, meshes / f"{mesh}.slf", parts, METHOD, ["--cli", meshes / f"{mesh}.cli"])
+    assert len(names) == parts * (3 if mesh == "m2" else 2)
+
+
+def test_telemac_example_with_frames_of_another_file_is_the_serial_bytes(ab, data, tmp_path):
+    """malpasset (a real TELEMAC mesh: islands, liquid boundaries) into 16 parts on 3 ranks,
+    with its result file split along: the per-part files, PAR halos included, byte for byte
+    the serial command's."""
+    names = same_as_serial(ab, tmp_path, 3, data / "geo_malpasset-small.slf", 16, METHOD,
+                           ["--cli", data / "geo_malpasset-small.cli", "--also", data / "f2d_malpasset-small.slf"])
+    assert len(names) == 16 * 4
+
+
+def test_concatenated_parts_are_the_serial_bytes(ab, meshes, tmp_path):
+    same_as_serial(ab, tmp_path, 3, meshes / "m3.slf", 4, METHOD, ["--cli", meshes / "m3.cli"], layout="concat")
 
 
 def test_metis_under_mpiexec_is_refused_in_one_line(meshes, tmp_path):

@@ -131,6 +131,11 @@ TEST(Balance, GreedyDealsHeaviestFirst) {
   o.split = false;
   const auto r = balance(b, {}, 2, o);
   EXPECT_DOUBLE_EQ(*std::max_element(r.load.begin(), r.load.end()), 10.0);
+  // Two equal blocks sharing a face of 10 cells, on two processes: the face is cut.
+  std::vector<Block> two = {{1, {}, 4}, {2, {}, 4}};
+  const auto cut = balance(two, {{1, 2, 10}}, 2, o);
+  EXPECT_DOUBLE_EQ(cut.cut_cells, 10.0);
+  EXPECT_DOUBLE_EQ(balance(two, {{1, 2, 10}}, 1, o).cut_cells, 0.0);
 }
 
 TEST(Balance, BadInput) {

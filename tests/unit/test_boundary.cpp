@@ -66,6 +66,7 @@ TEST(Boundary, ErrorsNameLineColumnAndOffset) {
     FAIL();
   } catch (const FormatError& e) {
     EXPECT_NE(std::string(e.what()).find("beyond.cli: line 2, column 12"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("node 5 is outside 1..4"), std::string::npos) << e.what();
   }
 }
 

@@ -407,7 +407,7 @@ int run_distributed(PartitionOptions& o, bool json, std::chrono::steady_clock::t
     const std::string path = epart::file_name(o.output, name, o.parts);
     pio::write_partition_file(comm, path, parts);
     if (rank == 0) bytes = file_size(path);
-  } else if (o.layout == "telemac" && o.sections.empty() && o.zones.empty() && o.weirs.empty()) {
+  } else if (o.sections.empty() && o.zones.empty() && o.weirs.empty()) {
     // Every rank writes the files of a range of parts.
     std::optional<boundary::File> cli;
     std::vector<std::unique_ptr<serafin::Reader>> also;
@@ -437,11 +437,12 @@ int run_distributed(PartitionOptions& o, bool json, std::chrono::steady_clock::t
       names.par = partel::par_name(names.geo);
       for (const auto& f : o.also) names.also.push_back(basename_of(f));
     });
-    const auto report = pio::write_parts_distributed(comm, *reader, also_ptrs, slice, parts, o.parts, cli ? &*cli : nullptr, names);
+    const auto report = pio::write_parts_distributed(comm, *reader, also_ptrs, slice, parts, o.parts, cli ? &*cli : nullptr, names,
+                                                   partel::parse_layout(o.layout));
     files = report.files;
     bytes = report.bytes;
   } else {
-    // Concatenated parts and case files split per part: rank 0 writes them all.
+    // Case files split per part (sections, zones, weirs: partel's rules need the whole mesh): rank 0 writes them all.
     std::vector<std::int32_t> all = pio::gather_parts(comm, parts, nelem2, 0);
     slice = {};
     parts = {};

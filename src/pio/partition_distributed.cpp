@@ -15,6 +15,7 @@
 #include "core/io.hpp"
 #include "core/contour.hpp"
 #include "core/outputs.hpp"
+#include "formats/fortran_text.hpp"
 #include "partition/partitioner.hpp"
 #include "pio/mpi_util.hpp"
 #include "pio/strategy.hpp"
@@ -531,12 +532,127 @@ struct LocalPart {
   }
 };
 
+// Where the parts of one kind of file (a SERAFIN file, the .cli, the PAR) go: a file per
+// part written by its rank, or (the concatenated layout) a place in one <base>-CONCAT
+// written by every rank through MPI-IO, with the <base>-INDEX rank 0 writes from every
+// part's size (SERAFIN: 1-based byte ranges, big-endian int64) or lines (.cli: 1-based line
+// ranges, big-endian int32; PAR: each part's first line, list-directed).
+class PartOutputs {
+ public:
+  static constexpr int kSerafinIndex = 0, kCliIndex = 1, kParIndex = 2, kEmptyIndex = 3;
+  PartOutputs(MPI_Comm comm, TempOutputs& out, bool concat, const std::string& base, int first_part, int nparts,
+              const std::vector<std::int64_t>& sizes, const std::vector<std::int64_t>& lines, int index_kind)
+      : comm_(comm), out_(out), concat_(concat), path_(base + "-CONCAT") {
+    if (!concat) {
+      for (std::size_t i = 0; i < sizes.size(); ++i) ids_.push_back(out.add(base + partel::suffix(nparts, first_part + static_cast<int>(i))));
+      return;
+    }
+    const int rank = comm_rank(comm), size = comm_size(comm);
+    // Every part's size (and lines) on rank 0, in part order (ranks hold consecutive parts).
+    std::vector<std::int64_t> mine;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      mine.push_back(sizes[i]);
+      mine.push_back(lines.empty() ? 0 : lines[i]);
+    }
+    int n = static_cast<int>(mine.size());
+    std::vector<int> counts(static_cast<std::size_t>(size)), displ(static_cast<std::size_t>(size) + 1, 0);
+    MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
+    for (int r = 0; r < size; ++r) displ[static_cast<std::size_t>(r) + 1] = displ[static_cast<std::size_t>(r)] + counts[static_cast<std::size_t>(r)];
+    std::vector<std::int64_t> all(rank == 0 ? static_cast<std::size_t>(displ.back()) : 0);
+    MPI_Gatherv(mine.data(), n, MPI_INT64_T, all.data(), counts.data(), displ.data(), MPI_INT64_T, 0, comm);
+    std::int64_t total = 0, start = 0;
+    for (auto v : sizes) total += v;
+    MPI_Exscan(&total, &start, 1, MPI_INT64_T, MPI_SUM, comm);
+    if (rank == 0) start = 0;
+    for (auto v : sizes) {
+      base_.push_back(start);
+      start += v;
+    }
+    std::string temp, error;
+    if (rank == 0) {
+      try {
+        const std::size_t id = out.add(path_);
+        temp = out.temp_path(id);
+        std::vector<unsigned char> index;
+        std::string text;
+        std::int64_t at = 0, line = 1;
+        for (std::size_t i = 0; i + 1 < all.size(); i += 2) {
+          unsigned char e[16];
+          if (index_kind == kSerafinIndex) {
+            store<std::int64_t>(e, at + 1, ByteOrder::Big);
+            store<std::int64_t>(e + 8, at + 1 + all[i], ByteOrder::Big);
+            index.insert(index.end(), e, e + 16);
+          } else if (index_kind == kCliIndex) {
+            store<std::int32_t>(e, static_cast<std::int32_t>(line), ByteOrder::Big);
+            store<std::int32_t>(e + 4, static_cast<std::int32_t>(line + all[i + 1]), ByteOrder::Big);
+            index.insert(index.end(), e, e + 8);
+          } else if (index_kind == kParIndex) {
+            text += fortran::ListRecord().integer(line).line();
+          }
+          at += all[i];
+          line += all[i + 1];
+        }
+        const std::size_t iid = out.add(base + "-INDEX");
+        if (!index.empty()) out.write_at(iid, index.data(), index.size(), 0);
+        if (!text.empty()) out.write_at(iid, text.data(), text.size(), 0);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    }
+    // Rank 0's path, or why it has none: every rank stops together.
+    for (std::string* str : {&temp, &error}) {
+      int len = static_cast<int>(str->size());
+      MPI_Bcast(&len, 1, MPI_INT, 0, comm);
+      str->resize(static_cast<std::size_t>(len));
+      MPI_Bcast(str->data(), len, MPI_CHAR, 0, comm);
+    }
+    if (!error.empty()) throw IoError(error);
+    const int rc = MPI_File_open(comm, temp.c_str(), MPI_MODE_WRONLY, MPI_INFO_NULL, &fh_);
+    int bad = rc != MPI_SUCCESS, any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm);
+    if (any) {
+      if (fh_ != MPI_FILE_NULL) MPI_File_close(&fh_);
+      throw IoError("cannot open " + path_ + " for writing" + (bad ? ": " + mpi_error_text(rc) : std::string()));
+    }
+  }
+  PartOutputs(const PartOutputs&) = delete;
+  PartOutputs(PartOutputs&& o) noexcept
+      : comm_(o.comm_), out_(o.out_), concat_(o.concat_), path_(std::move(o.path_)), ids_(std::move(o.ids_)),
+        base_(std::move(o.base_)), fh_(o.fh_) {
+    o.fh_ = MPI_FILE_NULL;
+  }
+  ~PartOutputs() {
+    if (fh_ != MPI_FILE_NULL) MPI_File_close(&fh_);  // abandoned: every rank failed together
+  }
+  // Writes n bytes at `offset` of the i-th part of this rank.
+  void write(std::size_t i, const void* data, std::size_t n, std::int64_t offset) {
+    if (n == 0) return;
+    if (concat_)
+      write_at(fh_, base_[i] + offset, data, static_cast<std::int64_t>(n), path_);
+    else
+      out_.write_at(ids_[i], data, n, offset);
+  }
+  // Collective (the concatenated layout): closes the shared file.
+  void close() {
+    if (fh_ != MPI_FILE_NULL) MPI_File_close(&fh_);
+  }
+
+ private:
+  MPI_Comm comm_;
+  TempOutputs& out_;
+  bool concat_;
+  std::string path_;
+  std::vector<std::size_t> ids_;
+  std::vector<std::int64_t> base_;
+  MPI_File fh_ = MPI_FILE_NULL;
+};
+
 }  // namespace
 
 partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader& geo,
                                             const std::vector<const serafin::Reader*>& also, const MeshSlice& s,
                                             const std::vector<std::int32_t>& parts, int nparts, const boundary::File* cli,
-                                            const partel::Names& names) {
+                                            const partel::Names& names, partel::Layout layout) {
   const int size = comm_size(comm), rank = comm_rank(comm);
   const auto& g = geo.header();
   const int nplan = g.nplan(), ndp = s.ndp;
@@ -793,35 +909,42 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     }
   }
 
-  // 6. The files: headers and meshes, .cli and PAR texts, then the frames.
-  partel::WriteReport report;
-  TempOutputs out;
+  // 6. The files: first every part's header and mesh and its texts (local work), then the
+  // outputs (collective in the concatenated layout), then the bytes, frames last.
+  const bool concat = layout == partel::Layout::Concat && nparts > 1;
+  struct Kind {
+    std::string base;
+    std::vector<std::int64_t> sizes, lines;
+    int index_kind;
+  };
+  std::vector<Kind> plan;
+  std::vector<std::vector<MemorySink>> heads;            // per source, per part
+  std::vector<std::vector<serafin::Layout>> layouts;     // per source, per part
+  std::vector<std::string> clis, pars;
+  std::vector<std::int32_t> gnodes;  // every part's nodes on every plane
+  std::vector<const serafin::Reader*> sources{&geo};
+  std::vector<std::string> source_names{names.geo};
+  for (std::size_t i = 0; i < also.size(); ++i) {
+    sources.push_back(also[i]);
+    source_names.push_back(names.also[i]);
+  }
+  auto at = [&](std::int64_t gidx) {
+    return static_cast<std::size_t>(std::lower_bound(gnodes.begin(), gnodes.end(), static_cast<std::int32_t>(gidx)) - gnodes.begin());
+  };
   collective(comm, [&] {
-    const CreatingTemporary creating;
-    // Coordinates of every part's nodes on every plane (from the geometry).
-    std::vector<std::int32_t> gnodes;
     for (const auto& lp : mine)
       for (int j = 0; j < nplan; ++j)
-        for (auto n : lp.knolg) gnodes.push_back(static_cast<std::int32_t>(n + j * npoin2));
+        for (auto node : lp.knolg) gnodes.push_back(static_cast<std::int32_t>(node + j * npoin2));
     std::sort(gnodes.begin(), gnodes.end());
     gnodes.erase(std::unique(gnodes.begin(), gnodes.end()), gnodes.end());
     const auto gx = read_reals_of(geo, geo.x_offset() + 4, gnodes), gy = read_reals_of(geo, geo.y_offset() + 4, gnodes);
-    auto at = [&](std::int64_t gidx) {
-      return static_cast<std::size_t>(std::lower_bound(gnodes.begin(), gnodes.end(), static_cast<std::int32_t>(gidx)) - gnodes.begin());
-    };
-    std::vector<const serafin::Reader*> sources{&geo};
-    std::vector<std::string> source_names{names.geo};
-    for (std::size_t i = 0; i < also.size(); ++i) {
-      sources.push_back(also[i]);
-      source_names.push_back(names.also[i]);
-    }
     for (std::size_t src = 0; src < sources.size(); ++src) {
-      const serafin::Reader& r = *sources[src];
-      const auto& sg = r.header();
-      const int rs = real_size(sg.precision);
-      std::vector<std::size_t> ids;
-      std::vector<serafin::Layout> layouts;
-      for (const auto& lp : mine) {
+      const auto& sg = sources[src]->header();
+      heads.emplace_back(mine.size());
+      layouts.emplace_back();
+      Kind kind{names.dir + "/" + source_names[src], {}, {}, PartOutputs::kSerafinIndex};
+      for (std::size_t i = 0; i < mine.size(); ++i) {
+        const auto& lp = mine[i];
         const auto ne = static_cast<std::int64_t>(lp.elems.size()), np = static_cast<std::int64_t>(lp.knolg.size());
         serafin::Header h = sg;
         h.set_title(sg.title.substr(0, 72));
@@ -845,20 +968,89 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
             }
         }
         for (int j = 0; j < nplan; ++j)
-          for (std::int64_t i = 0; i < np; ++i) {
-            const std::int64_t gidx = lp.knolg[static_cast<std::size_t>(i)] + j * npoin2;
+          for (std::int64_t k = 0; k < np; ++k) {
+            const std::int64_t gidx = lp.knolg[static_cast<std::size_t>(k)] + j * npoin2;
             m.ipobo.push_back(static_cast<std::int32_t>(gidx + 1));
             m.x.push_back(gx[at(gidx)]);
             m.y.push_back(gy[at(gidx)]);
           }
         serafin::check_record_limits(h);
-        MemorySink sink;
-        serafin::write_header(sink, h, m);
-        ids.push_back(out.add(names.dir + "/" + source_names[src] + partel::suffix(nparts, lp.p)));
-        out.write_at(ids.back(), sink.bytes.data(), sink.bytes.size(), 0);
-        layouts.push_back(serafin::Layout::of(h));
+        serafin::write_header(heads.back()[i], h, m);
+        layouts.back().push_back(serafin::Layout::of(h));
+        kind.sizes.push_back(layouts.back().back().frame_offset(sources[src]->frame_count()));
+      }
+      plan.push_back(std::move(kind));
+    }
+    if (!with_cli) return;
+    for (const auto& lp : mine) {
+      std::string text;
+      for (auto k : lp.bpoints) {
+        const auto& line = cli->lines[static_cast<std::size_t>(k)];
+        text += boundary::format_telemac(line, lp.local(static_cast<std::int32_t>(line.n - 1)) + 1, line.k);
+        text += '\n';
+      }
+      clis.push_back(std::move(text));
+      if (!with_par) {
+        pars.emplace_back();  // partel writes PAR files for 2D meshes only (its concatenated layout: an empty pair)
+        continue;
+      }
+      partel::ParText t;
+      t.ndp = ndp;
+      for (auto k : lp.bpoints) {
+        partel::ParBoundaryPoint b;
+        const auto next = contour.next[static_cast<std::size_t>(k)], prev = contour.prev[static_cast<std::size_t>(k)];
+        int away = 0;
+        if (sub_part[static_cast<std::size_t>(contour.nelbor[static_cast<std::size_t>(k)])] != lp.p) {
+          b.iseg = cli->lines[static_cast<std::size_t>(next)].n;
+          b.xs = static_cast<float>(bx[static_cast<std::size_t>(next)]), b.ys = static_cast<float>(by[static_cast<std::size_t>(next)]);
+          ++away;
+        }
+        if (sub_part[static_cast<std::size_t>(contour.nelbor[static_cast<std::size_t>(prev)])] != lp.p) {
+          b.iseg = -cli->lines[static_cast<std::size_t>(prev)].n;
+          b.xs = static_cast<float>(bx[static_cast<std::size_t>(prev)]), b.ys = static_cast<float>(by[static_cast<std::size_t>(prev)]);
+          ++away;
+        }
+        if (away == 2) b.iseg = -9999;
+        const auto& line = cli->lines[static_cast<std::size_t>(k)];
+        b.colour = line.k;
+        b.local = lp.local(static_cast<std::int32_t>(line.n - 1)) + 1;
+        b.numliq = numliq[static_cast<std::size_t>(k)];
+        t.boundary.push_back(b);
+      }
+      t.iface = lp.iface;
+      t.halo = lp.halo;
+      pars.push_back(partel::format_par(t));
+    }
+    auto text_kind = [&](const std::string& base, const std::vector<std::string>& texts, int index_kind) {
+      Kind kind{base, {}, {}, index_kind};
+      for (const auto& t : texts) {
+        kind.sizes.push_back(static_cast<std::int64_t>(t.size()));
+        kind.lines.push_back(static_cast<std::int64_t>(std::count(t.begin(), t.end(), '\n')));
+      }
+      plan.push_back(std::move(kind));
+    };
+    text_kind(names.dir + "/" + names.cli, clis, PartOutputs::kCliIndex);
+    if (with_par || concat) text_kind(names.dir + "/" + names.par, pars, with_par ? PartOutputs::kParIndex : PartOutputs::kEmptyIndex);
+  });
+  TempOutputs out;
+  std::vector<PartOutputs> kinds;
+  kinds.reserve(plan.size());
+  collective(comm, [&] {
+    const CreatingTemporary creating;
+    for (const auto& k : plan) kinds.emplace_back(comm, out, concat, k.base, p0, nparts, k.sizes, k.lines, k.index_kind);
+  });
+  collective(comm, [&] {
+    for (std::size_t src = 0; src < sources.size(); ++src) {
+      PartOutputs& files = kinds[src];
+      for (std::size_t i = 0; i < mine.size(); ++i) {
+        files.write(i, heads[src][i].bytes.data(), heads[src][i].bytes.size(), 0);
+        heads[src][i] = {};
       }
       // Frames: each record read once at this rank's nodes, then cut into its parts.
+      const serafin::Reader& r = *sources[src];
+      const auto& sg = r.header();
+      const int rs = real_size(sg.precision);
+      const auto& lay = layouts[src];
       std::vector<unsigned char> rec;
       for (std::int64_t f = 0; f < r.frame_count(); ++f) {
         const double time = r.read_time(f);
@@ -867,7 +1059,7 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
           store<std::int32_t>(t, rs, sg.byte_order);
           serafin::encode_reals(&time, 1, sg.precision, sg.byte_order, t + 4);
           store<std::int32_t>(t + 4 + rs, rs, sg.byte_order);
-          out.write_at(ids[i], t, static_cast<std::size_t>(8 + rs), layouts[i].frame_offset(f));
+          files.write(i, t, static_cast<std::size_t>(8 + rs), lay[i].frame_offset(f));
         }
         for (int v = 0; v < sg.nvar(); ++v) {
           const auto values = read_reals_of(r, r.layout().values_offset(f, v), gnodes);
@@ -881,54 +1073,18 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
             store<std::int32_t>(rec.data(), static_cast<std::int32_t>(npl * rs), sg.byte_order);
             serafin::encode_reals(local.data(), npl, sg.precision, sg.byte_order, rec.data() + 4);
             store<std::int32_t>(rec.data() + 4 + npl * rs, static_cast<std::int32_t>(npl * rs), sg.byte_order);
-            out.write_at(ids[i], rec.data(), rec.size(), layouts[i].values_offset(f, v) - 4);
+            files.write(i, rec.data(), rec.size(), lay[i].values_offset(f, v) - 4);
           }
         }
       }
     }
-    if (with_cli) {
-      for (const auto& lp : mine) {
-        std::string text;
-        for (auto k : lp.bpoints) {
-          const auto& line = cli->lines[static_cast<std::size_t>(k)];
-          text += boundary::format_telemac(line, lp.local(static_cast<std::int32_t>(line.n - 1)) + 1, line.k);
-          text += '\n';
-        }
-        const auto id = out.add(names.dir + "/" + names.cli + partel::suffix(nparts, lp.p));
-        out.write_at(id, text.data(), text.size(), 0);
-        if (!with_par) continue;
-        partel::ParText t;
-        t.ndp = ndp;
-        for (auto k : lp.bpoints) {
-          partel::ParBoundaryPoint b;
-          const auto next = contour.next[static_cast<std::size_t>(k)], prev = contour.prev[static_cast<std::size_t>(k)];
-          int away = 0;
-          if (sub_part[static_cast<std::size_t>(contour.nelbor[static_cast<std::size_t>(k)])] != lp.p) {
-            b.iseg = cli->lines[static_cast<std::size_t>(next)].n;
-            b.xs = static_cast<float>(bx[static_cast<std::size_t>(next)]), b.ys = static_cast<float>(by[static_cast<std::size_t>(next)]);
-            ++away;
-          }
-          if (sub_part[static_cast<std::size_t>(contour.nelbor[static_cast<std::size_t>(prev)])] != lp.p) {
-            b.iseg = -cli->lines[static_cast<std::size_t>(prev)].n;
-            b.xs = static_cast<float>(bx[static_cast<std::size_t>(prev)]), b.ys = static_cast<float>(by[static_cast<std::size_t>(prev)]);
-            ++away;
-          }
-          if (away == 2) b.iseg = -9999;
-          const auto& line = cli->lines[static_cast<std::size_t>(k)];
-          b.colour = line.k;
-          b.local = lp.local(static_cast<std::int32_t>(line.n - 1)) + 1;
-          b.numliq = numliq[static_cast<std::size_t>(k)];
-          t.boundary.push_back(b);
-        }
-        t.iface = lp.iface;
-        t.halo = lp.halo;
-        const std::string par = partel::format_par(t);
-        const auto pid = out.add(names.dir + "/" + names.par + partel::suffix(nparts, lp.p));
-        out.write_at(pid, par.data(), par.size(), 0);
-      }
-    }
+    for (std::size_t i = 0; i < clis.size(); ++i) kinds[sources.size()].write(i, clis[i].data(), clis[i].size(), 0);
+    if (kinds.size() > sources.size() + 1)
+      for (std::size_t i = 0; i < pars.size(); ++i) kinds[sources.size() + 1].write(i, pars[i].data(), pars[i].size(), 0);
   });
+  for (auto& k : kinds) k.close();
   collective(comm, [&] { out.commit(); });
+  partel::WriteReport report;
   std::int64_t totals[2] = {static_cast<std::int64_t>(out.size()), 0};
   for (std::size_t i = 0; i < out.size(); ++i) totals[1] += file_size(out.final_path(i));
   MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_INT64_T, MPI_SUM, comm);

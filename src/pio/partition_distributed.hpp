@@ -62,7 +62,7 @@ void write_partition_file(MPI_Comm comm, const std::string& path, const std::vec
 std::vector<std::int32_t> gather_parts(MPI_Comm comm, const std::vector<std::int32_t>& slice_parts, std::int64_t nelem,
                                        int root);
 
-// Collective: TELEMAC's per-part files (the telemac layout) written by the ranks, each the
+// Collective: TELEMAC's per-part files (the telemac or concat layout) written by the ranks, each the
 // parts of a contiguous range: every part's SERAFIN file (geometry and frames, and of each
 // `also` file), .cli and (2D) PAR file, byte for byte what the serial command writes for the
 // same partition. Each rank reads from the files only its parts' elements, nodes and
@@ -70,7 +70,7 @@ std::vector<std::int32_t> gather_parts(MPI_Comm comm, const std::vector<std::int
 partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader& geo,
                                             const std::vector<const serafin::Reader*>& also, const MeshSlice& slice,
                                             const std::vector<std::int32_t>& parts, int nparts, const boundary::File* cli,
-                                            const partel::Names& names);
+                                            const partel::Names& names, partel::Layout layout);
 
 // Quality of a distributed partition, without any rank holding it whole: elements per
 // part, and the dual-graph edges (shared element edges) whose two elements lie in

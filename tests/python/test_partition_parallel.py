@@ -171,16 +171,18 @@ def test_dry_run_estimates_per_rank_and_partitions_nothing(ab, meshes, tmp_path)
 
 
 @pytest.mark.faults
-def test_a_full_disk_stops_every_rank_and_leaves_nothing(meshes, small_disk):
-    """The partition file (11.7 kB) onto a file system with 4 kB left: the ranks whose bytes
-    do not fit fail, every rank exits non-zero with one line naming the file, and no file
-    (final or temporary) stays."""
+@pytest.mark.parametrize("layout", ["partition-file", "telemac", "concat"])
+def test_a_full_disk_stops_every_rank_and_leaves_nothing(meshes, small_disk, layout):
+    """The outputs onto a file system with 4 kB left: the ranks whose bytes do not fit
+    fail, every rank exits non-zero with one line naming a file, and no file (final or
+    temporary) stays."""
     filler = small_disk / "filler"
     filler.write_bytes(b"x" * (596 * 1024))
     out = small_disk / "o"
     out.mkdir()
-    proc = mpirun(3, EXE, "partition", meshes / "m2.slf", "-n", 4, "--method", "sfc", "--layout", "partition-file", "-o", out)
+    proc = mpirun(3, EXE, "partition", meshes / "m2.slf", "--cli", meshes / "m2.cli", "-n", 4, "--method", "sfc",
+                  "--layout", layout, "-o", out)
     assert proc.returncode != 0
     lines = error_lines(proc.stderr)
-    assert lines and all("m2.slf.epart.4" in line and "No space left on device" in line for line in lines), proc.stderr
+    assert lines and all("/o/m2." in line and "No space left on device" in line for line in lines), proc.stderr
     assert list(out.iterdir()) == []

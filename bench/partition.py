@@ -3,9 +3,14 @@
 then partitioned into P = ceil(elements / 10,000) parts (the TELEMAC paper's rule) with METIS and
 the Hilbert curve, in the per-rank and the concatenated layouts; METIS_PartMeshDual alone on
 the same mesh as the floor; and P = 16 vs 4096 on level 4 (memory must not grow with P).
+With --ranks R: the same mesh and P under `mpiexec -n R` too (ptscotch and sfc, the telemac
+layout), beside the serial METIS and sfc runs.
 
-Prints a table (level, P, method, layout, seconds, peak RSS, files) and writes JSON.
-Usage: bench/partition.py [--levels 3 4 5 6] [--work DIR] [--json OUT] [--quick]
+Every run is timed and its memory sampled from outside (VmRSS of every process of the run
+every 20 ms; "peak RSS" is the largest process's, for mpiexec runs the largest rank's).
+Prints a table (level, P, method, layout, ranks, seconds, peak RSS, edge cut, files) and
+writes JSON.
+Usage: bench/partition.py [--levels 3 4 5 6] [--ranks 2] [--work DIR] [--json OUT] [--quick]
 """
 import argparse
 import json
@@ -14,12 +19,51 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import threading
+import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 BUILD = pathlib.Path(os.environ.get("ANABRANCH_BUILD", HERE.parent / "build"))
 AB = os.environ.get("ANABRANCH", str(BUILD / "src/cli/anabranch"))
 METIS_ALONE = BUILD / "bench/bench_metis_alone"
 DATA = pathlib.Path(os.environ.get("AB_TELEMAC_DATA", HERE.parents[1] / "shared/data/telemac"))
+
+
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1", ANABRANCH_PROGRESS="0")
+
+
+def measure(cmd, exe):
+    """Runs cmd; returns (seconds, the largest peak VmRSS of any process running exe, stdout),
+    the memory sampled from outside every 20 ms."""
+    peaks, stop = {}, threading.Event()
+
+    def sample():
+        while not stop.is_set():
+            for pid in os.listdir("/proc"):
+                if not pid.isdigit():
+                    continue
+                try:
+                    if pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode() != exe:
+                        continue
+                    rss = next(int(line.split()[1]) * 1024 for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines()
+                               if line.startswith("VmRSS:"))
+                except (OSError, StopIteration, ValueError, IndexError):
+                    continue
+                peaks[pid] = max(peaks.get(pid, 0), rss)
+            stop.wait(0.02)
+    t = threading.Thread(target=sample)
+    t.start()
+    t0 = time.perf_counter()
+    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=ENV)
+    secs = time.perf_counter() - t0
+    stop.set()
+    t.join()
+    if r.returncode != 0:
+        if "built without PT-Scotch" in r.stderr:
+            return None
+        sys.exit(f"failed: {' '.join(map(str, cmd))}\n{r.stderr[-2000:]}")
+    return secs, max(peaks.values(), default=0), r.stdout
 
 
 def run_json(*args):
@@ -33,6 +77,7 @@ def main():
     p.add_argument("--work", default="bench-work")
     p.add_argument("--json")
     p.add_argument("--quick", action="store_true", help="level 1 only, small P (the test suite runs this)")
+    p.add_argument("--ranks", type=int, default=0, help="also run under mpiexec -n RANKS (ptscotch, sfc)")
     a = p.parse_args()
     work = pathlib.Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -43,15 +88,17 @@ def main():
         base, base_cli = work / "base.slf", work / "base.cli"
         run_json("generate", "-n", 26000, "-o", base)
     rows = []
-    header = f"{'level':>5} {'elements':>12} {'P':>6} {'method':>12} {'layout':>8} {'seconds':>8} {'peak RSS':>10} {'files':>6}"
+    header = (f"{'level':>5} {'elements':>12} {'P':>6} {'method':>12} {'layout':>8} {'ranks':>5} {'seconds':>8} {'peak RSS':>10} "
+              f"{'edge cut':>10} {'files':>6}")
     print(header)
     print("-" * len(header))
 
-    def show(level, nelem, parts, method, layout, secs, rss, files):
-        rows.append(dict(level=level, nelem=nelem, parts=parts, method=method, layout=layout, seconds=secs, peak_rss_bytes=rss,
-                         files=files))
-        print(f"{level:>5} {nelem:>12,} {parts:>6} {method:>12} {layout:>8} {secs:>8.2f} {rss / 2**20:>7.0f} MiB {files:>6}",
-              flush=True)
+    def show(level, nelem, parts, method, layout, secs, rss, files, ranks=1, cut=None):
+        rows.append(dict(level=level, nelem=nelem, parts=parts, method=method, layout=layout, ranks=ranks, seconds=secs,
+                         peak_rss_bytes=rss, edge_cut=cut, files=files))
+        cut_s = f"{cut:>10,}" if cut is not None else f"{'-':>10}"
+        print(f"{level:>5} {nelem:>12,} {parts:>6} {method:>12} {layout:>8} {ranks:>5} {secs:>8.2f} {rss / 2**20:>7.0f} MiB "
+              f"{cut_s} {files:>6}", flush=True)
 
     for level in levels:
         mesh = work / f"l{level}.slf"
@@ -59,20 +106,28 @@ def main():
         nelem = r["nelem"]
         parts = 10 if a.quick else max(2, -(-nelem // 10000))  # ceil, as in the TELEMAC paper
         if METIS_ALONE.exists():
-            m = json.loads(subprocess.run([str(METIS_ALONE), str(mesh), str(parts)], check=True, capture_output=True,
-                                          text=True).stdout)
-            show(level, nelem, parts, "METIS alone", "-", m["seconds"], m["peak_rss_bytes"], 0)
-        for method in ("metis", "sfc"):
-            for layout in ("telemac", "concat"):
-                if layout == "concat" and method == "sfc" and not a.quick:
-                    continue
-                out = work / "parts"
-                shutil.rmtree(out, ignore_errors=True)
-                out.mkdir()
-                j = run_json("partition", mesh, "--cli", mesh.with_suffix(".cli"), "-n", parts, "--method", method,
-                             "--layout", layout, "-o", out)
-                show(level, nelem, parts, method, layout, j["seconds"], j["peak_rss_bytes"], j["files"])
-                shutil.rmtree(out)
+            secs, rss, stdout = measure([METIS_ALONE, mesh, parts], str(METIS_ALONE))
+            show(level, nelem, parts, "METIS alone", "-", secs, rss, 0)
+        runs = [(1, method, layout) for method in ("metis", "sfc") for layout in ("telemac", "concat")
+                if not (layout == "concat" and method == "sfc" and not a.quick)]
+        if a.ranks:
+            runs += [(a.ranks, method, "telemac") for method in ("ptscotch", "sfc")]
+        for ranks, method, layout in runs:
+            out = work / "parts"
+            shutil.rmtree(out, ignore_errors=True)
+            out.mkdir()
+            cmd = [AB, "-q", "partition", mesh, "--cli", mesh.with_suffix(".cli"), "-n", parts, "--method", method,
+                   "--layout", layout, "-o", out, "--json"]
+            if ranks > 1 or method == "ptscotch":
+                cmd = ["mpiexec", "-n", ranks] + cmd
+            m = measure(cmd, AB)
+            if m is None:
+                print(f"{level:>5} {method}: this anabranch is built without PT-Scotch", flush=True)
+                continue
+            secs, rss, stdout = m
+            j = json.loads(stdout)
+            show(level, nelem, parts, method, layout, secs, rss, j["files"], ranks, j.get("edge_cut"))
+            shutil.rmtree(out)
         if level == 4 and not a.quick:
             for parts in (16, 4096):
                 out = work / "parts"

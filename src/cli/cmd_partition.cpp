@@ -320,22 +320,24 @@ int run_serial(PartitionOptions& o, bool json, std::chrono::steady_clock::time_p
 }
 
 // What each rank holds at its peak under mpiexec (bytes), from the mesh's sizes: the model
-// the README explains. sfc: the slice's IKLE, its nodes' coordinates and their index, the
-// keys twice (sorted and exchanged) and the answers. ptscotch: the slice's IKLE, its edge
-// records (16 bytes each, sorted in place), the arcs of its dual graph (16 bytes each, sent
-// and received), the graph itself and PT-Scotch's working copy of it (about 3 graphs).
+// the README explains, fitted to measured runs. E and N: the 2D elements and nodes per rank.
+// sfc: the slice's IKLE and parts, the curve keys twice (sorted, exchanged) or the answers
+// twice, its nodes' coordinates: 52 E + 24 N. ptscotch: the slice's IKLE, its edge records
+// and the dual graph's arcs (sent and received), the graph and PT-Scotch's copies of it:
+// about 160 E. Writing the per-part files (telemac, concat layouts): the parts' elements and
+// IKLE rows, their nodes and local numbers, the interface exchange, the headers, the
+// coordinates and one record's values: 64 E + 100 N. Plus about 30 MiB of MPI and program.
 struct RankEstimate {
-  std::int64_t sfc = 0, ptscotch = 0, serial_metis = 0;
+  std::int64_t sfc = 0, ptscotch = 0, writer = 0, serial_metis = 0;
 };
-RankEstimate estimate(std::int64_t nelem, std::int64_t npoin, int ndp, int ranks) {
-  const double e = static_cast<double>(nelem) / ranks, n = std::min<double>(static_cast<double>(npoin), e * ndp);
+RankEstimate estimate(std::int64_t nelem, std::int64_t npoin, int ranks) {
+  const double e = static_cast<double>(nelem) / ranks, n = static_cast<double>(npoin) / ranks, base = 30.0 * (1 << 20);
   RankEstimate r;
-  const double ikle = e * ndp * 4;
-  r.sfc = static_cast<std::int64_t>(ikle + n * (8 + 8 + 4) + e * 16 * 2 + e * 16 * 2 + e * 4);
-  const double edges = e * ndp * 16, arcs = e * ndp * 16 * 2, graph = e * (ndp * 4 + 4);
-  r.ptscotch = static_cast<std::int64_t>(ikle + std::max(edges, arcs) + graph * 4 + e * 4);
-  // The serial route with METIS, measured: about 105 bytes per triangle (11.2 GB at 106.5M).
-  r.serial_metis = static_cast<std::int64_t>(static_cast<double>(nelem) * 105);
+  r.sfc = static_cast<std::int64_t>(base + 52 * e + 24 * n);
+  r.ptscotch = static_cast<std::int64_t>(base + 160 * e);
+  r.writer = static_cast<std::int64_t>(base + 64 * e + 100 * n);
+  // The serial route with METIS, measured: about 118 bytes per triangle, the files included.
+  r.serial_metis = static_cast<std::int64_t>(static_cast<double>(nelem) * 118);
   return r;
 }
 
@@ -344,20 +346,21 @@ int dry_run(const PartitionOptions& o, int ranks, bool json) {
   const auto& h = reader.header();
   const int nplan = h.nplan();
   const std::int64_t nelem2 = nplan > 1 ? h.nelem / (nplan - 1) : h.nelem, npoin2 = h.npoin / nplan;
-  const int ndp2 = nplan > 1 ? 3 : h.ndp;
-  const RankEstimate r = estimate(nelem2, npoin2, ndp2, ranks);
+  const RankEstimate r = estimate(nelem2, npoin2, ranks);
+  const bool files = o.layout != "partition-file";
+  const std::int64_t sfc = files ? std::max(r.sfc, r.writer) : r.sfc, pt = files ? std::max(r.ptscotch, r.writer) : r.ptscotch;
   if (json) {
-    print_json({{"mesh", o.mesh}, {"nelem", nelem2}, {"npoin", npoin2}, {"parts", o.parts}, {"ranks", ranks},
-                {"per_rank_bytes", {{"sfc", r.sfc}, {"ptscotch", r.ptscotch}}}, {"serial_metis_bytes", r.serial_metis}});
+    print_json({{"mesh", o.mesh}, {"nelem", nelem2}, {"npoin", npoin2}, {"parts", o.parts}, {"ranks", ranks}, {"layout", o.layout},
+                {"per_rank_bytes", {{"sfc", sfc}, {"ptscotch", pt}}}, {"serial_metis_bytes", r.serial_metis}});
     return 0;
   }
-  std::printf("partition of %s (%s elements, %s nodes in 2D) into %d parts on %d ranks: estimated peak per rank\n", o.mesh.c_str(),
-              thousands(nelem2).c_str(), thousands(npoin2).c_str(), o.parts, ranks);
-  std::printf("  --method sfc       %s\n", human_bytes(static_cast<double>(r.sfc)).c_str());
-  std::printf("  --method ptscotch  %s\n", human_bytes(static_cast<double>(r.ptscotch)).c_str());
+  std::printf("partition of %s (%s elements, %s nodes in 2D) into %d parts on %d ranks, %s layout: estimated peak per rank\n",
+              o.mesh.c_str(), thousands(nelem2).c_str(), thousands(npoin2).c_str(), o.parts, ranks, o.layout.c_str());
+  std::printf("  --method sfc       %s\n", human_bytes(static_cast<double>(sfc)).c_str());
+  std::printf("  --method ptscotch  %s\n", human_bytes(static_cast<double>(pt)).c_str());
   std::printf("  (one process with METIS: about %s)\n", human_bytes(static_cast<double>(r.serial_metis)).c_str());
-  std::printf("  the per-part layouts (telemac, concat) also need the serial writer's memory on rank 0: --layout partition-file "
-              "does not\n");
+  if (!o.sections.empty() || !o.zones.empty() || !o.weirs.empty())
+    std::printf("  with --sections, --zones or --weirs, rank 0 writes every part (the serial route's memory)\n");
   return 0;
 }
 
@@ -399,7 +402,8 @@ int run_distributed(PartitionOptions& o, bool json, std::chrono::steady_clock::t
                               : pio::partition_ptscotch_distributed(comm, slice, o.parts, weights);
   });
   const double part_s = seconds_since(t);
-  const pio::DistributedQuality q = pio::distributed_quality(comm, slice, parts, o.parts);
+  const bool own_files = !epart_only && o.sections.empty() && o.zones.empty() && o.weirs.empty();
+  pio::DistributedQuality q = pio::distributed_quality(comm, slice, parts, o.parts, !own_files);
   t = std::chrono::steady_clock::now();
   std::int64_t files = 1, bytes = 0;
   if (epart_only) {
@@ -407,7 +411,7 @@ int run_distributed(PartitionOptions& o, bool json, std::chrono::steady_clock::t
     const std::string path = epart::file_name(o.output, name, o.parts);
     pio::write_partition_file(comm, path, parts);
     if (rank == 0) bytes = file_size(path);
-  } else if (o.sections.empty() && o.zones.empty() && o.weirs.empty()) {
+  } else if (own_files) {
     // Every rank writes the files of a range of parts.
     std::optional<boundary::File> cli;
     std::vector<std::unique_ptr<serafin::Reader>> also;
@@ -438,7 +442,7 @@ int run_distributed(PartitionOptions& o, bool json, std::chrono::steady_clock::t
       for (const auto& f : o.also) names.also.push_back(basename_of(f));
     });
     const auto report = pio::write_parts_distributed(comm, *reader, also_ptrs, slice, parts, o.parts, cli ? &*cli : nullptr, names,
-                                                   partel::parse_layout(o.layout));
+                                                   partel::parse_layout(o.layout), &q.edge_cut);
     files = report.files;
     bytes = report.bytes;
   } else {

@@ -8,7 +8,6 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <type_traits>
 
 #include "core/byteorder.hpp"
 #include "core/error.hpp"
@@ -90,18 +89,15 @@ struct EdgeRecord {
   std::int64_t elem() const { return static_cast<std::int64_t>(elem_part & 0xffffffffu); }
   std::int64_t part() const { return static_cast<std::int64_t>(elem_part >> 32); }
 };
-// The same with a word the caller gives per element (the part writer: its local number).
-struct EdgeRecordX : EdgeRecord {
-  std::uint64_t extra;
-};
+
 
 // Every edge of the slice's elements, sent to the rank its key hashes to; there, sorted by
 // key, an edge's records sit together (two for an edge inside the mesh). An edge whose two
 // elements are both in the slice is matched here and never sent (a slice of neighbouring
 // elements sends only its rim).
-template <class Rec = EdgeRecord, class OnPair>
-void edge_pairs(MPI_Comm comm, const MeshSlice& s, const std::vector<std::int32_t>& parts, OnPair&& on_pair,
-                const std::vector<std::uint64_t>& extra = {}) {
+template <class OnPair>
+void edge_pairs(MPI_Comm comm, const MeshSlice& s, const std::vector<std::int32_t>& parts, OnPair&& on_pair) {
+  using Rec = EdgeRecord;
   const int size = comm_size(comm);
   std::vector<Rec> edges;
   edges.reserve(static_cast<std::size_t>(s.count() * s.ndp));
@@ -114,7 +110,6 @@ void edge_pairs(MPI_Comm comm, const MeshSlice& s, const std::vector<std::int32_
       Rec r;
       r.key = (a << 32) | b;
       r.elem_part = (part << 32) | static_cast<std::uint64_t>(s.first + i);
-      if constexpr (std::is_same_v<Rec, EdgeRecordX>) r.extra = extra[static_cast<std::size_t>(i)];
       edges.push_back(r);
     }
   }
@@ -460,7 +455,8 @@ std::vector<std::int32_t> gather_parts(MPI_Comm comm, const std::vector<std::int
   return all;
 }
 
-DistributedQuality distributed_quality(MPI_Comm comm, const MeshSlice& s, const std::vector<std::int32_t>& parts, int nparts) {
+DistributedQuality distributed_quality(MPI_Comm comm, const MeshSlice& s, const std::vector<std::int32_t>& parts, int nparts,
+                                       bool count_cut) {
   DistributedQuality q;
   std::vector<std::int64_t> per(static_cast<std::size_t>(nparts), 0);
   for (auto p : parts) ++per[static_cast<std::size_t>(p)];
@@ -473,6 +469,7 @@ DistributedQuality distributed_quality(MPI_Comm comm, const MeshSlice& s, const 
   }
   q.mean_elems = static_cast<double>(s.nelem) / nparts;
   q.imbalance = q.mean_elems > 0 ? static_cast<double>(q.max_elems) / q.mean_elems : 0;
+  if (!count_cut) return q;
   std::int64_t cut = 0;
   edge_pairs(comm, s, parts, [&](const EdgeRecord& a, const EdgeRecord& b) { cut += a.part() != b.part(); });
   MPI_Allreduce(&cut, &q.edge_cut, 1, MPI_INT64_T, MPI_SUM, comm);
@@ -652,12 +649,13 @@ class PartOutputs {
 partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader& geo,
                                             const std::vector<const serafin::Reader*>& also, const MeshSlice& s,
                                             const std::vector<std::int32_t>& parts, int nparts, const boundary::File* cli,
-                                            const partel::Names& names, partel::Layout layout) {
+                                            const partel::Names& names, partel::Layout layout, std::int64_t* edge_cut) {
   const int size = comm_size(comm), rank = comm_rank(comm);
+  std::int64_t edge_cut_here = 0;
   const auto& g = geo.header();
   const int nplan = g.nplan(), ndp = s.ndp;
   const std::int64_t npoin2 = s.npoin;
-  const Slices part_ranks{nparts, size}, elem_ranks{s.nelem, size}, node_ranks{npoin2, size};
+  const Slices part_ranks{nparts, size}, node_ranks{npoin2, size};
   const int p0 = static_cast<int>(part_ranks.first(rank)), p1 = static_cast<int>(part_ranks.first(rank + 1));
   const bool with_cli = cli != nullptr, with_par = with_cli && nplan == 1;
   std::vector<LocalPart> mine(static_cast<std::size_t>(p1 - p0));
@@ -824,88 +822,138 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     }
   }
 
-  // 5. Halo elements (2D, PAR files): elements with a neighbour across an edge in another
-  // part; each such element's neighbours on every edge, with their part and local number.
-  if (with_par) {
-    const std::int64_t count = s.count();
-    std::vector<std::uint64_t> halo_elems;  // found where the edges meet
-    edge_pairs(comm, s, parts, [&](const EdgeRecord& a, const EdgeRecord& b) {
-      if (a.part() == b.part()) return;
-      halo_elems.push_back(static_cast<std::uint64_t>(a.elem()));
-      halo_elems.push_back(static_cast<std::uint64_t>(b.elem()));
-    });
-    // To the elements' slices: which of theirs are halo elements.
+  // 5. Elements across part boundaries. A cut edge joins two interface nodes of both its
+  // parts: each rank sends only its parts' edges between two interface nodes to the rank
+  // their key hashes to, where the pairs in different parts are found (the edge cut). The
+  // halo rows (2D, PAR files) take those neighbours (their local number asked of their
+  // part's rank), neighbours in the same part from the part's own edges, and the boundary
+  // codes where there is none.
+  struct Across {
+    std::uint64_t elem_part, key, other;  // the element and its part, the edge, the element across and its part
+  };
+  std::vector<Across> across;
+  {
+    std::vector<EdgeRecord> edges;
+    for (const auto& lp : mine) {
+      auto is_iface = [&](std::int32_t node) {
+        auto it = std::lower_bound(lp.iface.begin(), lp.iface.end(), node, [](const auto& x, std::int32_t n) { return x.first < n; });
+        return it != lp.iface.end() && it->first == node;
+      };
+      for (std::size_t j = 0; j < lp.elems.size(); ++j)
+        for (int k = 0; k < ndp; ++k) {
+          const std::int32_t a = lp.knolg[static_cast<std::size_t>(lp.ikle[j * static_cast<std::size_t>(ndp) + static_cast<std::size_t>(k)] - 1)];
+          const std::int32_t b = lp.knolg[static_cast<std::size_t>(lp.ikle[j * static_cast<std::size_t>(ndp) + static_cast<std::size_t>((k + 1) % ndp)] - 1)];
+          if (!is_iface(a) || !is_iface(b)) continue;
+          const auto lo = static_cast<std::uint64_t>(std::min(a, b) + 1), hi = static_cast<std::uint64_t>(std::max(a, b) + 1);
+          edges.push_back({(lo << 32) | hi, (static_cast<std::uint64_t>(lp.p) << 32) | static_cast<std::uint64_t>(lp.elems[j])});
+        }
+    }
     std::vector<int> counts;
-    halo_elems = by_destination(std::move(halo_elems), size, [&](std::uint64_t e) { return elem_ranks.owner(static_cast<std::int64_t>(e)); }, counts);
-    halo_elems = exchange(comm, halo_elems, counts);
-    std::vector<std::uint64_t> extra(static_cast<std::size_t>(count), 0);
-    for (auto e : halo_elems) extra[static_cast<std::size_t>(static_cast<std::int64_t>(e) - s.first)] = std::uint64_t{1} << 40;
-    std::vector<std::uint64_t>().swap(halo_elems);
-    // Every element's local number in its part, from the part's rank to the element's slice.
-    std::vector<ElemPart> local;  // (element, local number)
-    for (const auto& lp : mine)
-      for (std::size_t i = 0; i < lp.elems.size(); ++i) local.push_back({static_cast<std::uint64_t>(lp.elems[i]), i});
-    local = by_destination(std::move(local), size, [&](const ElemPart& e) { return elem_ranks.owner(static_cast<std::int64_t>(e.elem)); }, counts);
-    local = exchange(comm, local, counts);
-    for (const auto& l : local) extra[static_cast<std::size_t>(static_cast<std::int64_t>(l.elem) - s.first)] |= l.part;
-    std::vector<ElemPart>().swap(local);
-    // The neighbours of halo elements: (element, edge, neighbour's part, its local number + 1).
-    struct Across {
-      std::uint64_t elem, key, part, local;
-    };
-    std::vector<Across> across;
-    edge_pairs<EdgeRecordX>(
-        comm, s, parts,
-        [&](const EdgeRecordX& a, const EdgeRecordX& b) {
-          if (a.elem() == b.elem()) return;
-          if (a.extra >> 40)
-            across.push_back({a.elem_part, a.key, static_cast<std::uint64_t>(b.part()), (b.extra & 0xffffffffu) + 1});
-          if (b.extra >> 40)
-            across.push_back({b.elem_part, b.key, static_cast<std::uint64_t>(a.part()), (a.extra & 0xffffffffu) + 1});
-        },
-        extra);
-    // To the rank writing the halo element's part (the element's part in the high half).
-    across = by_destination(std::move(across), size, [&](const Across& a) { return part_ranks.owner(static_cast<std::int64_t>(a.elem >> 32)); }, counts);
+    edges = by_destination(std::move(edges), size, [&](const EdgeRecord& r) {
+      return static_cast<int>((r.key * 0x9E3779B97F4A7C15ull >> 33) % static_cast<std::uint64_t>(size)); }, counts);
+    edges = exchange(comm, edges, counts);
+    std::sort(edges.begin(), edges.end(), [](const EdgeRecord& x, const EdgeRecord& y) { return x.key != y.key ? x.key < y.key : x.elem_part < y.elem_part; });
+    for (std::size_t i = 0; i < edges.size();) {
+      std::size_t j = i + 1;
+      while (j < edges.size() && edges[j].key == edges[i].key) ++j;
+      for (std::size_t x = i; x < j; ++x)
+        for (std::size_t y = x + 1; y < j; ++y) {
+          if (edges[x].part() == edges[y].part()) continue;
+          ++edge_cut_here;
+          across.push_back({edges[x].elem_part, edges[x].key, edges[y].elem_part});
+          across.push_back({edges[y].elem_part, edges[y].key, edges[x].elem_part});
+        }
+      i = j;
+    }
+    across = by_destination(std::move(across), size, [&](const Across& r) { return part_ranks.owner(static_cast<std::int64_t>(r.elem_part >> 32)); }, counts);
     across = exchange(comm, across, counts);
-    std::sort(across.begin(), across.end(), [](const Across& a, const Across& b) {
-      return a.elem != b.elem ? a.elem < b.elem : a.key != b.key ? a.key < b.key : a.local < b.local;
+  }
+  if (with_par) {
+    // The local number of each element across, from its part's rank (answers come back in
+    // the order asked).
+    std::vector<std::size_t> order(across.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    auto dest_of = [&](std::size_t i) { return part_ranks.owner(static_cast<std::int64_t>(across[i].other >> 32)); };
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return dest_of(x) < dest_of(y); });
+    std::vector<int> counts(static_cast<std::size_t>(size), 0);
+    std::vector<std::uint64_t> ask;
+    for (auto i : order) {
+      ++counts[static_cast<std::size_t>(dest_of(i))];
+      ask.push_back(across[i].other);
+    }
+    std::vector<int> rcounts(static_cast<std::size_t>(size));
+    check_mpi(MPI_Alltoall(counts.data(), 1, MPI_INT, rcounts.data(), 1, MPI_INT, comm), "MPI_Alltoall");
+    std::vector<std::uint64_t> asked = exchange(comm, ask, counts);
+    for (auto& q : asked) {
+      const auto& lp = part_here(static_cast<std::int64_t>(q >> 32));
+      q = static_cast<std::uint64_t>(std::lower_bound(lp.elems.begin(), lp.elems.end(), static_cast<std::int64_t>(q & 0xffffffffu)) - lp.elems.begin());
+    }
+    const std::vector<std::uint64_t> answers = exchange(comm, asked, rcounts);
+    std::vector<std::uint64_t> local_across(across.size());
+    for (std::size_t k = 0; k < order.size(); ++k) local_across[order[k]] = answers[k];
+    // Per part: its halo elements, increasing, and their rows.
+    std::vector<std::size_t> by_elem(across.size());
+    for (std::size_t i = 0; i < by_elem.size(); ++i) by_elem[i] = i;
+    std::sort(by_elem.begin(), by_elem.end(), [&](std::size_t x, std::size_t y) {
+      return across[x].elem_part != across[y].elem_part ? across[x].elem_part < across[y].elem_part : across[x].other < across[y].other;
     });
     std::vector<char> liquid;  // by boundary point
-    if (with_cli)
-      for (const auto& l : cli->lines) liquid.push_back(l.lihbor != kSolid);
+    for (const auto& l : cli->lines) liquid.push_back(l.lihbor != kSolid);
     auto bpoint = [&](std::int32_t node) {
       auto it = std::lower_bound(bpoint_of.begin(), bpoint_of.end(), std::make_pair(node, std::int32_t{-1}));
       return it != bpoint_of.end() && it->first == node ? it->second : -1;
     };
-    for (std::size_t i = 0; i < across.size();) {
-      const std::uint64_t id = across[i].elem;
-      std::size_t j = i;
-      while (j < across.size() && across[j].elem == id) ++j;
-      const auto e = static_cast<std::int64_t>(id & 0xffffffffu);
-      auto& lp = part_here(static_cast<std::int64_t>(id >> 32));
-      const auto at = std::lower_bound(lp.elems.begin(), lp.elems.end(), e) - lp.elems.begin();
-      std::vector<std::int64_t> row(static_cast<std::size_t>(1 + 2 * ndp));
-      row[0] = at + 1;
-      const std::int32_t* v = row_of(e);
-      for (int k = 0; k < ndp; ++k) {
-        auto a = static_cast<std::uint64_t>(v[k]), b = static_cast<std::uint64_t>(v[(k + 1) % ndp]);
-        const std::uint64_t key = a < b ? (a << 32) | b : (b << 32) | a;
-        std::int64_t q = -2, l = -2;
-        for (std::size_t c = i; c < j; ++c)
-          if (across[c].key == key) {
-            q = static_cast<std::int64_t>(across[c].part), l = static_cast<std::int64_t>(across[c].local);
-            break;
-          }
-        if (q == -2) {
-          const auto ka = bpoint(v[k] - 1), kb = bpoint(v[(k + 1) % ndp] - 1);
-          const bool liq = ka >= 0 && kb >= 0 && liquid[static_cast<std::size_t>(ka)] && liquid[static_cast<std::size_t>(kb)];
-          q = l = liq ? 0 : -1;
+    std::size_t i = 0;
+    for (auto& lp : mine) {
+      // The part's own edges: (key, local element), sorted, for neighbours inside the part.
+      std::vector<std::pair<std::uint64_t, std::int32_t>> own;
+      auto key_of = [&](std::size_t j, int k) {
+        const auto a = static_cast<std::uint64_t>(lp.knolg[static_cast<std::size_t>(lp.ikle[j * static_cast<std::size_t>(ndp) + static_cast<std::size_t>(k)] - 1)] + 1);
+        const auto b = static_cast<std::uint64_t>(lp.knolg[static_cast<std::size_t>(lp.ikle[j * static_cast<std::size_t>(ndp) + static_cast<std::size_t>((k + 1) % ndp)] - 1)] + 1);
+        return a < b ? (a << 32) | b : (b << 32) | a;
+      };
+      bool any = false;
+      for (; i < by_elem.size() && static_cast<int>(across[by_elem[i]].elem_part >> 32) == lp.p;) {
+        if (!any) {
+          for (std::size_t j = 0; j < lp.elems.size(); ++j)
+            for (int k = 0; k < ndp; ++k) own.emplace_back(key_of(j, k), static_cast<std::int32_t>(j));
+          std::sort(own.begin(), own.end());
+          any = true;
         }
-        row[static_cast<std::size_t>(1 + k)] = q;
-        row[static_cast<std::size_t>(1 + ndp + k)] = l;
+        const std::uint64_t id = across[by_elem[i]].elem_part;
+        std::size_t j = i;
+        while (j < by_elem.size() && across[by_elem[j]].elem_part == id) ++j;
+        const auto e = static_cast<std::int64_t>(id & 0xffffffffu);
+        const auto le = static_cast<std::size_t>(std::lower_bound(lp.elems.begin(), lp.elems.end(), e) - lp.elems.begin());
+        std::vector<std::int64_t> row(static_cast<std::size_t>(1 + 2 * ndp));
+        row[0] = static_cast<std::int64_t>(le) + 1;
+        for (int k = 0; k < ndp; ++k) {
+          const std::uint64_t key = key_of(le, k);
+          std::int64_t q = -2, l = -2;
+          for (std::size_t c = i; c < j; ++c)
+            if (across[by_elem[c]].key == key) {
+              q = static_cast<std::int64_t>(across[by_elem[c]].other >> 32), l = static_cast<std::int64_t>(local_across[by_elem[c]]) + 1;
+              break;
+            }
+          if (q == -2) {
+            auto it = std::lower_bound(own.begin(), own.end(), std::make_pair(key, std::int32_t{-1}));
+            for (; it != own.end() && it->first == key; ++it)
+              if (it->second != static_cast<std::int32_t>(le)) {
+                q = lp.p, l = it->second + 1;
+                break;
+              }
+          }
+          if (q == -2) {
+            const auto ka = bpoint(static_cast<std::int32_t>(key >> 32) - 1), kb = bpoint(static_cast<std::int32_t>(key & 0xffffffffu) - 1);
+            const bool liq = ka >= 0 && kb >= 0 && liquid[static_cast<std::size_t>(ka)] && liquid[static_cast<std::size_t>(kb)];
+            q = l = liq ? 0 : -1;
+          }
+          row[static_cast<std::size_t>(1 + k)] = q;
+          row[static_cast<std::size_t>(1 + ndp + k)] = l;
+        }
+        lp.halo.push_back(std::move(row));
+        i = j;
       }
-      lp.halo.push_back(std::move(row));
-      i = j;
     }
   }
 
@@ -1090,6 +1138,7 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
   MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_INT64_T, MPI_SUM, comm);
   report.files = totals[0];
   report.bytes = totals[1];
+  if (edge_cut) MPI_Allreduce(&edge_cut_here, edge_cut, 1, MPI_INT64_T, MPI_SUM, comm);
   return report;
 }
 

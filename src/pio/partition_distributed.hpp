@@ -67,10 +67,11 @@ std::vector<std::int32_t> gather_parts(MPI_Comm comm, const std::vector<std::int
 // `also` file), .cli and (2D) PAR file, byte for byte what the serial command writes for the
 // same partition. Each rank reads from the files only its parts' elements, nodes and
 // values; the interface nodes, the boundary contour and the halo are found together.
+// edge_cut: the dual-graph edges whose two elements lie in different parts (every rank).
 partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader& geo,
                                             const std::vector<const serafin::Reader*>& also, const MeshSlice& slice,
                                             const std::vector<std::int32_t>& parts, int nparts, const boundary::File* cli,
-                                            const partel::Names& names, partel::Layout layout);
+                                            const partel::Names& names, partel::Layout layout, std::int64_t* edge_cut = nullptr);
 
 // Quality of a distributed partition, without any rank holding it whole: elements per
 // part, and the dual-graph edges (shared element edges) whose two elements lie in
@@ -79,7 +80,8 @@ struct DistributedQuality {
   std::int64_t min_elems = 0, max_elems = 0, empty_parts = 0, edge_cut = 0;
   double mean_elems = 0, imbalance = 0;
 };
+// count_cut false: elements per part only (the part writer counts the cut).
 DistributedQuality distributed_quality(MPI_Comm comm, const MeshSlice& slice, const std::vector<std::int32_t>& parts,
-                                       int nparts);
+                                       int nparts, bool count_cut = true);
 
 }  // namespace anabranch::pio

@@ -325,8 +325,8 @@ int run_serial(PartitionOptions& o, bool json, std::chrono::steady_clock::time_p
 // twice, its nodes' coordinates: 52 E + 24 N. ptscotch: the slice's IKLE, its edge records
 // and the dual graph's arcs (sent and received), the graph and PT-Scotch's copies of it:
 // about 160 E. Writing the per-part files (telemac, concat layouts): the parts' elements and
-// IKLE rows, their nodes and local numbers, the interface exchange, the headers, the
-// coordinates and one record's values: 64 E + 100 N. Plus about 30 MiB of MPI and program.
+// IKLE rows, their nodes and local numbers, the interface exchange, the coordinates, one
+// part's header and one record's values: 40 E + 60 N. Plus about 30 MiB of MPI and program.
 struct RankEstimate {
   std::int64_t sfc = 0, ptscotch = 0, writer = 0, serial_metis = 0;
 };
@@ -335,7 +335,7 @@ RankEstimate estimate(std::int64_t nelem, std::int64_t npoin, int ranks) {
   RankEstimate r;
   r.sfc = static_cast<std::int64_t>(base + 52 * e + 24 * n);
   r.ptscotch = static_cast<std::int64_t>(base + 160 * e);
-  r.writer = static_cast<std::int64_t>(base + 64 * e + 100 * n);
+  r.writer = static_cast<std::int64_t>(base + 40 * e + 60 * n);
   // The serial route with METIS, measured: about 118 bytes per triangle, the files included.
   r.serial_metis = static_cast<std::int64_t>(static_cast<double>(nelem) * 118);
   return r;

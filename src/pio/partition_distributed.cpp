@@ -337,30 +337,41 @@ std::vector<std::int32_t> partition_ptscotch_distributed(MPI_Comm comm, const Me
   throw UsageError("--method ptscotch: this anabranch was built without PT-Scotch (Debian: libptscotch-dev, for the MPI it is built with)");
 #else
   if (nparts <= 1 || s.nelem == 0) return parts;
-  // The dual graph's edges: pairs of elements sharing an edge, each sent to both elements' ranks.
+  // The dual graph's arcs (both ways of each pair of elements sharing an edge): kept here
+  // as (local element, global element) when the element is this slice's (most are: a
+  // slice's inner edges are matched at home), sent to the element's rank otherwise.
+  const Slices slices{s.nelem, comm_size(comm)};
   struct Arc {
     std::uint64_t from;
     std::uint64_t to;
   };
-  std::vector<Arc> arcs;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> local;  // (local from, global to)
+  std::vector<Arc> remote;
+  local.reserve(static_cast<std::size_t>(n * s.ndp));
+  auto add = [&](std::int64_t from, std::int64_t to) {
+    if (from >= s.first && from < s.first + n)
+      local.emplace_back(static_cast<std::uint32_t>(from - s.first), static_cast<std::uint32_t>(to));
+    else
+      remote.push_back({static_cast<std::uint64_t>(from), static_cast<std::uint64_t>(to)});
+  };
   edge_pairs(comm, s, {}, [&](const EdgeRecord& a, const EdgeRecord& b) {
     if (a.elem() == b.elem()) return;
-    arcs.push_back({static_cast<std::uint64_t>(a.elem()), static_cast<std::uint64_t>(b.elem())});
-    arcs.push_back({static_cast<std::uint64_t>(b.elem()), static_cast<std::uint64_t>(a.elem())});
+    add(a.elem(), b.elem());
+    add(b.elem(), a.elem());
   });
-  const Slices slices{s.nelem, comm_size(comm)};
   std::vector<int> counts;
-  arcs = by_destination(std::move(arcs), slices.size, [&](const Arc& a) { return slices.owner(static_cast<std::int64_t>(a.from)); }, counts);
-  arcs = exchange(comm, arcs, counts);
-  std::sort(arcs.begin(), arcs.end(), [](const Arc& a, const Arc& b) { return a.from != b.from ? a.from < b.from : a.to < b.to; });
-  arcs.erase(std::unique(arcs.begin(), arcs.end(), [](const Arc& a, const Arc& b) { return a.from == b.from && a.to == b.to; }),
-             arcs.end());
-  std::vector<SCOTCH_Num> vert(static_cast<std::size_t>(n) + 1, 0), edge(arcs.size()), velo;
-  for (std::size_t i = 0; i < arcs.size(); ++i) {
-    ++vert[static_cast<std::size_t>(static_cast<std::int64_t>(arcs[i].from) - s.first) + 1];
-    edge[i] = static_cast<SCOTCH_Num>(arcs[i].to);
+  remote = by_destination(std::move(remote), slices.size, [&](const Arc& a) { return slices.owner(static_cast<std::int64_t>(a.from)); }, counts);
+  remote = exchange(comm, remote, counts);
+  for (const auto& a : remote) local.emplace_back(static_cast<std::uint32_t>(static_cast<std::int64_t>(a.from) - s.first), static_cast<std::uint32_t>(a.to));
+  std::vector<Arc>().swap(remote);
+  std::sort(local.begin(), local.end());
+  local.erase(std::unique(local.begin(), local.end()), local.end());
+  std::vector<SCOTCH_Num> vert(static_cast<std::size_t>(n) + 1, 0), edge(local.size()), velo;
+  for (std::size_t i = 0; i < local.size(); ++i) {
+    ++vert[static_cast<std::size_t>(local[i].first) + 1];
+    edge[i] = static_cast<SCOTCH_Num>(local[i].second);
   }
-  std::vector<Arc>().swap(arcs);
+  std::vector<std::pair<std::uint32_t, std::uint32_t>>().swap(local);
   for (std::int64_t i = 0; i < n; ++i) vert[static_cast<std::size_t>(i) + 1] += vert[static_cast<std::size_t>(i)];
   if (!weights.empty()) velo.assign(weights.begin(), weights.end());
   std::vector<SCOTCH_Num> part(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)));
@@ -647,7 +658,7 @@ class PartOutputs {
 }  // namespace
 
 partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader& geo,
-                                            const std::vector<const serafin::Reader*>& also, const MeshSlice& s,
+                                            const std::vector<const serafin::Reader*>& also, MeshSlice& s,
                                             const std::vector<std::int32_t>& parts, int nparts, const boundary::File* cli,
                                             const partel::Names& names, partel::Layout layout, std::int64_t* edge_cut) {
   const int size = comm_size(comm), rank = comm_rank(comm);
@@ -710,6 +721,9 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
       for (int k = 0; k < ndp; ++k) lp.ikle.push_back(lp.local(v[k] - 1) + 1);
     }
   }
+
+  std::vector<std::int32_t>().swap(rows);  // the parts' own numbering holds them now
+  std::vector<std::int64_t>().swap(all_elems);
 
   // 3. Interface nodes: (node, part) to the node's rank, the lists of sharing parts back.
   {
@@ -821,6 +835,8 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
       std::sort(lp.bpoints.begin(), lp.bpoints.end());
     }
   }
+
+  std::vector<std::int32_t>().swap(s.ikle);  // the slice's part is done
 
   // 5. Elements across part boundaries. A cut edge joins two interface nodes of both its
   // parts: each rank sends only its parts' edges between two interface nodes to the rank
@@ -966,7 +982,7 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     int index_kind;
   };
   std::vector<Kind> plan;
-  std::vector<std::vector<MemorySink>> heads;            // per source, per part
+  std::vector<std::vector<serafin::Header>> headers;     // per source, per part
   std::vector<std::vector<serafin::Layout>> layouts;     // per source, per part
   std::vector<std::string> clis, pars;
   std::vector<std::int32_t> gnodes;  // every part's nodes on every plane
@@ -979,20 +995,21 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
   auto at = [&](std::int64_t gidx) {
     return static_cast<std::size_t>(std::lower_bound(gnodes.begin(), gnodes.end(), static_cast<std::int32_t>(gidx)) - gnodes.begin());
   };
+  std::vector<double> gx, gy;  // their coordinates
   collective(comm, [&] {
     for (const auto& lp : mine)
       for (int j = 0; j < nplan; ++j)
         for (auto node : lp.knolg) gnodes.push_back(static_cast<std::int32_t>(node + j * npoin2));
     std::sort(gnodes.begin(), gnodes.end());
     gnodes.erase(std::unique(gnodes.begin(), gnodes.end()), gnodes.end());
-    const auto gx = read_reals_of(geo, geo.x_offset() + 4, gnodes), gy = read_reals_of(geo, geo.y_offset() + 4, gnodes);
+    gx = read_reals_of(geo, geo.x_offset() + 4, gnodes);
+    gy = read_reals_of(geo, geo.y_offset() + 4, gnodes);
     for (std::size_t src = 0; src < sources.size(); ++src) {
       const auto& sg = sources[src]->header();
-      heads.emplace_back(mine.size());
+      headers.emplace_back();
       layouts.emplace_back();
       Kind kind{names.dir + "/" + source_names[src], {}, {}, PartOutputs::kSerafinIndex};
-      for (std::size_t i = 0; i < mine.size(); ++i) {
-        const auto& lp = mine[i];
+      for (const auto& lp : mine) {
         const auto ne = static_cast<std::int64_t>(lp.elems.size()), np = static_cast<std::int64_t>(lp.knolg.size());
         serafin::Header h = sg;
         h.set_title(sg.title.substr(0, 72));
@@ -1000,32 +1017,10 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
         h.npoin = np * nplan;
         h.iparam = {1, 0, sg.iparam[2], sg.iparam[3], 0, 0, sg.iparam[6], static_cast<std::int32_t>(lp.bpoints.size()),
                     static_cast<std::int32_t>(lp.iface.size()), sg.date ? 1 : 0};
-        Mesh m;
-        m.nelem = h.nelem;
-        m.npoin = h.npoin;
-        m.ndp = sg.ndp;
-        m.nplan = nplan;
-        if (nplan <= 1) {
-          m.ikle = std::vector<std::int32_t>(lp.ikle);
-        } else {
-          m.ikle.reserve(static_cast<std::size_t>(m.nelem * m.ndp));
-          for (int l = 0; l + 1 < nplan; ++l)
-            for (std::int64_t j = 0; j < ne; ++j) {
-              for (int v = 0; v < 3; ++v) m.ikle.push_back(lp.ikle[static_cast<std::size_t>(3 * j + v)] + static_cast<std::int32_t>(l * np));
-              for (int v = 0; v < 3; ++v) m.ikle.push_back(lp.ikle[static_cast<std::size_t>(3 * j + v)] + static_cast<std::int32_t>((l + 1) * np));
-            }
-        }
-        for (int j = 0; j < nplan; ++j)
-          for (std::int64_t k = 0; k < np; ++k) {
-            const std::int64_t gidx = lp.knolg[static_cast<std::size_t>(k)] + j * npoin2;
-            m.ipobo.push_back(static_cast<std::int32_t>(gidx + 1));
-            m.x.push_back(gx[at(gidx)]);
-            m.y.push_back(gy[at(gidx)]);
-          }
         serafin::check_record_limits(h);
-        serafin::write_header(heads.back()[i], h, m);
         layouts.back().push_back(serafin::Layout::of(h));
         kind.sizes.push_back(layouts.back().back().frame_offset(sources[src]->frame_count()));
+        headers.back().push_back(std::move(h));
       }
       plan.push_back(std::move(kind));
     }
@@ -1090,9 +1085,35 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
   collective(comm, [&] {
     for (std::size_t src = 0; src < sources.size(); ++src) {
       PartOutputs& files = kinds[src];
-      for (std::size_t i = 0; i < mine.size(); ++i) {
-        files.write(i, heads[src][i].bytes.data(), heads[src][i].bytes.size(), 0);
-        heads[src][i] = {};
+      for (std::size_t i = 0; i < mine.size(); ++i) {  // header and mesh, a part at a time
+        const auto& lp = mine[i];
+        const serafin::Header& h = headers[src][i];
+        const auto ne = static_cast<std::int64_t>(lp.elems.size()), np = static_cast<std::int64_t>(lp.knolg.size());
+        Mesh m;
+        m.nelem = h.nelem;
+        m.npoin = h.npoin;
+        m.ndp = h.ndp;
+        m.nplan = nplan;
+        if (nplan <= 1) {
+          m.ikle = std::vector<std::int32_t>(lp.ikle);
+        } else {
+          m.ikle.reserve(static_cast<std::size_t>(m.nelem * m.ndp));
+          for (int l = 0; l + 1 < nplan; ++l)
+            for (std::int64_t j = 0; j < ne; ++j) {
+              for (int v = 0; v < 3; ++v) m.ikle.push_back(lp.ikle[static_cast<std::size_t>(3 * j + v)] + static_cast<std::int32_t>(l * np));
+              for (int v = 0; v < 3; ++v) m.ikle.push_back(lp.ikle[static_cast<std::size_t>(3 * j + v)] + static_cast<std::int32_t>((l + 1) * np));
+            }
+        }
+        for (int j = 0; j < nplan; ++j)
+          for (std::int64_t k = 0; k < np; ++k) {
+            const std::int64_t gidx = lp.knolg[static_cast<std::size_t>(k)] + j * npoin2;
+            m.ipobo.push_back(static_cast<std::int32_t>(gidx + 1));
+            m.x.push_back(gx[at(gidx)]);
+            m.y.push_back(gy[at(gidx)]);
+          }
+        MemorySink sink;
+        serafin::write_header(sink, h, m);
+        files.write(i, sink.bytes.data(), sink.bytes.size(), 0);
       }
       // Frames: each record read once at this rank's nodes, then cut into its parts.
       const serafin::Reader& r = *sources[src];

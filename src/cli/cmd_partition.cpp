@@ -375,7 +375,6 @@ int run_distributed(PartitionOptions& o, bool json, std::chrono::steady_clock::t
   if (o.method == "metis" || o.method == "scotch")
     throw UsageError("--method " + o.method + " runs in one process, not on " + std::to_string(size) +
                      " ranks: under mpiexec use --method ptscotch or --method sfc");
-  if (o.partel) throw UsageError("--partel runs in one process (TELEMAC's runner calls partel alone): run it without mpiexec");
   if (!o.partition.empty()) throw UsageError("--partition: the parts are given, nothing to partition on " + std::to_string(size) + " ranks");
   const bool epart_only = o.layout == "partition-file";
   pio::collective(comm, [&] {
@@ -530,27 +529,53 @@ Runner add_partition(CLI::App& app, Common& common) {
   sub->add_flag("--json", common.json, "print the report as JSON on stdout");
   return [o, &common]() {
     const auto t0 = std::chrono::steady_clock::now();
-    if (o->partel) read_partel_answers(std::cin, *o);
+    std::optional<pio::MpiSession> mpi;  // MPI's start-up only under mpiexec (or for PT-Scotch)
+    if (pio::started_by_launcher() || o->method == "ptscotch") mpi.emplace(nullptr, nullptr);
+    int size = 1, rank = 0;
+    if (mpi) {
+      MPI_Comm_size(MPI_COMM_WORLD, &size);
+      MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    }
+    if (o->partel) {
+      // partel's answers: on standard input, which mpiexec gives rank 0; the others get them from it.
+      std::string text;
+      if (rank == 0) text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+      if (size > 1) {
+        long long len = static_cast<long long>(text.size());
+        MPI_Bcast(&len, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+        text.resize(static_cast<std::size_t>(len));
+        MPI_Bcast(text.data(), static_cast<int>(len), MPI_CHAR, 0, MPI_COMM_WORLD);
+      }
+      std::istringstream in(text);
+      read_partel_answers(in, *o);
+      if (size > 1 && o->split_on.empty()) {
+        // partel's METIS or SCOTCH run in one process: on several ranks, PT-Scotch (or the curve).
+        o->method = pio::ptscotch_available() ? "ptscotch" : "sfc";
+        if (rank == 0)
+          std::fprintf(stderr, "anabranch partition: note: partel's answers on %d ranks: partitioned with %s\n", size, o->method.c_str());
+      }
+    }
     if (!o->split_on.empty()) {
-      const int threads = o->threads > 0 ? o->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-      auto r = split_file(o->mesh, o->split_on, o->parts, ".", basename_of(o->mesh), partel::parse_layout(o->layout), threads,
-                          !o->split_headers_only);
+      std::optional<partel::WriteReport> r;
+      pio::collective(size > 1 ? MPI_COMM_WORLD : MPI_COMM_NULL, [&] {
+        if (rank != 0) return;  // one process splits (a file on existing parts)
+        const int threads = o->threads > 0 ? o->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        r = split_file(o->mesh, o->split_on, o->parts, ".", basename_of(o->mesh), partel::parse_layout(o->layout), threads,
+                       !o->split_headers_only);
+      });
+      if (rank != 0) return 0;
       if (!common.json)
         std::printf("split %s along the parts of %s: %lld files, %s%s\n", o->mesh.c_str(), o->split_on.c_str(),
-                    static_cast<long long>(r.files), human_bytes(static_cast<double>(r.bytes)).c_str(),
+                    static_cast<long long>(r->files), human_bytes(static_cast<double>(r->bytes)).c_str(),
                     o->split_headers_only ? " (header and mesh only: the ranks read their values from the one file, "
                                             "ANABRANCH_TELEMAC_RESTART=1)" : "");
       else
-        print_json({{"input", o->mesh}, {"files", r.files}, {"bytes", r.bytes}});
+        print_json({{"input", o->mesh}, {"files", r->files}, {"bytes", r->bytes}});
       return 0;
     }
     if (o->mesh.empty()) throw UsageError("no mesh file given");
     if (o->parts < 1 || o->parts > partel::kMaxParts)
       throw UsageError("the number of parts must be in 1.." + std::to_string(partel::kMaxParts) + " (-n)");
-    std::optional<pio::MpiSession> mpi;  // MPI's start-up only under mpiexec (or for PT-Scotch)
-    if (pio::started_by_launcher() || o->method == "ptscotch") mpi.emplace(nullptr, nullptr);
-    int size = 1;
-    if (mpi) MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (o->dry_run) return dry_run(*o, o->ranks > 0 ? o->ranks : size, common.json);
     if (o->method.empty()) o->method = size > 1 ? (pio::ptscotch_available() ? "ptscotch" : "sfc") : metis_available() ? "metis" : "sfc";
     if (size > 1 || o->method == "ptscotch") return run_distributed(*o, common.json, t0);

@@ -186,3 +186,42 @@ def test_a_full_disk_stops_every_rank_and_leaves_nothing(meshes, small_disk, lay
     lines = error_lines(proc.stderr)
     assert lines and all("/o/m2." in line and "No space left on device" in line for line in lines), proc.stderr
     assert list(out.iterdir()) == []
+
+
+def test_partel_answers_under_mpiexec(ab, data, tmp_path):
+    """TELEMAC's runner with `mpiexec -n R anabranch partition --partel` as its partel: the
+    answers come on rank 0's standard input; the geometry is partitioned on the R ranks (the
+    same files as the command line's run with the same method and R), and partel's second
+    mode (a result on the existing parts) is split by one rank, as the serial run splits it."""
+    import shutil
+    import subprocess
+    from conftest import MPIEXEC, MPI_ENV
+    for name in ("geo_gouttedo.slf", "geo_gouttedo.cli", "r2d_gouttedo.slf"):
+        shutil.copy(data / name, tmp_path / name)
+    def partel(ranks, source, folder):
+        folder.mkdir(exist_ok=True)
+        for name in ("geo_gouttedo.slf", "geo_gouttedo.cli", "r2d_gouttedo.slf"):
+            if not (folder / name).exists():
+                shutil.copy(tmp_path / name, folder / name)
+        answers = f"{source}\nSERAFIN\ngeo_gouttedo.cli\n4\n1\n\n\n\ngeo_gouttedo.slf\n0\nNO\n"
+        cmd = [EXE, "partition", "--partel"] if ranks == 0 else ["timeout", "120", MPIEXEC, "-n", str(ranks), EXE, "partition", "--partel"]
+        proc = subprocess.run(cmd, input=answers, capture_output=True, text=True, cwd=folder, env=MPI_ENV)
+        assert proc.returncode == 0, proc.stderr
+        return proc
+    proc = partel(3, "geo_gouttedo.slf", tmp_path / "par")
+    assert f"on 3 ranks: partitioned with {METHOD}" in proc.stderr
+    cmdline = mpirun(3, EXE, "partition", tmp_path / "geo_gouttedo.slf", "--cli", tmp_path / "geo_gouttedo.cli", "-n", 4,
+                     "--method", METHOD, "-o", tmp_path / "cmd")
+    assert cmdline.returncode == 0, cmdline.stderr
+    parts = sorted(p.name for p in (tmp_path / "cmd").iterdir())
+    assert len(parts) == 12
+    for name in parts:
+        assert (tmp_path / "par" / name).read_bytes() == (tmp_path / "cmd" / name).read_bytes(), name
+    # The second mode: the result split on those parts, by one rank, the serial run's bytes.
+    partel(3, "r2d_gouttedo.slf", tmp_path / "par")
+    shutil.copytree(tmp_path / "par", tmp_path / "ser", ignore=shutil.ignore_patterns("r2d_gouttedo.slf0*"))
+    partel(0, "r2d_gouttedo.slf", tmp_path / "ser")
+    split = sorted(p.name for p in (tmp_path / "ser").iterdir() if p.name.startswith("r2d_gouttedo.slf0"))
+    assert len(split) == 4
+    for name in split:
+        assert (tmp_path / "par" / name).read_bytes() == (tmp_path / "ser" / name).read_bytes(), name

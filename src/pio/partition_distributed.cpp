@@ -534,6 +534,7 @@ struct LocalPart {
   std::vector<std::pair<std::int32_t, std::vector<std::int64_t>>> iface;  // (global node, row)
   std::vector<std::int32_t> bpoints;         // boundary points (.cli lines) held, increasing
   std::vector<std::vector<std::int64_t>> halo;
+  std::vector<std::uint32_t> at;             // where its nodes (every plane) sit in the rank's node list
   std::int32_t local(std::int32_t g) const {
     auto it = std::lower_bound(local_of.begin(), local_of.end(), std::make_pair(g, std::int32_t{-1}));
     return it != local_of.end() && it->first == g ? it->second : -1;
@@ -1002,6 +1003,11 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
         for (auto node : lp.knolg) gnodes.push_back(static_cast<std::int32_t>(node + j * npoin2));
     std::sort(gnodes.begin(), gnodes.end());
     gnodes.erase(std::unique(gnodes.begin(), gnodes.end()), gnodes.end());
+    for (auto& lp : mine) {
+      lp.at.reserve(lp.knolg.size() * static_cast<std::size_t>(nplan));
+      for (int j = 0; j < nplan; ++j)
+        for (auto node : lp.knolg) lp.at.push_back(static_cast<std::uint32_t>(at(node + j * npoin2)));
+    }
     gx = read_reals_of(geo, geo.x_offset() + 4, gnodes);
     gy = read_reals_of(geo, geo.y_offset() + 4, gnodes);
     for (std::size_t src = 0; src < sources.size(); ++src) {
@@ -1108,8 +1114,9 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
           for (std::int64_t k = 0; k < np; ++k) {
             const std::int64_t gidx = lp.knolg[static_cast<std::size_t>(k)] + j * npoin2;
             m.ipobo.push_back(static_cast<std::int32_t>(gidx + 1));
-            m.x.push_back(gx[at(gidx)]);
-            m.y.push_back(gy[at(gidx)]);
+            const auto a = lp.at[static_cast<std::size_t>(k + j * np)];
+            m.x.push_back(gx[a]);
+            m.y.push_back(gy[a]);
           }
         MemorySink sink;
         serafin::write_header(sink, h, m);
@@ -1137,7 +1144,7 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
             const auto np = static_cast<std::int64_t>(lp.knolg.size()), npl = np * nplan;
             std::vector<double> local(static_cast<std::size_t>(npl));
             for (int j = 0; j < nplan; ++j)
-              for (std::int64_t k = 0; k < np; ++k) local[static_cast<std::size_t>(k + j * np)] = values[at(lp.knolg[static_cast<std::size_t>(k)] + j * npoin2)];
+              for (std::int64_t k = 0; k < np; ++k) local[static_cast<std::size_t>(k + j * np)] = values[lp.at[static_cast<std::size_t>(k + j * np)]];
             rec.resize(static_cast<std::size_t>(8 + npl * rs));
             store<std::int32_t>(rec.data(), static_cast<std::int32_t>(npl * rs), sg.byte_order);
             serafin::encode_reals(local.data(), npl, sg.precision, sg.byte_order, rec.data() + 4);

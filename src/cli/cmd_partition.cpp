@@ -66,8 +66,7 @@ std::vector<std::int32_t> base_ikle(const serafin::Reader& r, int& ndp2) {
 }
 
 std::vector<std::int32_t> read_weights(const std::string& path, std::int64_t nelem) {
-  std::ifstream in(path);
-  if (!in) throw IoError::from_errno("cannot open", path);
+  std::istringstream in(read_text_file(path));  // read as an input: no output may replace it
   std::vector<std::int32_t> w;
   long long v;
   while (in >> v) {
@@ -119,6 +118,23 @@ void read_partel_answers(std::istream& in, PartitionOptions& o) {
   o.cli = cli;
   o.output = ".";
   o.names = basename_of(input) + "," + basename_of(cli);
+}
+
+// Where the parts go and under which names (--names GEO,CLI, or the input files' names).
+partel::Names output_names(const PartitionOptions& o, bool with_cli) {
+  partel::Names names;
+  names.dir = o.output;
+  names.geo = basename_of(o.mesh);
+  names.cli = o.cli.empty() ? "" : basename_of(o.cli);
+  if (!o.names.empty()) {
+    auto comma = o.names.find(',');
+    names.geo = o.names.substr(0, comma);
+    if (comma != std::string::npos) names.cli = o.names.substr(comma + 1);
+  }
+  if (with_cli && names.cli.empty()) throw UsageError("--names: give GEO,CLI");
+  names.par = partel::par_name(names.geo);
+  for (const auto& f : o.also) names.also.push_back(basename_of(f));
+  return names;
 }
 
 // The serial route: the whole mesh in this process. `given`: every element's part, computed
@@ -244,18 +260,7 @@ int run_serial(PartitionOptions& o, bool json, std::chrono::steady_clock::time_p
       gm.contour = &contour;
       gm.numliq = &numliq;
     }
-    partel::Names names;
-    names.dir = o.output;
-    names.geo = basename_of(o.mesh);
-    names.cli = o.cli.empty() ? "" : basename_of(o.cli);
-    if (!o.names.empty()) {
-      auto comma = o.names.find(',');
-      names.geo = o.names.substr(0, comma);
-      if (comma != std::string::npos) names.cli = o.names.substr(comma + 1);
-    }
-    if (!cli.lines.empty() && names.cli.empty()) throw UsageError("--names: give GEO,CLI");
-    names.par = partel::par_name(names.geo);
-    for (const auto& f : o.also) names.also.push_back(basename_of(f));
+    const partel::Names names = output_names(o, !cli.lines.empty());
     std::vector<partel::PartText> texts;
     if (nplan > 1) {
       for (const auto* f : {&o.sections, &o.zones, &o.weirs})
@@ -428,17 +433,7 @@ int run_distributed(PartitionOptions& o, bool json, std::chrono::steady_clock::t
           throw UsageError(f + " is not on the mesh of " + o.mesh + " (NELEM, NPOIN or NDP differ)");
         also_ptrs.push_back(also.back().get());
       }
-      names.dir = o.output;
-      names.geo = basename_of(o.mesh);
-      names.cli = o.cli.empty() ? "" : basename_of(o.cli);
-      if (!o.names.empty()) {
-        auto comma = o.names.find(',');
-        names.geo = o.names.substr(0, comma);
-        if (comma != std::string::npos) names.cli = o.names.substr(comma + 1);
-      }
-      if (cli && names.cli.empty()) throw UsageError("--names: give GEO,CLI");
-      names.par = partel::par_name(names.geo);
-      for (const auto& f : o.also) names.also.push_back(basename_of(f));
+      names = output_names(o, cli.has_value());
     });
     const auto report = pio::write_parts_distributed(comm, *reader, also_ptrs, slice, parts, o.parts, cli ? &*cli : nullptr, names,
                                                    partel::parse_layout(o.layout), &q.edge_cut);

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <sstream>
 
 #include "core/byteorder.hpp"
 #include "core/error.hpp"
@@ -208,8 +209,7 @@ std::vector<std::int32_t> read_weights_slice(MPI_Comm comm, const std::string& p
   collective(comm, [&] {
     // A text file of one integer per element: every rank scans it (numbers are short) and
     // keeps its slice.
-    std::ifstream in(path);
-    if (!in) throw IoError::from_errno("cannot open", path);
+    std::istringstream in(read_text_file(path));  // read as an input: no output may replace it
     const std::int64_t last = slice.first + slice.count();
     std::int64_t i = 0;
     long long v;
@@ -430,8 +430,10 @@ void write_partition_file(MPI_Comm comm, const std::string& path, const std::vec
   MPI_File fh = MPI_FILE_NULL;
   try {
     collective(comm, [&] {
-      const CreatingTemporary creating;
       if (rank == 0) refuse_open_input(path);
+    });
+    collective(comm, [&] {  // MPI_File_open is collective: nothing may throw on one rank before it
+      const CreatingTemporary creating;
       const int rc = MPI_File_open(comm, temp.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
       if (rc != MPI_SUCCESS) throw IoError("cannot create " + path + ": " + mpi_error_text(rc));
     });

@@ -225,3 +225,21 @@ def test_partel_answers_under_mpiexec(ab, data, tmp_path):
     assert len(split) == 4
     for name in split:
         assert (tmp_path / "par" / name).read_bytes() == (tmp_path / "ser" / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("ranks", [1, 3])
+def test_an_output_named_like_an_input_is_refused_and_the_input_kept(ab, meshes, tmp_path, ranks):
+    """The weights file given as input is also where the partition file would go: refused in
+    one line on every rank (never a hang), the weights file untouched, nothing written."""
+    import shutil
+    shutil.copy(meshes / "m2.slf", tmp_path / "m2.slf")
+    weights = tmp_path / "m2.slf.epart.4"
+    shutil.copy(meshes / "w.txt", weights)
+    before = weights.read_bytes()
+    proc = mpirun(ranks, EXE, "partition", tmp_path / "m2.slf", "-n", 4, "--method", "sfc", "--weights", weights,
+                  "--layout", "partition-file", "-o", tmp_path, timeout=60)
+    assert proc.returncode != 0
+    lines = error_lines(proc.stderr)
+    assert lines and all("an input of this command" in line for line in lines), proc.stderr
+    assert weights.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m2.slf", "m2.slf.epart.4"]

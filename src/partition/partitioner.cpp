@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/progress.hpp"
+#include "core/radix_sort.hpp"
 
 #ifdef ANABRANCH_HAVE_METIS
 #include <metis.h>
@@ -201,7 +202,7 @@ std::vector<std::int32_t> partition_sfc(const std::int32_t* ikle, std::int64_t n
       }
       keys[static_cast<std::size_t>(e)] = curve.key(cx / ndp, cy / ndp, e);
     }
-    std::sort(keys.begin(), keys.end());
+    radix_sort(keys);
     const std::uint64_t mask = curve.element_mask();
     if (weights.empty()) {
       for (std::int64_t i = 0; i < nelem; ++i)

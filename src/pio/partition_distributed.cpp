@@ -14,7 +14,9 @@
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "core/contour.hpp"
+#include "core/node_set.hpp"
 #include "core/outputs.hpp"
+#include "core/radix_sort.hpp"
 #include "formats/fortran_text.hpp"
 #include "partition/partitioner.hpp"
 #include "pio/mpi_util.hpp"
@@ -33,6 +35,11 @@ int Slices::owner(std::int64_t e) const {
 }
 
 namespace {
+
+// (element or node, part) in one word: the number in the high half, the part in the low one.
+std::uint64_t pair_word(std::int64_t id, std::int64_t part) { return (static_cast<std::uint64_t>(id) << 32) | static_cast<std::uint64_t>(part); }
+std::int64_t id_of(std::uint64_t w) { return static_cast<std::int64_t>(w >> 32); }
+int part_of(std::uint64_t w) { return static_cast<int>(w & 0xffffffffu); }
 
 int comm_rank(MPI_Comm comm) {
   int r = 0;
@@ -114,9 +121,9 @@ void edge_pairs(MPI_Comm comm, const MeshSlice& s, const std::vector<std::int32_
       edges.push_back(r);
     }
   }
-  auto by_key = [](const Rec& x, const Rec& y) { return x.key != y.key ? x.key < y.key : x.elem_part < y.elem_part; };
+  auto key_of = [](const Rec& r) { return r.key; };
   // Match inside the slice first: what is left is the rim (and the mesh's own boundary).
-  std::sort(edges.begin(), edges.end(), by_key);
+  radix_sort(edges, key_of);
   std::size_t kept = 0;
   for (std::size_t i = 0; i < edges.size();) {
     std::size_t j = i + 1;
@@ -137,7 +144,7 @@ void edge_pairs(MPI_Comm comm, const MeshSlice& s, const std::vector<std::int32_
   edges = by_destination(std::move(edges), size, dest, counts);
   std::vector<Rec> got = exchange(comm, edges, counts);
   std::vector<Rec>().swap(edges);
-  std::sort(got.begin(), got.end(), by_key);
+  radix_sort(got, key_of);
   for (std::size_t i = 0; i < got.size();) {
     std::size_t j = i + 1;
     while (j < got.size() && got[j].key == got[i].key) ++j;
@@ -226,56 +233,19 @@ std::vector<std::int32_t> read_weights_slice(MPI_Comm comm, const std::string& p
   return w;
 }
 
-std::vector<std::int32_t> partition_sfc_distributed(MPI_Comm comm, const serafin::Reader& mesh, const MeshSlice& s,
-                                                    int nparts, const std::vector<std::int32_t>& weights) {
-  const int size = comm_size(comm), rank = comm_rank(comm);
-  const std::int64_t n = s.count();
-  std::vector<std::int32_t> parts(static_cast<std::size_t>(n), 0);
-  if (nparts <= 1 || s.nelem == 0) return parts;
-  struct Key {
-    std::uint64_t key;
-    std::uint64_t weight;
-  };
-  std::vector<Key> keys(static_cast<std::size_t>(n));
-  double box[4];  // -xmin, xmax, -ymin, ymax
-  collective(comm, [&] {
-    // The bounding box of every node (all planes), each rank its share of the X and Y records.
-    const auto& h = mesh.header();
-    const Slices nodes{h.npoin, size};
-    std::vector<std::int32_t> mine;
-    for (std::int64_t i = nodes.first(rank); i < nodes.first(rank + 1); ++i) mine.push_back(static_cast<std::int32_t>(i));
-    box[0] = box[1] = box[2] = box[3] = -std::numeric_limits<double>::infinity();
-    for (int c = 0; c < 2; ++c) {
-      const auto v = read_reals_of(mesh, (c ? mesh.y_offset() : mesh.x_offset()) + 4, mine);
-      for (double d : v) box[2 * c] = std::max(box[2 * c], -d), box[2 * c + 1] = std::max(box[2 * c + 1], d);
-    }
-    // The coordinates of the slice's nodes.
-    std::vector<std::int32_t> used(s.ikle);
-    for (auto& u : used) --u;
-    std::sort(used.begin(), used.end());
-    used.erase(std::unique(used.begin(), used.end()), used.end());
-    const auto x = read_reals_of(mesh, mesh.x_offset() + 4, used), y = read_reals_of(mesh, mesh.y_offset() + 4, used);
-    MPI_Allreduce(MPI_IN_PLACE, box, 4, MPI_DOUBLE, MPI_MAX, comm);
-    const SfcCurve curve(-box[0], box[1], -box[2], box[3], s.nelem);
-    for (std::int64_t i = 0; i < n; ++i) {
-      const std::int32_t* v = s.ikle.data() + i * s.ndp;
-      double cx = 0, cy = 0;
-      for (int k = 0; k < s.ndp; ++k) {
-        const auto at = static_cast<std::size_t>(std::lower_bound(used.begin(), used.end(), v[k] - 1) - used.begin());
-        cx += x[at];
-        cy += y[at];
-      }
-      keys[static_cast<std::size_t>(i)] = {curve.key(cx / s.ndp, cy / s.ndp, s.first + i),
-                                           weights.empty() ? 1u : static_cast<std::uint64_t>(weights[static_cast<std::size_t>(i)])};
-    }
-  });
-  const std::uint64_t mask = SfcCurve(0, 0, 0, 0, s.nelem).element_mask();
-  auto by_key = [](const Key& a, const Key& b) { return a.key < b.key; };
-  std::sort(keys.begin(), keys.end(), by_key);
+namespace {
+
+// Sorts the items of every rank together by key (sample sort): on return each rank holds a
+// run of the global order, rank 0 the first. The splitters come from samples spread over
+// every rank's items, so the items are sorted once, after the exchange.
+template <class T, class KeyOf>
+void sample_sort(MPI_Comm comm, std::vector<T>& items, KeyOf key) {
+  const int size = comm_size(comm);
   if (size > 1) {
-    // Sample sort: splitters from regular samples of every rank's sorted keys.
-    std::vector<std::uint64_t> samples;
-    for (int k = 1; k < size && n > 0; ++k) samples.push_back(keys[static_cast<std::size_t>(n * k / size)].key);
+    constexpr std::size_t kSamples = 64;  // per rank and splitter
+    const std::size_t n = items.size(), picks = std::min(n, kSamples * static_cast<std::size_t>(size));
+    std::vector<std::uint64_t> samples(picks);
+    for (std::size_t k = 0; k < picks; ++k) samples[k] = key(items[k * n / picks]);
     int ns = static_cast<int>(samples.size());
     std::vector<int> counts(static_cast<std::size_t>(size)), displ(static_cast<std::size_t>(size) + 1, 0);
     MPI_Allgather(&ns, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
@@ -285,38 +255,98 @@ std::vector<std::int32_t> partition_sfc_distributed(MPI_Comm comm, const serafin
     std::sort(all.begin(), all.end());
     std::vector<std::uint64_t> split;
     for (int k = 1; k < size && !all.empty(); ++k) split.push_back(all[all.size() * static_cast<std::size_t>(k) / static_cast<std::size_t>(size)]);
-    auto dest = [&](const Key& k) { return static_cast<int>(std::upper_bound(split.begin(), split.end(), k.key) - split.begin()); };
-    keys = by_destination(std::move(keys), size, dest, counts);
-    keys = exchange(comm, keys, counts);
-    std::sort(keys.begin(), keys.end(), by_key);
+    auto dest = [&](const T& t) { return static_cast<int>(std::upper_bound(split.begin(), split.end(), key(t)) - split.begin()); };
+    items = by_destination(std::move(items), size, dest, counts);
+    items = exchange(comm, items, counts);
   }
+  radix_sort(items, key);
+}
+
+}  // namespace
+
+std::vector<std::int32_t> partition_sfc_distributed(MPI_Comm comm, const serafin::Reader& mesh, const MeshSlice& s,
+                                                    int nparts, const std::vector<std::int32_t>& weights) {
+  const int size = comm_size(comm), rank = comm_rank(comm);
+  const std::int64_t n = s.count();
+  std::vector<std::int32_t> parts(static_cast<std::size_t>(n), 0);
+  if (nparts <= 1 || s.nelem == 0) return parts;
+  // Each element's key on the curve (its number in the low bits), with its weight if any.
+  struct Weighted {
+    std::uint64_t key;
+    std::uint64_t weight;
+  };
+  std::vector<std::uint64_t> keys;
+  std::vector<Weighted> weighted;
+  (weights.empty() ? keys.resize(static_cast<std::size_t>(n)) : weighted.resize(static_cast<std::size_t>(n)));
+  collective(comm, [&] {
+    // The bounding box of every node (all planes), each rank its share of the X and Y records.
+    const auto& h = mesh.header();
+    const Slices nodes{h.npoin, size};
+    std::vector<std::int32_t> mine;
+    for (std::int64_t i = nodes.first(rank); i < nodes.first(rank + 1); ++i) mine.push_back(static_cast<std::int32_t>(i));
+    double box[4];  // -xmin, xmax, -ymin, ymax
+    box[0] = box[1] = box[2] = box[3] = -std::numeric_limits<double>::infinity();
+    for (int c = 0; c < 2; ++c) {
+      const auto v = read_reals_of(mesh, (c ? mesh.y_offset() : mesh.x_offset()) + 4, mine);
+      for (double d : v) box[2 * c] = std::max(box[2 * c], -d), box[2 * c + 1] = std::max(box[2 * c + 1], d);
+    }
+    std::vector<std::int32_t>().swap(mine);
+    // The coordinates of the slice's nodes, each read once.
+    NodeSet used(h.npoin);
+    for (auto v : s.ikle) used.insert(v - 1);
+    used.index();
+    const auto x = read_reals_of(mesh, mesh.x_offset() + 4, used.members()), y = read_reals_of(mesh, mesh.y_offset() + 4, used.members());
+    MPI_Allreduce(MPI_IN_PLACE, box, 4, MPI_DOUBLE, MPI_MAX, comm);
+    const SfcCurve curve(-box[0], box[1], -box[2], box[3], s.nelem);
+    for (std::int64_t i = 0; i < n; ++i) {
+      double cx = 0, cy = 0;
+      for (int k = 0; k < s.ndp; ++k) {
+        const auto a = static_cast<std::size_t>(used.place(s.ikle[static_cast<std::size_t>(i * s.ndp + k)] - 1));
+        cx += x[a];
+        cy += y[a];
+      }
+      const std::uint64_t key = curve.key(cx / s.ndp, cy / s.ndp, s.first + i);
+      if (weights.empty())
+        keys[static_cast<std::size_t>(i)] = key;
+      else
+        weighted[static_cast<std::size_t>(i)] = {key, static_cast<std::uint64_t>(weights[static_cast<std::size_t>(i)])};
+    }
+  });
+  if (weights.empty())
+    sample_sort(comm, keys, [](std::uint64_t k) { return k; });
+  else
+    sample_sort(comm, weighted, [](const Weighted& w) { return w.key; });
+  const std::size_t held = weights.empty() ? keys.size() : weighted.size();
   // Where this rank's keys start on the curve, in elements and in weight.
-  std::int64_t mine[2] = {static_cast<std::int64_t>(keys.size()), 0}, before[2] = {0, 0}, total = 0;
-  for (const auto& k : keys) mine[1] += static_cast<std::int64_t>(k.weight);
+  std::int64_t mine[2] = {static_cast<std::int64_t>(held), 0}, before[2] = {0, 0}, total = 0;
+  for (const auto& w : weighted) mine[1] += static_cast<std::int64_t>(w.weight);
   MPI_Exscan(mine, before, 2, MPI_INT64_T, MPI_SUM, comm);
   if (rank == 0) before[0] = before[1] = 0;  // MPI_Exscan leaves rank 0's undefined
   MPI_Allreduce(&mine[1], &total, 1, MPI_INT64_T, MPI_SUM, comm);
-  // (element, part) back to the element's rank.
-  struct Answer {
-    std::uint64_t elem;
-    std::uint64_t part;
-  };
-  std::vector<Answer> answers(keys.size());
+  // (element, part) back to the element's rank, in the keys' place.
+  const std::uint64_t mask = SfcCurve(0, 0, 0, 0, s.nelem).element_mask();
+  std::vector<std::uint64_t> answers(held);
   double w = static_cast<double>(before[1]);
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    const std::int32_t p = weights.empty() ? sfc_part(before[0] + static_cast<std::int64_t>(i), s.nelem, nparts)
-                                           : sfc_weighted_part(w, static_cast<std::int32_t>(keys[i].weight), static_cast<double>(total), nparts);
-    w += static_cast<double>(keys[i].weight);
-    answers[i] = {keys[i].key & mask, static_cast<std::uint64_t>(p)};
+  for (std::size_t i = 0; i < held; ++i) {
+    std::int32_t p;
+    if (weights.empty()) {
+      p = sfc_part(before[0] + static_cast<std::int64_t>(i), s.nelem, nparts);
+      answers[i] = pair_word(static_cast<std::int64_t>(keys[i] & mask), p);
+    } else {
+      p = sfc_weighted_part(w, static_cast<std::int32_t>(weighted[i].weight), static_cast<double>(total), nparts);
+      w += static_cast<double>(weighted[i].weight);
+      answers[i] = pair_word(static_cast<std::int64_t>(weighted[i].key & mask), p);
+    }
   }
-  std::vector<Key>().swap(keys);
+  std::vector<std::uint64_t>().swap(keys);
+  std::vector<Weighted>().swap(weighted);
   if (size > 1) {
     const Slices slices{s.nelem, size};
     std::vector<int> counts;
-    answers = by_destination(std::move(answers), size, [&](const Answer& a) { return slices.owner(static_cast<std::int64_t>(a.elem)); }, counts);
+    answers = by_destination(std::move(answers), size, [&](std::uint64_t a) { return slices.owner(id_of(a)); }, counts);
     answers = exchange(comm, answers, counts);
   }
-  for (const auto& a : answers) parts[static_cast<std::size_t>(static_cast<std::int64_t>(a.elem) - s.first)] = static_cast<std::int32_t>(a.part);
+  for (auto a : answers) parts[static_cast<std::size_t>(id_of(a) - s.first)] = part_of(a);
   return parts;
 }
 
@@ -364,7 +394,7 @@ std::vector<std::int32_t> partition_ptscotch_distributed(MPI_Comm comm, const Me
   remote = exchange(comm, remote, counts);
   for (const auto& a : remote) local.emplace_back(static_cast<std::uint32_t>(static_cast<std::int64_t>(a.from) - s.first), static_cast<std::uint32_t>(a.to));
   std::vector<Arc>().swap(remote);
-  std::sort(local.begin(), local.end());
+  radix_sort(local, [](const std::pair<std::uint32_t, std::uint32_t>& a) { return (std::uint64_t{a.first} << 32) | a.second; });
   local.erase(std::unique(local.begin(), local.end()), local.end());
   std::vector<SCOTCH_Num> vert(static_cast<std::size_t>(n) + 1, 0), edge(local.size()), velo;
   for (std::size_t i = 0; i < local.size(); ++i) {
@@ -496,23 +526,24 @@ namespace {
 
 constexpr int kSolid = 2;  // LIHBOR code of a wall
 
-// Rows of IKLE (the first ndp of each) of the sorted elements `elems`, read in chunks of the
-// record that hold any of them.
-std::vector<std::int32_t> read_rows(const serafin::Reader& mesh, const std::vector<std::int64_t>& elems, int ndp, std::int64_t nelem) {
+// Hands each element of `words` (pair words, sorted by element) and its row of IKLE (the
+// first ndp values) to on_row(i, row), reading the record in chunks that hold any of them.
+template <class OnRow>
+void read_rows(const serafin::Reader& mesh, const std::vector<std::uint64_t>& words, int ndp, std::int64_t nelem, OnRow&& on_row) {
   const auto& h = mesh.header();
   const std::int64_t row = 4 * h.ndp;
   constexpr std::int64_t kRows = std::int64_t{1} << 16;
-  std::vector<std::int32_t> out;
-  out.reserve(elems.size() * static_cast<std::size_t>(ndp));
   std::vector<unsigned char> buf;
-  for (auto it = elems.begin(); it != elems.end();) {
-    const std::int64_t first = *it / kRows * kRows, count = std::min(kRows, nelem - first);
+  std::int32_t v[8];
+  for (std::size_t i = 0; i < words.size();) {
+    const std::int64_t first = id_of(words[i]) / kRows * kRows, count = std::min(kRows, nelem - first);
     buf.resize(static_cast<std::size_t>(count * row));
     mesh.source().read_at(mesh.ikle_offset() + 4 + first * row, buf.data(), buf.size());
-    for (; it != elems.end() && *it < first + count; ++it)
-      for (int k = 0; k < ndp; ++k) out.push_back(load<std::int32_t>(buf.data() + (*it - first) * row + 4 * k, h.byte_order));
+    for (; i < words.size() && id_of(words[i]) < first + count; ++i) {
+      for (int k = 0; k < ndp; ++k) v[k] = load<std::int32_t>(buf.data() + (id_of(words[i]) - first) * row + 4 * k, h.byte_order);
+      on_row(i, v);
+    }
   }
-  return out;
 }
 
 // All-to-all of variable-length records of words: out[d] for rank d.
@@ -676,83 +707,89 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
   for (int p = p0; p < p1; ++p) mine[static_cast<std::size_t>(p - p0)].p = p;
   auto part_here = [&](std::int64_t p) -> LocalPart& { return mine[static_cast<std::size_t>(p - p0)]; };
 
-  // 1. Each part's elements, to the rank writing it.
-  struct ElemPart {
-    std::uint64_t elem, part;
-  };
+  // 1. Each part's elements, to the rank writing it; their rows of IKLE read in element
+  // order, then dealt to the parts (each part's elements increasing).
   {
-    std::vector<ElemPart> ep(parts.size());
-    for (std::size_t i = 0; i < parts.size(); ++i) ep[i] = {static_cast<std::uint64_t>(s.first) + i, static_cast<std::uint64_t>(parts[i])};
+    std::vector<std::uint64_t> ep(parts.size());  // (element, part)
+    for (std::size_t i = 0; i < parts.size(); ++i) ep[i] = pair_word(s.first + static_cast<std::int64_t>(i), parts[i]);
     std::vector<int> counts;
-    ep = by_destination(std::move(ep), size, [&](const ElemPart& e) { return part_ranks.owner(static_cast<std::int64_t>(e.part)); }, counts);
+    ep = by_destination(std::move(ep), size, [&](std::uint64_t w) { return part_ranks.owner(part_of(w)); }, counts);
     ep = exchange(comm, ep, counts);
-    std::sort(ep.begin(), ep.end(), [](const ElemPart& a, const ElemPart& b) { return a.part != b.part ? a.part < b.part : a.elem < b.elem; });
-    for (const auto& e : ep) part_here(static_cast<std::int64_t>(e.part)).elems.push_back(static_cast<std::int64_t>(e.elem));
+    radix_sort(ep, [](std::uint64_t w) { return w >> 32; });
+    std::vector<std::size_t> filled(mine.size(), 0);
+    for (auto w : ep) ++filled[static_cast<std::size_t>(part_of(w) - p0)];
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      mine[i].elems.resize(filled[i]);
+      mine[i].ikle.resize(filled[i] * static_cast<std::size_t>(ndp));  // global nodes (1-based) until step 2
+      filled[i] = 0;
+    }
+    collective(comm, [&] {
+      read_rows(geo, ep, ndp, s.nelem, [&](std::size_t i, const std::int32_t* v) {
+        const auto k = static_cast<std::size_t>(part_of(ep[i]) - p0);
+        auto& lp = mine[k];
+        const std::size_t j = filled[k]++;
+        lp.elems[j] = id_of(ep[i]);
+        std::copy_n(v, ndp, lp.ikle.data() + j * static_cast<std::size_t>(ndp));
+      });
+    });
   }
-  // 2. Their rows of IKLE, and each part's nodes in order of first appearance.
-  std::vector<std::int64_t> all_elems;
-  for (const auto& lp : mine) all_elems.insert(all_elems.end(), lp.elems.begin(), lp.elems.end());
-  std::sort(all_elems.begin(), all_elems.end());
-  std::vector<std::int32_t> rows;
-  collective(comm, [&] { rows = read_rows(geo, all_elems, ndp, s.nelem); });
-  auto row_of = [&](std::int64_t e) {
-    return rows.data() + (std::lower_bound(all_elems.begin(), all_elems.end(), e) - all_elems.begin()) * ndp;
-  };
-  for (auto& lp : mine) {
-    std::vector<std::pair<std::int32_t, std::int32_t>> seen;  // (node, first position)
-    seen.reserve(lp.elems.size() * static_cast<std::size_t>(ndp));
-    std::int32_t pos = 0;
-    for (auto e : lp.elems) {
-      const std::int32_t* v = row_of(e);
-      for (int k = 0; k < ndp; ++k) seen.emplace_back(v[k] - 1, pos++);
-    }
-    std::sort(seen.begin(), seen.end());
-    seen.erase(std::unique(seen.begin(), seen.end(), [](auto& a, auto& b) { return a.first == b.first; }), seen.end());
-    std::vector<std::pair<std::int32_t, std::int32_t>> order(seen.size());  // (first position, node)
-    for (std::size_t i = 0; i < seen.size(); ++i) order[i] = {seen[i].second, seen[i].first};
-    std::sort(order.begin(), order.end());
-    lp.knolg.resize(order.size());
-    lp.local_of.resize(order.size());
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      lp.knolg[i] = order[i].second;
-      lp.local_of[i] = {order[i].second, static_cast<std::int32_t>(i)};
-    }
-    std::sort(lp.local_of.begin(), lp.local_of.end());
-    lp.ikle.reserve(lp.elems.size() * static_cast<std::size_t>(ndp));
-    for (auto e : lp.elems) {
-      const std::int32_t* v = row_of(e);
-      for (int k = 0; k < ndp; ++k) lp.ikle.push_back(lp.local(v[k] - 1) + 1);
+  // 2. Each part's nodes in order of first appearance (one sort of (node, position) words),
+  // and its elements in that numbering.
+  {
+    std::vector<std::uint64_t> keyed;
+    std::vector<std::int32_t> first_of;  // by position: the node (group) whose first appearance it is, or -1
+    for (auto& lp : mine) {
+      const std::size_t n = lp.ikle.size();
+      keyed.resize(n);
+      for (std::size_t pos = 0; pos < n; ++pos) keyed[pos] = (static_cast<std::uint64_t>(lp.ikle[pos] - 1) << 32) | pos;
+      radix_sort(keyed, [](std::uint64_t k) { return k >> 32; });  // positions increase within a node
+      first_of.assign(n, -1);
+      lp.local_of.clear();
+      for (std::size_t i = 0; i < n; ++i)
+        if (i == 0 || (keyed[i] >> 32) != (keyed[i - 1] >> 32)) {
+          first_of[keyed[i] & 0xffffffffu] = static_cast<std::int32_t>(lp.local_of.size());
+          lp.local_of.emplace_back(static_cast<std::int32_t>(keyed[i] >> 32), 0);
+        }
+      lp.knolg.clear();
+      lp.knolg.reserve(lp.local_of.size());
+      for (std::size_t pos = 0; pos < n; ++pos)
+        if (const std::int32_t grp = first_of[pos]; grp >= 0) {
+          lp.local_of[static_cast<std::size_t>(grp)].second = static_cast<std::int32_t>(lp.knolg.size());
+          lp.knolg.push_back(lp.local_of[static_cast<std::size_t>(grp)].first);
+        }
+      std::int32_t grp = -1;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (i == 0 || (keyed[i] >> 32) != (keyed[i - 1] >> 32)) ++grp;
+        lp.ikle[keyed[i] & 0xffffffffu] = lp.local_of[static_cast<std::size_t>(grp)].second + 1;
+      }
     }
   }
-
-  std::vector<std::int32_t>().swap(rows);  // the parts' own numbering holds them now
-  std::vector<std::int64_t>().swap(all_elems);
 
   // 3. Interface nodes: (node, part) to the node's rank, the lists of sharing parts back.
   {
-    std::vector<ElemPart> np;  // (node, part)
+    std::vector<std::uint64_t> np;  // (node, part)
     for (const auto& lp : mine)
-      for (auto n : lp.knolg) np.push_back({static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(lp.p)});
+      for (auto n : lp.knolg) np.push_back(pair_word(n, lp.p));
     std::vector<int> counts;
-    np = by_destination(std::move(np), size, [&](const ElemPart& e) { return node_ranks.owner(static_cast<std::int64_t>(e.elem)); }, counts);
+    np = by_destination(std::move(np), size, [&](std::uint64_t w) { return node_ranks.owner(id_of(w)); }, counts);
     np = exchange(comm, np, counts);
-    std::sort(np.begin(), np.end(), [](const ElemPart& a, const ElemPart& b) { return a.elem != b.elem ? a.elem < b.elem : a.part < b.part; });
+    radix_sort(np);  // by node, then part
     std::vector<std::vector<std::uint64_t>> back(static_cast<std::size_t>(size));
     for (std::size_t i = 0; i < np.size();) {
       std::size_t j = i + 1;
-      while (j < np.size() && np[j].elem == np[i].elem) ++j;
+      while (j < np.size() && id_of(np[j]) == id_of(np[i])) ++j;
       if (j - i >= 2)
         for (std::size_t a = i; a < j; ++a) {
-          auto& b = back[static_cast<std::size_t>(part_ranks.owner(static_cast<std::int64_t>(np[a].part)))];
-          b.push_back(np[a].elem);
-          b.push_back(np[a].part);
+          auto& b = back[static_cast<std::size_t>(part_ranks.owner(part_of(np[a])))];
+          b.push_back(static_cast<std::uint64_t>(id_of(np[a])));
+          b.push_back(static_cast<std::uint64_t>(part_of(np[a])));
           b.push_back(j - i - 1);
           for (std::size_t c = i; c < j; ++c)
-            if (c != a) b.push_back(np[c].part);
+            if (c != a) b.push_back(static_cast<std::uint64_t>(part_of(np[c])));
         }
       i = j;
     }
-    std::vector<ElemPart>().swap(np);
+    std::vector<std::uint64_t>().swap(np);
     const auto got = exchange_words(comm, back);
     for (std::size_t i = 0; i < got.size();) {
       const auto node = static_cast<std::int32_t>(got[i]);
@@ -771,16 +808,21 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
   Contour contour;
   std::vector<std::int32_t> numliq, sub_part;
   std::vector<std::pair<std::int32_t, std::int32_t>> bpoint_of;  // (global node, boundary point), by node
+  std::vector<bool> on_boundary;  // by global node: a bit per node, most of them not
+  auto bpoint = [&](std::int32_t n) {
+    if (!on_boundary[static_cast<std::size_t>(n)]) return -1;
+    auto it = std::lower_bound(bpoint_of.begin(), bpoint_of.end(), std::make_pair(n, std::int32_t{-1}));
+    return it != bpoint_of.end() && it->first == n ? it->second : -1;
+  };
   std::vector<double> bx, by;  // boundary points' coordinates
-  std::vector<char> liquid_node_sorted;  // by bpoint_of order
   if (with_cli) {
     const auto& lines = cli->lines;
-    for (std::size_t k = 0; k < lines.size(); ++k) bpoint_of.emplace_back(static_cast<std::int32_t>(lines[k].n - 1), static_cast<std::int32_t>(k));
+    on_boundary.assign(static_cast<std::size_t>(npoin2), false);
+    for (std::size_t k = 0; k < lines.size(); ++k) {
+      bpoint_of.emplace_back(static_cast<std::int32_t>(lines[k].n - 1), static_cast<std::int32_t>(k));
+      if (lines[k].n >= 1 && lines[k].n <= npoin2) on_boundary[static_cast<std::size_t>(lines[k].n - 1)] = true;
+    }
     std::sort(bpoint_of.begin(), bpoint_of.end());
-    auto bpoint = [&](std::int32_t n) {
-      auto it = std::lower_bound(bpoint_of.begin(), bpoint_of.end(), std::make_pair(n, std::int32_t{-1}));
-      return it != bpoint_of.end() && it->first == n ? it->second : -1;
-    };
     std::vector<std::uint64_t> words;  // per element: part, then its ndp nodes (1-based)
     for (std::int64_t i = 0; i < s.count(); ++i) {
       const std::int32_t* v = s.ikle.data() + i * ndp;
@@ -854,15 +896,14 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
   {
     std::vector<EdgeRecord> edges;
     for (const auto& lp : mine) {
-      auto is_iface = [&](std::int32_t node) {
-        auto it = std::lower_bound(lp.iface.begin(), lp.iface.end(), node, [](const auto& x, std::int32_t n) { return x.first < n; });
-        return it != lp.iface.end() && it->first == node;
-      };
+      std::vector<char> iface_local(lp.knolg.size(), 0);
+      for (const auto& f : lp.iface) iface_local[static_cast<std::size_t>(f.second[0] - 1)] = 1;
       for (std::size_t j = 0; j < lp.elems.size(); ++j)
         for (int k = 0; k < ndp; ++k) {
-          const std::int32_t a = lp.knolg[static_cast<std::size_t>(lp.ikle[j * static_cast<std::size_t>(ndp) + static_cast<std::size_t>(k)] - 1)];
-          const std::int32_t b = lp.knolg[static_cast<std::size_t>(lp.ikle[j * static_cast<std::size_t>(ndp) + static_cast<std::size_t>((k + 1) % ndp)] - 1)];
-          if (!is_iface(a) || !is_iface(b)) continue;
+          const auto la = static_cast<std::size_t>(lp.ikle[j * static_cast<std::size_t>(ndp) + static_cast<std::size_t>(k)] - 1);
+          const auto lb = static_cast<std::size_t>(lp.ikle[j * static_cast<std::size_t>(ndp) + static_cast<std::size_t>((k + 1) % ndp)] - 1);
+          if (!iface_local[la] || !iface_local[lb]) continue;
+          const std::int32_t a = lp.knolg[la], b = lp.knolg[lb];
           const auto lo = static_cast<std::uint64_t>(std::min(a, b) + 1), hi = static_cast<std::uint64_t>(std::max(a, b) + 1);
           edges.push_back({(lo << 32) | hi, (static_cast<std::uint64_t>(lp.p) << 32) | static_cast<std::uint64_t>(lp.elems[j])});
         }
@@ -918,14 +959,10 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     });
     std::vector<char> liquid;  // by boundary point
     for (const auto& l : cli->lines) liquid.push_back(l.lihbor != kSolid);
-    auto bpoint = [&](std::int32_t node) {
-      auto it = std::lower_bound(bpoint_of.begin(), bpoint_of.end(), std::make_pair(node, std::int32_t{-1}));
-      return it != bpoint_of.end() && it->first == node ? it->second : -1;
-    };
     std::size_t i = 0;
     for (auto& lp : mine) {
-      // The part's own edges: (key, local element), sorted, for neighbours inside the part.
-      std::vector<std::pair<std::uint64_t, std::int32_t>> own;
+      // The part's elements around each of its nodes (increasing), for neighbours inside the part.
+      std::vector<std::int32_t> around_at, around;
       auto key_of = [&](std::size_t j, int k) {
         const auto a = static_cast<std::uint64_t>(lp.knolg[static_cast<std::size_t>(lp.ikle[j * static_cast<std::size_t>(ndp) + static_cast<std::size_t>(k)] - 1)] + 1);
         const auto b = static_cast<std::uint64_t>(lp.knolg[static_cast<std::size_t>(lp.ikle[j * static_cast<std::size_t>(ndp) + static_cast<std::size_t>((k + 1) % ndp)] - 1)] + 1);
@@ -934,9 +971,13 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
       bool any = false;
       for (; i < by_elem.size() && static_cast<int>(across[by_elem[i]].elem_part >> 32) == lp.p;) {
         if (!any) {
-          for (std::size_t j = 0; j < lp.elems.size(); ++j)
-            for (int k = 0; k < ndp; ++k) own.emplace_back(key_of(j, k), static_cast<std::int32_t>(j));
-          std::sort(own.begin(), own.end());
+          around_at.assign(lp.knolg.size() + 1, 0);
+          for (auto v : lp.ikle) ++around_at[static_cast<std::size_t>(v)];
+          for (std::size_t n = 1; n < around_at.size(); ++n) around_at[n] += around_at[n - 1];
+          around.resize(lp.ikle.size());
+          std::vector<std::int32_t> next(around_at.begin(), around_at.end() - 1);
+          for (std::size_t j = 0; j < lp.ikle.size(); ++j)
+            around[static_cast<std::size_t>(next[static_cast<std::size_t>(lp.ikle[j] - 1)]++)] = static_cast<std::int32_t>(j / static_cast<std::size_t>(ndp));
           any = true;
         }
         const std::uint64_t id = across[by_elem[i]].elem_part;
@@ -954,13 +995,17 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
               q = static_cast<std::int64_t>(across[by_elem[c]].other >> 32), l = static_cast<std::int64_t>(local_across[by_elem[c]]) + 1;
               break;
             }
-          if (q == -2) {
-            auto it = std::lower_bound(own.begin(), own.end(), std::make_pair(key, std::int32_t{-1}));
-            for (; it != own.end() && it->first == key; ++it)
-              if (it->second != static_cast<std::int32_t>(le)) {
-                q = lp.p, l = it->second + 1;
-                break;
-              }
+          if (q == -2) {  // the first other element of the part around both ends of the edge
+            const auto la = static_cast<std::size_t>(lp.ikle[le * static_cast<std::size_t>(ndp) + static_cast<std::size_t>(k)] - 1);
+            const std::int32_t lb = lp.ikle[le * static_cast<std::size_t>(ndp) + static_cast<std::size_t>((k + 1) % ndp)];
+            for (auto c = around_at[la]; c < around_at[la + 1] && q == -2; ++c) {
+              const std::int32_t other = around[static_cast<std::size_t>(c)];
+              if (other == static_cast<std::int32_t>(le)) continue;
+              const std::int32_t* w = lp.ikle.data() + static_cast<std::size_t>(other) * static_cast<std::size_t>(ndp);
+              for (int m = 0; m < ndp; ++m)  // la–lb is one of its edges
+                if (w[m] == lb && (w[(m + 1) % ndp] == static_cast<std::int32_t>(la) + 1 || w[(m + ndp - 1) % ndp] == static_cast<std::int32_t>(la) + 1))
+                  q = lp.p, l = other + 1;
+            }
           }
           if (q == -2) {
             const auto ka = bpoint(static_cast<std::int32_t>(key >> 32) - 1), kb = bpoint(static_cast<std::int32_t>(key & 0xffffffffu) - 1);
@@ -995,20 +1040,19 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     sources.push_back(also[i]);
     source_names.push_back(names.also[i]);
   }
-  auto at = [&](std::int64_t gidx) {
-    return static_cast<std::size_t>(std::lower_bound(gnodes.begin(), gnodes.end(), static_cast<std::int32_t>(gidx)) - gnodes.begin());
-  };
   std::vector<double> gx, gy;  // their coordinates
   collective(comm, [&] {
+    // The rank's nodes (every plane) once each, and where each part's sit among them.
+    NodeSet held(npoin2 * nplan);
     for (const auto& lp : mine)
       for (int j = 0; j < nplan; ++j)
-        for (auto node : lp.knolg) gnodes.push_back(static_cast<std::int32_t>(node + j * npoin2));
-    std::sort(gnodes.begin(), gnodes.end());
-    gnodes.erase(std::unique(gnodes.begin(), gnodes.end()), gnodes.end());
+        for (auto node : lp.knolg) held.insert(node + j * npoin2);
+    held.index();
+    gnodes = held.members();
     for (auto& lp : mine) {
       lp.at.reserve(lp.knolg.size() * static_cast<std::size_t>(nplan));
       for (int j = 0; j < nplan; ++j)
-        for (auto node : lp.knolg) lp.at.push_back(static_cast<std::uint32_t>(at(node + j * npoin2)));
+        for (auto node : lp.knolg) lp.at.push_back(static_cast<std::uint32_t>(held.place(node + j * npoin2)));
     }
     gx = read_reals_of(geo, geo.x_offset() + 4, gnodes);
     gy = read_reals_of(geo, geo.y_offset() + 4, gnodes);

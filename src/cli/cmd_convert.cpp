@@ -5,12 +5,14 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "cli/paths.hpp"
 #include "core/error.hpp"
 #include "core/progress.hpp"
 #include "core/provenance.hpp"
+#include "formats/serafin.hpp"
 #include "formats/vtu.hpp"
 #include "pio/mpi_util.hpp"
 #include "pio/results.hpp"
@@ -88,6 +90,33 @@ void convert_parallel(MPI_Comm comm, const pio::ResultFile& in, const std::strin
   if (rank == 0) progress.finish();
 }
 
+// Alone (no launcher) to SERAFIN: no MPI. A SERAFIN input's mesh records are streamed and
+// its frames copied a variable at a time as they are encoded, reading ahead.
+void convert_alone(const pio::ResultFile& in, const std::string& output) {
+  const serafin::Reader* reader = in.serafin_reader();
+  if (reader == nullptr) {  // HDF5
+    pio::write_serafin_copy(in, output);
+    return;
+  }
+  const serafin::Header& h = in.header();
+  serafin::Writer w(output, h, *reader);
+  const std::int64_t frames = in.frame_count();
+  const auto times = in.times();
+  std::vector<unsigned char> values(static_cast<std::size_t>(h.npoin * real_size(h.precision)));
+  Progress progress("convert", frames);
+  for (std::int64_t f = 0; f < frames; ++f) {
+    if (f + 1 < frames) reader->prefetch(f + 1, std::min<std::int64_t>(2, frames - f - 1));
+    w.begin_frame(times[static_cast<std::size_t>(f)]);
+    for (int v = 0; v < h.nvar(); ++v) {
+      reader->read_encoded(f, v, 0, h.npoin, values.data());
+      w.write_variable_encoded(values.data());
+    }
+    progress.update(f + 1);
+  }
+  w.close();
+  progress.finish();
+}
+
 void convert_vtu(const pio::ResultFile& in, const std::string& output, std::int64_t frame) {
   const serafin::Header& h = in.header();
   const std::int64_t frames = in.frame_count();
@@ -124,15 +153,21 @@ Runner add_convert(CLI::App& app, Common& common) {
     if (o->input == o->output) throw UsageError("input and output are the same file: " + o->input);
     const auto t0 = std::chrono::steady_clock::now();
     provenance::add_input(o->input);
-    pio::MpiSession mpi(nullptr, nullptr);
-    const MPI_Comm comm = MPI_COMM_WORLD;
+    // Alone (no MPI launcher), SERAFIN and VTU are written without MPI: its start-up would
+    // cost more than converting a small file. HDF5 is written through MPI-IO, also alone.
+    const bool alone = !pio::started_by_launcher() && format != "hdf5";
+    std::optional<pio::MpiSession> mpi;
+    if (!alone) mpi.emplace(nullptr, nullptr);
+    const MPI_Comm comm = mpi ? MPI_COMM_WORLD : MPI_COMM_NULL;
     int rank = 0;
-    MPI_Comm_rank(comm, &rank);
+    if (mpi) MPI_Comm_rank(comm, &rank);
     if (rank != 0) Progress::set_enabled(false);
     std::unique_ptr<pio::ResultFile> in;
     pio::collective(comm, [&] { in = pio::ResultFile::open(o->input); });
     const bool single = in->header().precision == Precision::Single;
-    if (format == "vtu") {
+    if (alone && format == "serafin") {
+      convert_alone(*in, o->output);
+    } else if (format == "vtu") {
       pio::collective(comm, [&] {
         if (rank == 0) convert_vtu(*in, o->output, o->frame);
       });

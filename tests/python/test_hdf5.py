@@ -340,3 +340,28 @@ def test_vtu_of_a_file_without_frames_is_refused(ab, tmp_path):
     r = ab("convert", tmp_path / "g.slf", tmp_path / "g.vtu")
     assert r.returncode != 0 and "g.slf holds no frame to write" in r.stderr, r.stderr
     assert not (tmp_path / "g.vtu").exists()
+
+
+@pytest.mark.parametrize("out", ["out.slf", "out.vtu", "back.slf"])
+def test_convert_alone_starts_no_mpi(ab, data, tmp_path, out):
+    """Run alone (no launcher), SERAFIN and VTU outputs are written without MPI, whose
+    start-up costs more than converting a small file: with Open MPI told to use a
+    point-to-point layer that does not exist, MPI_Init would fail, and the conversion
+    succeeds. An HDF5 output does start MPI (MPI-IO): the same setting stops it."""
+    if "mpich" in os.environ.get("AB_MPIEXEC", ""):
+        pytest.skip("the check is Open MPI's (this tree is MPICH's)")
+    src = data / "r2d_gouttedo.slf"
+    if out == "back.slf":  # from HDF5
+        assert ab("convert", src, tmp_path / "in.h5").returncode == 0
+        src = tmp_path / "in.h5"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_COMM_WORLD", "PMIX_", "PMI_"))}
+    env["OMPI_MCA_pml"] = "no-such-layer"
+
+    def convert(*args):
+        return subprocess.run([EXE, "convert", *map(str, args)], capture_output=True, text=True, env=env, timeout=60)
+
+    r = convert(src, tmp_path / out)
+    assert r.returncode == 0, r.stderr
+    assert convert(src, tmp_path / "out.h5").returncode != 0
+    if out.endswith(".slf"):
+        assert (tmp_path / out).read_bytes() == expected_serafin_bytes(ab, data / "r2d_gouttedo.slf")

@@ -403,7 +403,7 @@ int run_distributed(PartitionOptions& o, bool json, std::chrono::steady_clock::t
   std::vector<std::int32_t> parts;
   pio::collective(comm, [&] {
     parts = o.method == "sfc" ? pio::partition_sfc_distributed(comm, *reader, slice, o.parts, weights)
-                              : pio::partition_ptscotch_distributed(comm, slice, o.parts, weights);
+                              : pio::partition_ptscotch_distributed(comm, *reader, slice, o.parts, weights);
   });
   const double part_s = seconds_since(t);
   const bool own_files = !epart_only && o.sections.empty() && o.zones.empty() && o.weirs.empty();

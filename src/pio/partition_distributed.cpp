@@ -99,57 +99,68 @@ struct EdgeRecord {
 };
 
 
-// Every edge of the slice's elements, sent to the rank its key hashes to; there, sorted by
-// key, an edge's records sit together (two for an edge inside the mesh). An edge whose two
-// elements are both in the slice is matched here and never sent (a slice of neighbouring
-// elements sends only its rim).
+// Every pair of elements sharing an edge, handed to on_pair once. Inside the slice the
+// pairs are found through the elements around each node; an edge no other element of the
+// slice holds (the slice's rim, the mesh's boundary) is sent to the rank its key hashes to,
+// where the records of an edge meet.
 template <class OnPair>
 void edge_pairs(MPI_Comm comm, const MeshSlice& s, const std::vector<std::int32_t>& parts, OnPair&& on_pair) {
   using Rec = EdgeRecord;
-  const int size = comm_size(comm);
-  std::vector<Rec> edges;
-  edges.reserve(static_cast<std::size_t>(s.count() * s.ndp));
-  for (std::int64_t i = 0; i < s.count(); ++i) {
-    const std::int32_t* v = s.ikle.data() + i * s.ndp;
+  const int size = comm_size(comm), ndp = s.ndp;
+  const std::int64_t n = s.count();
+  auto record = [&](std::int64_t i, int k) {
+    auto a = static_cast<std::uint64_t>(s.ikle[static_cast<std::size_t>(i * ndp + k)]);
+    auto b = static_cast<std::uint64_t>(s.ikle[static_cast<std::size_t>(i * ndp + (k + 1) % ndp)]);
+    if (a > b) std::swap(a, b);
     const std::uint64_t part = parts.empty() ? 0 : static_cast<std::uint64_t>(parts[static_cast<std::size_t>(i)]);
-    for (int k = 0; k < s.ndp; ++k) {
-      auto a = static_cast<std::uint64_t>(v[k]), b = static_cast<std::uint64_t>(v[(k + 1) % s.ndp]);
-      if (a > b) std::swap(a, b);
-      Rec r;
-      r.key = (a << 32) | b;
-      r.elem_part = (part << 32) | static_cast<std::uint64_t>(s.first + i);
-      edges.push_back(r);
-    }
+    return Rec{(a << 32) | b, (part << 32) | static_cast<std::uint64_t>(s.first + i)};
+  };
+  // The slice's elements around each of its nodes, increasing.
+  NodeSet nodes(s.npoin);
+  for (auto v : s.ikle) nodes.insert(v - 1);
+  nodes.index();
+  std::vector<std::uint32_t> around_at(static_cast<std::size_t>(nodes.size()) + 1, 0), around(s.ikle.size());
+  for (auto v : s.ikle) ++around_at[static_cast<std::size_t>(nodes.place(v - 1)) + 1];
+  for (std::size_t c = 1; c < around_at.size(); ++c) around_at[c] += around_at[c - 1];
+  {
+    std::vector<std::uint32_t> next(around_at.begin(), around_at.end() - 1);
+    for (std::size_t j = 0; j < s.ikle.size(); ++j)
+      around[next[static_cast<std::size_t>(nodes.place(s.ikle[j] - 1))]++] = static_cast<std::uint32_t>(j / static_cast<std::size_t>(ndp));
   }
-  auto key_of = [](const Rec& r) { return r.key; };
-  // Match inside the slice first: what is left is the rim (and the mesh's own boundary).
-  radix_sort(edges, key_of);
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < edges.size();) {
-    std::size_t j = i + 1;
-    while (j < edges.size() && edges[j].key == edges[i].key) ++j;
-    if (j - i >= 2) {
-      for (std::size_t a = i; a < j; ++a)
-        for (std::size_t b = a + 1; b < j; ++b) on_pair(edges[a], edges[b]);
-    } else {
-      edges[kept++] = edges[i];
+  std::vector<Rec> rim;
+  for (std::int64_t i = 0; i < n; ++i)
+    for (int k = 0; k < ndp; ++k) {
+      const std::int32_t a = s.ikle[static_cast<std::size_t>(i * ndp + k)], b = s.ikle[static_cast<std::size_t>(i * ndp + (k + 1) % ndp)];
+      const auto at = static_cast<std::size_t>(nodes.place(a - 1));
+      bool shared = false;
+      for (std::uint32_t c = around_at[at]; c < around_at[at + 1]; ++c) {
+        const std::int64_t j = around[c];
+        if (j == i) continue;
+        const std::int32_t* w = s.ikle.data() + j * ndp;
+        for (int m = 0; m < ndp; ++m) {
+          const std::int32_t x = w[m], y = w[(m + 1) % ndp];
+          if ((x == a && y == b) || (x == b && y == a)) {
+            shared = true;
+            if (j > i) on_pair(record(i, k), record(j, m));
+          }
+        }
+      }
+      if (!shared) rim.push_back(record(i, k));
     }
-    i = j;
-  }
-  edges.resize(kept);
-  edges.shrink_to_fit();
+  std::vector<std::uint32_t>().swap(around);
+  std::vector<std::uint32_t>().swap(around_at);
   if (size == 1) return;
   std::vector<int> counts;
   auto dest = [size](const Rec& r) { return static_cast<int>((r.key * 0x9E3779B97F4A7C15ull >> 33) % static_cast<std::uint64_t>(size)); };
-  edges = by_destination(std::move(edges), size, dest, counts);
-  std::vector<Rec> got = exchange(comm, edges, counts);
-  std::vector<Rec>().swap(edges);
-  radix_sort(got, key_of);
+  rim = by_destination(std::move(rim), size, dest, counts);
+  std::vector<Rec> got = exchange(comm, rim, counts);
+  std::vector<Rec>().swap(rim);
+  radix_sort(got, [](const Rec& r) { return r.key; });
   for (std::size_t i = 0; i < got.size();) {
     std::size_t j = i + 1;
     while (j < got.size() && got[j].key == got[i].key) ++j;
-    for (std::size_t a = i; a < j; ++a)
-      for (std::size_t b = a + 1; b < j; ++b) on_pair(got[a], got[b]);
+    for (std::size_t x = i; x < j; ++x)
+      for (std::size_t y = x + 1; y < j; ++y) on_pair(got[x], got[y]);
     i = j;
   }
 }
@@ -358,12 +369,12 @@ bool ptscotch_available() {
 #endif
 }
 
-std::vector<std::int32_t> partition_ptscotch_distributed(MPI_Comm comm, const MeshSlice& s, int nparts,
+std::vector<std::int32_t> partition_ptscotch_distributed(MPI_Comm comm, const serafin::Reader& mesh, MeshSlice& s, int nparts,
                                                          const std::vector<std::int32_t>& weights) {
   const std::int64_t n = s.count();
-  std::vector<std::int32_t> parts(static_cast<std::size_t>(n), 0);
+  std::vector<std::int32_t> parts(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)), 0);
 #ifndef ANABRANCH_HAVE_PTSCOTCH
-  (void)comm, (void)nparts, (void)weights;
+  (void)comm, (void)mesh, (void)nparts, (void)weights;
   throw UsageError("--method ptscotch: this anabranch was built without PT-Scotch (Debian: libptscotch-dev, for the MPI it is built with)");
 #else
   if (nparts <= 1 || s.nelem == 0) return parts;
@@ -377,7 +388,6 @@ std::vector<std::int32_t> partition_ptscotch_distributed(MPI_Comm comm, const Me
   };
   std::vector<std::pair<std::uint32_t, std::uint32_t>> local;  // (local from, global to)
   std::vector<Arc> remote;
-  local.reserve(static_cast<std::size_t>(n * s.ndp));
   auto add = [&](std::int64_t from, std::int64_t to) {
     if (from >= s.first && from < s.first + n)
       local.emplace_back(static_cast<std::uint32_t>(from - s.first), static_cast<std::uint32_t>(to));
@@ -394,17 +404,34 @@ std::vector<std::int32_t> partition_ptscotch_distributed(MPI_Comm comm, const Me
   remote = exchange(comm, remote, counts);
   for (const auto& a : remote) local.emplace_back(static_cast<std::uint32_t>(static_cast<std::int64_t>(a.from) - s.first), static_cast<std::uint32_t>(a.to));
   std::vector<Arc>().swap(remote);
-  radix_sort(local, [](const std::pair<std::uint32_t, std::uint32_t>& a) { return (std::uint64_t{a.first} << 32) | a.second; });
-  local.erase(std::unique(local.begin(), local.end()), local.end());
-  std::vector<SCOTCH_Num> vert(static_cast<std::size_t>(n) + 1, 0), edge(local.size()), velo;
-  for (std::size_t i = 0; i < local.size(); ++i) {
-    ++vert[static_cast<std::size_t>(local[i].first) + 1];
-    edge[i] = static_cast<SCOTCH_Num>(local[i].second);
+  // The arcs by element (a counting sort), then each element's neighbours increasing and
+  // once (two elements sharing two edges are one arc).
+  std::vector<SCOTCH_Num> vert(static_cast<std::size_t>(n) + 1, 0), velo;
+  for (const auto& a : local) ++vert[static_cast<std::size_t>(a.first) + 1];
+  for (std::int64_t i = 0; i < n; ++i) vert[static_cast<std::size_t>(i) + 1] += vert[static_cast<std::size_t>(i)];
+  std::vector<SCOTCH_Num> edge(local.size());
+  {
+    std::vector<SCOTCH_Num> next(vert.begin(), vert.end() - 1);
+    for (const auto& a : local) edge[static_cast<std::size_t>(next[a.first]++)] = static_cast<SCOTCH_Num>(a.second);
   }
   std::vector<std::pair<std::uint32_t, std::uint32_t>>().swap(local);
-  for (std::int64_t i = 0; i < n; ++i) vert[static_cast<std::size_t>(i) + 1] += vert[static_cast<std::size_t>(i)];
+  SCOTCH_Num kept = 0, begin = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const SCOTCH_Num end = vert[static_cast<std::size_t>(i) + 1];
+    std::sort(edge.begin() + begin, edge.begin() + end);
+    vert[static_cast<std::size_t>(i)] = kept;
+    for (SCOTCH_Num c = begin; c < end; ++c)
+      if (c == begin || edge[static_cast<std::size_t>(c)] != edge[static_cast<std::size_t>(c) - 1]) edge[static_cast<std::size_t>(kept++)] = edge[static_cast<std::size_t>(c)];
+    begin = end;
+  }
+  vert[static_cast<std::size_t>(n)] = kept;
+  edge.resize(static_cast<std::size_t>(kept));
   if (!weights.empty()) velo.assign(weights.begin(), weights.end());
-  std::vector<SCOTCH_Num> part(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)));
+  // PT-Scotch's answer straight into the parts where its integers are ours; the slice's
+  // IKLE is read again afterwards: neither is held twice beside PT-Scotch's own memory.
+  std::vector<SCOTCH_Num> wide(sizeof(SCOTCH_Num) == sizeof(std::int32_t) ? 0 : parts.size());
+  SCOTCH_Num* part = wide.empty() ? reinterpret_cast<SCOTCH_Num*>(parts.data()) : wide.data();
+  std::vector<std::int32_t>().swap(s.ikle);
   int rc = 0;
   SCOTCH_Dgraph graph, bound;
   SCOTCH_Strat strat;
@@ -430,7 +457,7 @@ std::vector<std::int32_t> partition_ptscotch_distributed(MPI_Comm comm, const Me
   // time of the strict-balance strategy (whose cut is 23% larger).
   if (rc == 0) rc = SCOTCH_stratDgraphMapBuild(&strat, SCOTCH_STRATSPEED, comm_size(comm), nparts, 0.01);
   if (rc == 0) bound_ok = (rc = SCOTCH_contextBindDgraph(&context, &graph, &bound)) == 0;
-  if (rc == 0) rc = SCOTCH_dgraphPart(&bound, nparts, &strat, part.data());
+  if (rc == 0) rc = SCOTCH_dgraphPart(&bound, nparts, &strat, part);
   if (bound_ok) SCOTCH_dgraphExit(&bound);
   if (built) SCOTCH_dgraphExit(&graph);
   SCOTCH_contextExit(&context);
@@ -438,7 +465,9 @@ std::vector<std::int32_t> partition_ptscotch_distributed(MPI_Comm comm, const Me
   int failed = rc != 0, any = 0;
   MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm);
   if (any) throw Error("PT-Scotch could not partition the dual graph (SCOTCH_dgraphPart, code " + std::to_string(rc) + ")");
-  for (std::int64_t i = 0; i < n; ++i) parts[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(part[static_cast<std::size_t>(i)]);
+  for (std::size_t i = 0; i < wide.size(); ++i) parts[i] = static_cast<std::int32_t>(wide[i]);
+  parts.resize(static_cast<std::size_t>(n));
+  s.ikle = read_mesh_slice(comm, mesh).ikle;
   return parts;
 #endif
 }

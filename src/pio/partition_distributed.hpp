@@ -50,8 +50,9 @@ std::vector<std::int32_t> partition_sfc_distributed(MPI_Comm comm, const serafin
 
 bool ptscotch_available();
 // Collective: PT-Scotch's partition of the distributed dual graph (elements sharing an
-// edge), with a fixed seed: the same parts for a given number of ranks, run after run.
-std::vector<std::int32_t> partition_ptscotch_distributed(MPI_Comm comm, const MeshSlice& slice, int nparts,
+// edge), with a fixed seed: the same parts for a given number of ranks, run after run. The
+// slice's IKLE is let go while PT-Scotch runs and read again from `mesh` after.
+std::vector<std::int32_t> partition_ptscotch_distributed(MPI_Comm comm, const serafin::Reader& mesh, MeshSlice& slice, int nparts,
                                                          const std::vector<std::int32_t>& weights);
 
 // Collective: writes the partition file (each element's part, one per line) from every

@@ -739,6 +739,38 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
   for (int p = p0; p < p1; ++p) mine[static_cast<std::size_t>(p - p0)].p = p;
   auto part_here = [&](std::int64_t p) -> LocalPart& { return mine[static_cast<std::size_t>(p - p0)]; };
 
+  // The boundary points, and the slice's elements with two of them (step 4 makes the
+  // contour of those), taken before the slice is let go.
+  Contour contour;
+  std::vector<std::int32_t> numliq, sub_part;
+  std::vector<std::pair<std::int32_t, std::int32_t>> bpoint_of;  // (global node, boundary point), by node
+  std::vector<bool> on_boundary;  // by global node: a bit per node, most of them not
+  auto bpoint = [&](std::int32_t n) {
+    if (!on_boundary[static_cast<std::size_t>(n)]) return -1;
+    auto it = std::lower_bound(bpoint_of.begin(), bpoint_of.end(), std::make_pair(n, std::int32_t{-1}));
+    return it != bpoint_of.end() && it->first == n ? it->second : -1;
+  };
+  std::vector<double> bx, by;  // boundary points' coordinates
+  std::vector<std::uint64_t> words;  // the slice's elements with two boundary points: part, then its ndp nodes (1-based)
+  if (with_cli) {
+    const auto& lines = cli->lines;
+    on_boundary.assign(static_cast<std::size_t>(npoin2), false);
+    for (std::size_t k = 0; k < lines.size(); ++k) {
+      bpoint_of.emplace_back(static_cast<std::int32_t>(lines[k].n - 1), static_cast<std::int32_t>(k));
+      if (lines[k].n >= 1 && lines[k].n <= npoin2) on_boundary[static_cast<std::size_t>(lines[k].n - 1)] = true;
+    }
+    std::sort(bpoint_of.begin(), bpoint_of.end());
+    for (std::int64_t i = 0; i < s.count(); ++i) {
+      const std::int32_t* v = s.ikle.data() + i * ndp;
+      int on = 0;
+      for (int k = 0; k < ndp; ++k) on += bpoint(v[k] - 1) >= 0;
+      if (on < 2) continue;
+      words.push_back(static_cast<std::uint64_t>(parts[static_cast<std::size_t>(i)]));
+      for (int k = 0; k < ndp; ++k) words.push_back(static_cast<std::uint64_t>(v[k]));
+    }
+  }
+  std::vector<std::int32_t>().swap(s.ikle);  // the slice's part is done: the parts' rows are read again below
+
   // 1. Each part's elements, to the rank writing it; their rows of IKLE read in element
   // order, then dealt to the parts (each part's elements increasing).
   {
@@ -837,33 +869,8 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
 
   // 4. The boundary: the elements with two boundary points, from every rank to every rank
   // (a boundary's worth), give the contour, its liquid boundaries and who holds each segment.
-  Contour contour;
-  std::vector<std::int32_t> numliq, sub_part;
-  std::vector<std::pair<std::int32_t, std::int32_t>> bpoint_of;  // (global node, boundary point), by node
-  std::vector<bool> on_boundary;  // by global node: a bit per node, most of them not
-  auto bpoint = [&](std::int32_t n) {
-    if (!on_boundary[static_cast<std::size_t>(n)]) return -1;
-    auto it = std::lower_bound(bpoint_of.begin(), bpoint_of.end(), std::make_pair(n, std::int32_t{-1}));
-    return it != bpoint_of.end() && it->first == n ? it->second : -1;
-  };
-  std::vector<double> bx, by;  // boundary points' coordinates
   if (with_cli) {
     const auto& lines = cli->lines;
-    on_boundary.assign(static_cast<std::size_t>(npoin2), false);
-    for (std::size_t k = 0; k < lines.size(); ++k) {
-      bpoint_of.emplace_back(static_cast<std::int32_t>(lines[k].n - 1), static_cast<std::int32_t>(k));
-      if (lines[k].n >= 1 && lines[k].n <= npoin2) on_boundary[static_cast<std::size_t>(lines[k].n - 1)] = true;
-    }
-    std::sort(bpoint_of.begin(), bpoint_of.end());
-    std::vector<std::uint64_t> words;  // per element: part, then its ndp nodes (1-based)
-    for (std::int64_t i = 0; i < s.count(); ++i) {
-      const std::int32_t* v = s.ikle.data() + i * ndp;
-      int on = 0;
-      for (int k = 0; k < ndp; ++k) on += bpoint(v[k] - 1) >= 0;
-      if (on < 2) continue;
-      words.push_back(static_cast<std::uint64_t>(parts[static_cast<std::size_t>(i)]));
-      for (int k = 0; k < ndp; ++k) words.push_back(static_cast<std::uint64_t>(v[k]));
-    }
     int n = static_cast<int>(words.size());
     std::vector<int> counts(static_cast<std::size_t>(size)), displ(static_cast<std::size_t>(size) + 1, 0);
     MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
@@ -912,8 +919,6 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
       std::sort(lp.bpoints.begin(), lp.bpoints.end());
     }
   }
-
-  std::vector<std::int32_t>().swap(s.ikle);  // the slice's part is done
 
   // 5. Elements across part boundaries. A cut edge joins two interface nodes of both its
   // parts: each rank sends only its parts' edges between two interface nodes to the rank
@@ -1167,12 +1172,13 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     for (const auto& k : plan) kinds.emplace_back(comm, out, concat, k.base, p0, nparts, k.sizes, k.lines, k.index_kind);
   });
   collective(comm, [&] {
-    for (std::size_t src = 0; src < sources.size(); ++src) {
-      PartOutputs& files = kinds[src];
-      for (std::size_t i = 0; i < mine.size(); ++i) {  // header and mesh, a part at a time
-        const auto& lp = mine[i];
+    // Header and mesh, a part at a time for every source; then the part's elements, its
+    // texts and the coordinates are let go: the frames need only where its nodes sit.
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      auto& lp = mine[i];
+      const auto ne = static_cast<std::int64_t>(lp.elems.size()), np = static_cast<std::int64_t>(lp.knolg.size());
+      for (std::size_t src = 0; src < sources.size(); ++src) {
         const serafin::Header& h = headers[src][i];
-        const auto ne = static_cast<std::int64_t>(lp.elems.size()), np = static_cast<std::int64_t>(lp.knolg.size());
         Mesh m;
         m.nelem = h.nelem;
         m.npoin = h.npoin;
@@ -1198,8 +1204,24 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
           }
         MemorySink sink;
         serafin::write_header(sink, h, m);
-        files.write(i, sink.bytes.data(), sink.bytes.size(), 0);
+        kinds[src].write(i, sink.bytes.data(), sink.bytes.size(), 0);
       }
+      if (i < clis.size()) {
+        kinds[sources.size()].write(i, clis[i].data(), clis[i].size(), 0);
+        std::string().swap(clis[i]);
+      }
+      if (kinds.size() > sources.size() + 1 && i < pars.size()) {
+        kinds[sources.size() + 1].write(i, pars[i].data(), pars[i].size(), 0);
+        std::string().swap(pars[i]);
+      }
+      std::vector<std::int64_t>().swap(lp.elems);
+      std::vector<std::int32_t>().swap(lp.ikle);
+      std::vector<std::pair<std::int32_t, std::int32_t>>().swap(lp.local_of);
+    }
+    std::vector<double>().swap(gx);
+    std::vector<double>().swap(gy);
+    for (std::size_t src = 0; src < sources.size(); ++src) {
+      PartOutputs& files = kinds[src];
       // Frames: each record read once at this rank's nodes, then cut into its parts.
       const serafin::Reader& r = *sources[src];
       const auto& sg = r.header();
@@ -1232,9 +1254,6 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
         }
       }
     }
-    for (std::size_t i = 0; i < clis.size(); ++i) kinds[sources.size()].write(i, clis[i].data(), clis[i].size(), 0);
-    if (kinds.size() > sources.size() + 1)
-      for (std::size_t i = 0; i < pars.size(); ++i) kinds[sources.size() + 1].write(i, pars[i].data(), pars[i].size(), 0);
   });
   for (auto& k : kinds) k.close();
   collective(comm, [&] { out.commit(); });

@@ -435,7 +435,7 @@ int run_distributed(PartitionOptions& o, bool json, std::chrono::steady_clock::t
       }
       names = output_names(o, cli.has_value());
     });
-    const auto report = pio::write_parts_distributed(comm, *reader, also_ptrs, slice, parts, o.parts, cli ? &*cli : nullptr, names,
+    const auto report = pio::write_parts_distributed(comm, *reader, also_ptrs, slice, std::move(parts), o.parts, cli ? &*cli : nullptr, names,
                                                    partel::parse_layout(o.layout), &q.edge_cut);
     files = report.files;
     bytes = report.bytes;

@@ -592,7 +592,7 @@ std::vector<std::uint64_t> exchange_words(MPI_Comm comm, const std::vector<std::
 // One part being written here.
 struct LocalPart {
   int p = 0;
-  std::vector<std::int64_t> elems;           // global 2D elements, increasing
+  std::vector<std::int32_t> elems;           // global 2D elements, increasing
   std::vector<std::int32_t> knolg;           // global 2D nodes (0-based) in local order
   std::vector<std::pair<std::int32_t, std::int32_t>> local_of;  // (global node, local), by global node
   std::vector<std::int32_t> ikle;            // local 2D elements, 1-based
@@ -725,7 +725,7 @@ class PartOutputs {
 
 partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader& geo,
                                             const std::vector<const serafin::Reader*>& also, MeshSlice& s,
-                                            const std::vector<std::int32_t>& parts, int nparts, const boundary::File* cli,
+                                            std::vector<std::int32_t> parts, int nparts, const boundary::File* cli,
                                             const partel::Names& names, partel::Layout layout, std::int64_t* edge_cut) {
   const int size = comm_size(comm), rank = comm_rank(comm);
   std::int64_t edge_cut_here = 0;
@@ -792,11 +792,12 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
         const auto k = static_cast<std::size_t>(part_of(ep[i]) - p0);
         auto& lp = mine[k];
         const std::size_t j = filled[k]++;
-        lp.elems[j] = id_of(ep[i]);
+        lp.elems[j] = static_cast<std::int32_t>(id_of(ep[i]));
         std::copy_n(v, ndp, lp.ikle.data() + j * static_cast<std::size_t>(ndp));
       });
     });
   }
+  std::vector<std::int32_t>().swap(parts);  // each part's elements hold them now
   // 2. Each part's nodes in order of first appearance (one sort of (node, position) words),
   // and its elements in that numbering.
   {
@@ -983,7 +984,7 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     std::vector<std::uint64_t> asked = exchange(comm, ask, counts);
     for (auto& q : asked) {
       const auto& lp = part_here(static_cast<std::int64_t>(q >> 32));
-      q = static_cast<std::uint64_t>(std::lower_bound(lp.elems.begin(), lp.elems.end(), static_cast<std::int64_t>(q & 0xffffffffu)) - lp.elems.begin());
+      q = static_cast<std::uint64_t>(std::lower_bound(lp.elems.begin(), lp.elems.end(), static_cast<std::int32_t>(q & 0xffffffffu)) - lp.elems.begin());
     }
     const std::vector<std::uint64_t> answers = exchange(comm, asked, rcounts);
     std::vector<std::uint64_t> local_across(across.size());
@@ -1020,7 +1021,7 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
         const std::uint64_t id = across[by_elem[i]].elem_part;
         std::size_t j = i;
         while (j < by_elem.size() && across[by_elem[j]].elem_part == id) ++j;
-        const auto e = static_cast<std::int64_t>(id & 0xffffffffu);
+        const auto e = static_cast<std::int32_t>(id & 0xffffffffu);
         const auto le = static_cast<std::size_t>(std::lower_bound(lp.elems.begin(), lp.elems.end(), e) - lp.elems.begin());
         std::vector<std::int64_t> row(static_cast<std::size_t>(1 + 2 * ndp));
         row[0] = static_cast<std::int64_t>(le) + 1;
@@ -1214,7 +1215,7 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
         kinds[sources.size() + 1].write(i, pars[i].data(), pars[i].size(), 0);
         std::string().swap(pars[i]);
       }
-      std::vector<std::int64_t>().swap(lp.elems);
+      std::vector<std::int32_t>().swap(lp.elems);
       std::vector<std::int32_t>().swap(lp.ikle);
       std::vector<std::pair<std::int32_t, std::int32_t>>().swap(lp.local_of);
     }

@@ -69,10 +69,10 @@ std::vector<std::int32_t> gather_parts(MPI_Comm comm, const std::vector<std::int
 // same partition. Each rank reads from the files only its parts' elements, nodes and
 // values; the interface nodes, the boundary contour and the halo are found together.
 // edge_cut: the dual-graph edges whose two elements lie in different parts (every rank).
-// The slice's IKLE is freed on the way.
+// The slice's IKLE and the parts (moved in) are let go on the way.
 partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader& geo,
                                             const std::vector<const serafin::Reader*>& also, MeshSlice& slice,
-                                            const std::vector<std::int32_t>& parts, int nparts, const boundary::File* cli,
+                                            std::vector<std::int32_t> parts, int nparts, const boundary::File* cli,
                                             const partel::Names& names, partel::Layout layout, std::int64_t* edge_cut = nullptr);
 
 // Quality of a distributed partition, without any rank holding it whole: elements per

@@ -1,6 +1,7 @@
-# `cmake --install`: the C API library and header, the Fortran module, the executable, and a
+# `cmake --install`: the C API library and header, the Fortran module, the executable, a
 # CMake package so that a solver finds it with find_package(anabranch) and links
-# anabranch::c (C, C++) or anabranch::fortran (Fortran). The C API library carries the C++
+# anabranch::c (C, C++) or anabranch::fortran (Fortran), and pkg-config files (anabranch,
+# anabranch-fortran) for codes built with Makefiles. The C API library carries the C++
 # core inside it (static), so consumers need only MPI besides.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -32,6 +33,17 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/anabranchConfig.cmake.
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/anabranchConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/anabranchConfig.cmake ${PROJECT_BINARY_DIR}/anabranchConfigVersion.cmake
   DESTINATION ${cmakedir})
+
+# pkg-config files, relocatable: the prefix is found from where the file lies.
+string(REGEX REPLACE "[^/]+" ".." AB_PC_TO_PREFIX "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+set(ab_pc_files anabranch)
+if(ANABRANCH_HAVE_FORTRAN)
+  list(APPEND ab_pc_files anabranch-fortran)
+endif()
+foreach(pc ${ab_pc_files})
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/${pc}.pc.in ${PROJECT_BINARY_DIR}/${pc}.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endforeach()
 
 # <prefix>/libexec/anabranch/telemac/{partel,gretel}: TELEMAC's par_path (docs/telemac.md).
 foreach(tool partel gretel)

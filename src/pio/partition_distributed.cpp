@@ -246,6 +246,18 @@ std::vector<std::int32_t> read_weights_slice(MPI_Comm comm, const std::string& p
 
 namespace {
 
+// Every rank's words, to every rank, in rank order.
+std::vector<std::uint64_t> all_words(MPI_Comm comm, const std::vector<std::uint64_t>& mine) {
+  const int size = comm_size(comm);
+  int n = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(size)), displ(static_cast<std::size_t>(size) + 1, 0);
+  check_mpi(MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, comm), "MPI_Allgather");
+  for (int r = 0; r < size; ++r) displ[static_cast<std::size_t>(r) + 1] = displ[static_cast<std::size_t>(r)] + counts[static_cast<std::size_t>(r)];
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(displ.back()));
+  check_mpi(MPI_Allgatherv(mine.data(), n, MPI_UINT64_T, all.data(), counts.data(), displ.data(), MPI_UINT64_T, comm), "MPI_Allgatherv");
+  return all;
+}
+
 // Sorts the items of every rank together by key (sample sort): on return each rank holds a
 // run of the global order, rank 0 the first. The splitters come from samples spread over
 // every rank's items, so the items are sorted once, after the exchange.
@@ -257,16 +269,12 @@ void sample_sort(MPI_Comm comm, std::vector<T>& items, KeyOf key) {
     const std::size_t n = items.size(), picks = std::min(n, kSamples * static_cast<std::size_t>(size));
     std::vector<std::uint64_t> samples(picks);
     for (std::size_t k = 0; k < picks; ++k) samples[k] = key(items[k * n / picks]);
-    int ns = static_cast<int>(samples.size());
-    std::vector<int> counts(static_cast<std::size_t>(size)), displ(static_cast<std::size_t>(size) + 1, 0);
-    MPI_Allgather(&ns, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
-    for (int r = 0; r < size; ++r) displ[static_cast<std::size_t>(r) + 1] = displ[static_cast<std::size_t>(r)] + counts[static_cast<std::size_t>(r)];
-    std::vector<std::uint64_t> all(static_cast<std::size_t>(displ.back()));
-    MPI_Allgatherv(samples.data(), ns, MPI_UINT64_T, all.data(), counts.data(), displ.data(), MPI_UINT64_T, comm);
+    std::vector<std::uint64_t> all = all_words(comm, samples);
     std::sort(all.begin(), all.end());
     std::vector<std::uint64_t> split;
     for (int k = 1; k < size && !all.empty(); ++k) split.push_back(all[all.size() * static_cast<std::size_t>(k) / static_cast<std::size_t>(size)]);
     auto dest = [&](const T& t) { return static_cast<int>(std::upper_bound(split.begin(), split.end(), key(t)) - split.begin()); };
+    std::vector<int> counts;
     items = by_destination(std::move(items), size, dest, counts);
     items = exchange(comm, items, counts);
   }
@@ -872,12 +880,7 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
   // (a boundary's worth), give the contour, its liquid boundaries and who holds each segment.
   if (with_cli) {
     const auto& lines = cli->lines;
-    int n = static_cast<int>(words.size());
-    std::vector<int> counts(static_cast<std::size_t>(size)), displ(static_cast<std::size_t>(size) + 1, 0);
-    MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
-    for (int r = 0; r < size; ++r) displ[static_cast<std::size_t>(r) + 1] = displ[static_cast<std::size_t>(r)] + counts[static_cast<std::size_t>(r)];
-    std::vector<std::uint64_t> all(static_cast<std::size_t>(displ.back()));
-    MPI_Allgatherv(words.data(), n, MPI_UINT64_T, all.data(), counts.data(), displ.data(), MPI_UINT64_T, comm);
+    const std::vector<std::uint64_t> all = all_words(comm, words);
     // Compact node numbers: the subset's nodes, increasing.
     std::vector<std::int32_t> nodes;
     for (std::size_t i = 0; i < all.size(); i += static_cast<std::size_t>(ndp) + 1) {

@@ -62,7 +62,11 @@ Runner add_balance(CLI::App& app, Common& common) {
       assignment.push_back(a);
     }
     if (common.json) {
-      print_json({{"blocks", file.blocks.size()},
+      // The grid (ids and dimensions) makes the report a block layout the I/O library reads.
+      nlohmann::json grid = nlohmann::json::array();
+      for (const auto& b : file.blocks)
+        if (b.has_cells()) grid.push_back({{"id", b.id}, {"cells", b.cells}});
+      nlohmann::json report = {{"blocks", file.blocks.size()},
                   {"faces", file.faces.size()},
                   {"processes", o->procs},
                   {"method", o->method},
@@ -73,7 +77,9 @@ Runner add_balance(CLI::App& app, Common& common) {
                   {"cut_cells", r.cut_cells},
                   {"roundrobin_imbalance", r.roundrobin_imbalance},
                   {"roundrobin_cut_cells", r.roundrobin_cut_cells},
-                  {"assignment", assignment}});
+                  {"assignment", assignment}};
+      if (grid.size() == file.blocks.size()) report["grid"] = grid;
+      print_json(report);
       return 0;
     }
     std::printf("%zu blocks (%zu faces) on %d processes, %s%s\n", file.blocks.size(), file.faces.size(), o->procs,

@@ -108,6 +108,90 @@ File parse(const std::string& text, const std::string& name) {
   return parse_text(text, name);
 }
 
+Assignment parse_assignment(const std::string& text, const std::string& name) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  nlohmann::json j;
+  if (first != std::string::npos && text[first] == '{') {
+    try {
+      j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw FormatError(name, "JSON", static_cast<std::int64_t>(e.byte) - 1, "not valid JSON");
+    }
+  }
+  Assignment a;
+  if (!j.is_object() || !j.contains("assignment")) {  // a block file: every block whole, on process 0
+    const File f = parse(text, name);
+    for (const auto& b : f.blocks) {
+      if (!b.has_cells()) throw FormatError(name + ": block " + std::to_string(b.id) + " has a weight but no dimensions (ni nj nk)");
+      a.grid.push_back({b.id, b.cells});
+      BlockPiece p;
+      p.block = static_cast<std::int64_t>(a.grid.size() - 1);
+      p.range = {{{0, b.cells[0]}, {0, b.cells[1]}, {0, b.cells[2]}}};
+      a.pieces.push_back(p);
+      a.process.push_back(0);
+    }
+    return a;
+  }
+  if (!j.contains("grid") || !j["grid"].is_array())
+    throw FormatError(name + ": the balance report has no \"grid\" (its block file gave weights, not dimensions ni nj nk)");
+  BlockLayout grid;
+  std::size_t k = 0;
+  for (const auto& b : j["grid"]) {
+    ++k;
+    const std::string where = name + ": grid entry " + std::to_string(k);
+    if (!b.is_object() || !b.contains("id") || !b.contains("cells") || !b["cells"].is_array() || b["cells"].size() != 3)
+      throw FormatError(where + " needs \"id\" and \"cells\": [ni, nj, nk]");
+    BlockShape s;
+    s.id = b["id"].get<std::int64_t>();
+    for (std::size_t x = 0; x < 3; ++x) s.dims[x] = b["cells"][x].get<std::int64_t>();
+    grid.blocks.push_back(s);
+  }
+  a.processes = j.value("processes", 1);
+  k = 0;
+  for (const auto& e : j["assignment"]) {
+    ++k;
+    const std::string where = name + ": assignment entry " + std::to_string(k);
+    if (!e.is_object() || !e.contains("block") || !e.contains("process") || !e["process"].is_number_integer())
+      throw FormatError(where + " needs \"block\" and \"process\"");
+    BlockPiece p;
+    std::size_t b = 0;
+    try {
+      b = grid.block_index(e["block"].get<std::int64_t>());
+    } catch (const UsageError&) {
+      throw FormatError(where + ": block " + e["block"].dump() + " is not in the grid");
+    }
+    p.block = static_cast<std::int64_t>(b);
+    const auto& d = grid.blocks[b].dims;
+    p.range = {{{0, d[0]}, {0, d[1]}, {0, d[2]}}};
+    if (e.contains("range")) {
+      const auto& r = e["range"];
+      if (!r.is_array() || r.size() != 3) throw FormatError(where + ": \"range\" must be [[i0, i1], [j0, j1], [k0, k1]]");
+      for (std::size_t x = 0; x < 3; ++x) {
+        if (!r[x].is_array() || r[x].size() != 2) throw FormatError(where + ": \"range\" must be [[i0, i1], [j0, j1], [k0, k1]]");
+        p.range[x] = {r[x][0].get<std::int64_t>(), r[x][1].get<std::int64_t>()};
+      }
+    }
+    const int proc = e["process"].get<int>();
+    if (proc < 0 || proc >= a.processes)
+      throw FormatError(where + ": process " + std::to_string(proc) + " outside 0.." + std::to_string(a.processes - 1));
+    a.pieces.push_back(p);
+    a.process.push_back(proc);
+  }
+  a.grid = grid.blocks;
+  return a;
+}
+
+Assignment read_assignment(const std::string& path) { return parse_assignment(read_text_file(path), path); }
+
+BlockLayout layout_for_rank(const Assignment& a, int rank, const std::array<std::int64_t, 3>& halo) {
+  BlockLayout l;
+  l.blocks = a.grid;
+  l.halo = halo;
+  for (std::size_t p = 0; p < a.pieces.size(); ++p)
+    if (a.process[p] == rank) l.pieces.push_back(a.pieces[p]);
+  return l;
+}
+
 File read(const std::string& path) {
   return parse(read_text_file(path), path);
 }

@@ -91,7 +91,8 @@ std::string xml_escape(const std::string& s) {
   return out;
 }
 
-// The parallel facts, gathered over comm; identical on every rank (rank 0's are broadcast).
+}  // namespace
+
 std::map<std::string, std::string> parallel_facts(MPI_Comm comm) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
@@ -143,7 +144,6 @@ std::map<std::string, std::string> parallel_facts(MPI_Comm comm) {
   return out;
 }
 
-}  // namespace
 
 bool is_hdf5(const std::string& path) { return looks_like_hdf5(path); }
 

@@ -1,0 +1,46 @@
+// The HDF5 side of the block file (pio/block_io.hpp): HDF5 creates the objects and the
+// block table; the values are written through MPI-IO at the offsets it gives.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pio/block_io.hpp"
+
+namespace anabranch::pio::block_h5 {
+
+class File {
+ public:
+  // Collective over comm: creates path (replacing it) with the block table, the variable
+  // names, the precision and the provenance (rank 0's facts, shared).
+  File(MPI_Comm comm, const std::string& path, const std::string& name, const std::vector<BlockShape>& blocks,
+       const std::vector<std::string>& variables, int real_bytes, MPI_Info info,
+       const std::map<std::string, std::string>& provenance);
+  ~File();
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+  // Collective: creates frame f's group (with its time) and one contiguous dataset per
+  // variable; returns the datasets' byte offsets in the file.
+  std::vector<std::int64_t> add_frame(std::int64_t frame, double time);
+  // Collective: the grid's x, y, z datasets; their byte offsets.
+  std::vector<std::int64_t> add_grid();
+  // Collective: flushes and closes.
+  void close();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Serial: the description of an anabranch block HDF5 file.
+BlockFileInfo describe(const std::string& path);
+// Writes "<final>.xmf" describing every block of every frame (under a temporary name).
+void write_xdmf(const std::string& final_path, const BlockFileInfo& info);
+// True when path is an HDF5 file holding a block table.
+bool is_block_h5(const std::string& path);
+
+}  // namespace anabranch::pio::block_h5

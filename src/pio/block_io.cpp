@@ -1,0 +1,923 @@
+// Multi-block grids in one file. See block_io.hpp.
+#include "pio/block_io.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "core/io.hpp"
+#include "core/outputs.hpp"
+#include "core/provenance.hpp"
+#include "formats/block_raw.hpp"
+#include "pio/mpi_util.hpp"
+#include "pio/strategy.hpp"
+#ifdef ANABRANCH_HAVE_HDF5
+#include "pio/block_h5.hpp"
+#endif
+
+namespace anabranch::pio {
+namespace {
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+std::string format_for(const std::string& path, const std::string& asked) {
+  if (!asked.empty()) return asked;
+  return ends_with(path, ".h5") || ends_with(path, ".hdf5") || ends_with(path, ".hdf") ? "hdf5" : "raw";
+}
+
+// Copies n values of type S to type D.
+template <class S, class D>
+void convert(const S* src, D* dst, std::int64_t n) {
+  if constexpr (std::is_same_v<S, D>) {
+    std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(S));
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(src[i]);
+  }
+}
+
+// From the caller's type T to the file's precision (rb bytes), and back.
+template <class T>
+void to_file(const T* src, unsigned char* dst, std::int64_t n, int rb) {
+  if (rb == 8) convert(src, reinterpret_cast<double*>(dst), n);
+  else convert(src, reinterpret_cast<float*>(dst), n);
+}
+template <class T>
+void from_file(const unsigned char* src, T* dst, std::int64_t n, int rb) {
+  if (rb == 8) convert(reinterpret_cast<const double*>(src), dst, n);
+  else convert(reinterpret_cast<const float*>(src), dst, n);
+}
+
+// Shares a description (rank 0's) with every rank.
+BlockFileInfo share(MPI_Comm comm, const std::function<BlockFileInfo()>& read_on_root) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::string text;
+  collective(comm, [&] {
+    if (rank != 0) return;
+    const BlockFileInfo i = read_on_root();
+    nlohmann::json j;
+    j["path"] = i.path;
+    j["format"] = i.format;
+    nlohmann::json b = nlohmann::json::array();
+    for (const auto& s : i.blocks) b.push_back({s.id, s.dims[0], s.dims[1], s.dims[2]});
+    j["blocks"] = b;
+    j["variables"] = i.variables;
+    j["real_bytes"] = i.real_bytes;
+    j["records"] = i.records;
+    j["has_grid"] = i.has_grid;
+    j["times"] = i.times;
+    j["file_bytes"] = i.file_bytes;
+    j["provenance"] = i.provenance;
+    j["offsets"] = i.dataset_offsets;
+    j["grid_offsets"] = i.grid_offsets;
+    text = j.dump();
+  });
+  long long n = static_cast<long long>(text.size());
+  MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, comm);
+  text.resize(static_cast<std::size_t>(n));
+  MPI_Bcast(text.data(), static_cast<int>(n), MPI_CHAR, 0, comm);
+  const auto j = nlohmann::json::parse(text);
+  BlockFileInfo i;
+  i.path = j["path"];
+  i.format = j["format"];
+  for (const auto& b : j["blocks"]) i.blocks.push_back({b[0].get<std::int64_t>(), {b[1].get<std::int64_t>(), b[2].get<std::int64_t>(), b[3].get<std::int64_t>()}});
+  i.variables = j["variables"].get<std::vector<std::string>>();
+  i.real_bytes = j["real_bytes"];
+  i.records = j["records"];
+  i.has_grid = j["has_grid"];
+  i.times = j["times"].get<std::vector<double>>();
+  i.file_bytes = j["file_bytes"];
+  i.provenance = j["provenance"].get<std::map<std::string, std::string>>();
+  i.dataset_offsets = j["offsets"].get<std::vector<std::int64_t>>();
+  i.grid_offsets = j["grid_offsets"].get<std::vector<std::int64_t>>();
+  return i;
+}
+
+// One array of one piece to move: the file's byte offset of the block's value 0 of that
+// array, and the caller's array.
+struct Target {
+  std::size_t piece = 0;
+  std::int64_t base = 0;
+  void* mem = nullptr;
+  bool first_marker = false, last_marker = false;  // raw records this piece writes
+  std::int64_t record_bytes = 0;
+};
+
+// grid: the arrays are the grid's x, y, z (nvar 3), not a frame's variables; markers: the
+// record markers go with the values (writing).
+std::vector<Target> targets(const BlockLayout& l, const BlockFileInfo& info, std::int64_t frame, int nvar, bool grid,
+                            void* const* arrays, bool markers) {
+  std::vector<Target> t;
+  for (std::size_t p = 0; p < l.pieces.size(); ++p) {
+    const auto& piece = l.pieces[p];
+    const auto b = static_cast<std::size_t>(piece.block);
+    const auto& d = l.blocks[b].dims;
+    const bool first = piece.range[0][0] == 0 && piece.range[1][0] == 0 && piece.range[2][0] == 0;
+    const bool last = piece.range[0][1] == d[0] && piece.range[1][1] == d[1] && piece.range[2][1] == d[2];
+    for (int v = 0; v < nvar; ++v) {
+      Target x;
+      x.piece = p;
+      x.base = info.value_offset(frame, b, grid ? -(v + 1) : v);
+      x.mem = arrays[p * static_cast<std::size_t>(nvar) + static_cast<std::size_t>(v)];
+      x.first_marker = markers && info.records && !grid && first;
+      x.last_marker = markers && info.records && !grid && last;
+      x.record_bytes = l.blocks[b].points() * info.real_bytes;
+      t.push_back(x);
+    }
+  }
+  std::stable_sort(t.begin(), t.end(), [](const Target& a, const Target& b) { return a.base < b.base; });
+  return t;
+}
+
+// The independent strategy's staging buffer: contiguous bytes gathered, written in one call.
+class Stager {
+ public:
+  Stager(MPI_File fh, std::string path, std::int64_t bytes) : fh_(fh), path_(std::move(path)), buf_(static_cast<std::size_t>(std::max<std::int64_t>(bytes, 1 << 16))) {}
+  // Room for n bytes at file offset `at` (n <= capacity).
+  unsigned char* put(std::int64_t at, std::int64_t n) {
+    if (used_ > 0 && (at != start_ + used_ || used_ + n > static_cast<std::int64_t>(buf_.size()))) flush();
+    if (used_ == 0) start_ = at;
+    unsigned char* p = buf_.data() + used_;
+    used_ += n;
+    return p;
+  }
+  std::int64_t capacity() const { return static_cast<std::int64_t>(buf_.size()); }
+  void flush() {
+    if (used_ > 0) write_at(fh_, start_, buf_.data(), used_, path_);
+    used_ = 0;
+  }
+
+ private:
+  MPI_File fh_;
+  std::string path_;
+  std::vector<unsigned char> buf_;
+  std::int64_t start_ = 0, used_ = 0;
+};
+
+// The independent reader's mirror: contiguous ranges gathered, read in one call, then
+// scattered to the caller's arrays.
+class Gatherer {
+ public:
+  Gatherer(MPI_File fh, std::string path, std::int64_t bytes) : fh_(fh), path_(std::move(path)), buf_(static_cast<std::size_t>(std::max<std::int64_t>(bytes, 1 << 16))) {}
+  std::int64_t capacity() const { return static_cast<std::int64_t>(buf_.size()); }
+  // Asks for n bytes at `at`, given to `deliver` once read.
+  void get(std::int64_t at, std::int64_t n, std::function<void(const unsigned char*)> deliver) {
+    if (used_ > 0 && (at != start_ + used_ || used_ + n > capacity())) flush();
+    if (used_ == 0) start_ = at;
+    pending_.push_back({used_, std::move(deliver)});
+    used_ += n;
+  }
+  void flush() {
+    if (used_ == 0) return;
+    std::int64_t done = 0;
+    while (done < used_) {
+      const int chunk = static_cast<int>(std::min<std::int64_t>(used_ - done, 1 << 30));
+      MPI_Status st;
+      const int rc = MPI_File_read_at(fh_, start_ + done, buf_.data() + done, chunk, MPI_BYTE, &st);
+      check_mpi(rc, ("MPI_File_read_at " + path_).c_str());
+      int got = 0;
+      MPI_Get_count(&st, MPI_BYTE, &got);
+      if (got < chunk)
+        throw FormatError(path_, "block values", start_ + done + got, "the file ends " + std::to_string(chunk - got) + " bytes early");
+      done += chunk;
+    }
+    for (auto& [at, fn] : pending_) fn(buf_.data() + at);
+    pending_.clear();
+    used_ = 0;
+  }
+
+ private:
+  MPI_File fh_;
+  std::string path_;
+  std::vector<unsigned char> buf_;
+  std::int64_t start_ = 0, used_ = 0;
+  std::vector<std::pair<std::int64_t, std::function<void(const unsigned char*)>>> pending_;
+};
+
+// The collective strategy's datatypes: one subarray of the block's array per target in
+// the file (in increasing offset), the matching subarray of the caller's array (halos
+// skipped) in memory; record markers from a small array of this rank's.
+struct Types {
+  MPI_Datatype file = MPI_DATATYPE_NULL, memory = MPI_DATATYPE_NULL;
+  std::int64_t bytes = 0;
+  std::vector<std::int32_t> markers;
+  std::vector<MPI_Datatype> owned;
+  ~Types() {
+    for (auto& t : owned) MPI_Type_free(&t);
+    if (file != MPI_DATATYPE_NULL) MPI_Type_free(&file);
+    if (memory != MPI_DATATYPE_NULL) MPI_Type_free(&memory);
+  }
+};
+
+MPI_Datatype mpi_real(int bytes) { return bytes == 8 ? MPI_DOUBLE : MPI_FLOAT; }
+
+// Position of a run's first value in its piece's own Fortran-order interior (where a
+// staged copy holds it).
+std::int64_t interior_index(const BlockLayout& l, std::size_t p, const BlockRun& r) {
+  const auto& piece = l.pieces[p];
+  const auto e = piece.extent();
+  const auto& d = l.blocks[static_cast<std::size_t>(piece.block)].dims;
+  const std::int64_t i0 = r.block_index % d[0] - piece.range[0][0];
+  const std::int64_t j0 = (r.block_index / d[0]) % d[1] - piece.range[1][0];
+  const std::int64_t k0 = r.block_index / (d[0] * d[1]) - piece.range[2][0];
+  return (k0 * e[1] + j0) * e[0] + i0;
+}
+
+// mem_bytes: the size of the memory elements (the caller's, or the file's when staged);
+// staged[i]: non-null when target i's interior was copied, contiguous, there. One subarray
+// per target where the targets follow one another in the file; where a rank holds pieces
+// of one block whose values interleave (a block split in i or j, both pieces here), every
+// run is an entry of its own, sorted.
+void build_types(const BlockLayout& l, const std::vector<Target>& t, int rb, int mem_bytes, const std::vector<void*>& staged, Types& out) {
+  std::vector<int> lengths;
+  std::vector<MPI_Aint> fdisp, mdisp;
+  std::vector<MPI_Datatype> ftypes, mtypes;
+  out.markers.clear();
+  for (const auto& x : t) out.markers.push_back(static_cast<std::int32_t>(x.record_bytes));
+  auto sub = [&](const std::array<std::int64_t, 3>& sizes, const std::array<std::int64_t, 3>& subs, const std::array<std::int64_t, 3>& starts,
+                 MPI_Datatype elem) {
+    const int s[3] = {static_cast<int>(sizes[2]), static_cast<int>(sizes[1]), static_cast<int>(sizes[0])};
+    const int ss[3] = {static_cast<int>(subs[2]), static_cast<int>(subs[1]), static_cast<int>(subs[0])};
+    const int st[3] = {static_cast<int>(starts[2]), static_cast<int>(starts[1]), static_cast<int>(starts[0])};
+    MPI_Datatype d;
+    check_mpi(MPI_Type_create_subarray(3, s, ss, st, MPI_ORDER_C, elem, &d), "MPI_Type_create_subarray");
+    out.owned.push_back(d);
+    return d;
+  };
+  auto address = [](const void* p) {
+    MPI_Aint a = 0;
+    MPI_Get_address(p, &a);
+    return a;
+  };
+  bool follow = true;
+  std::int64_t last_end = -1;
+  for (const auto& x : t) {
+    const auto& piece = l.pieces[x.piece];
+    const auto& d = l.blocks[static_cast<std::size_t>(piece.block)].dims;
+    const std::int64_t first = ((piece.range[2][0] * d[1] + piece.range[1][0]) * d[0] + piece.range[0][0]) * rb;
+    const std::int64_t end = (((piece.range[2][1] - 1) * d[1] + piece.range[1][1] - 1) * d[0] + piece.range[0][1]) * rb;
+    if (x.base + first - (x.first_marker ? 4 : 0) < last_end) follow = false;
+    last_end = x.base + end + (x.last_marker ? 4 : 0);
+    out.bytes += piece.points() * rb + (x.first_marker ? 4 : 0) + (x.last_marker ? 4 : 0);
+  }
+  struct Entry {
+    std::int64_t file;
+    MPI_Aint mem;
+    int length;
+    MPI_Datatype ftype, mtype;
+  };
+  std::vector<Entry> entries;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const auto& x = t[i];
+    const auto& piece = l.pieces[x.piece];
+    const auto& shape = l.blocks[static_cast<std::size_t>(piece.block)];
+    const auto e = piece.extent();
+    if (x.first_marker) entries.push_back({x.base - 4, address(&out.markers[i]), 1, MPI_INT32_T, MPI_INT32_T});
+    if (follow) {
+      entries.push_back({x.base, address(staged[i] ? staged[i] : x.mem), 1,
+                         sub(shape.dims, e, {piece.range[0][0], piece.range[1][0], piece.range[2][0]}, mpi_real(rb)),
+                         staged[i] ? sub(e, e, {0, 0, 0}, mpi_real(mem_bytes)) : sub(l.memory_dims(x.piece), e, l.halo, mpi_real(mem_bytes))});
+    } else {
+      const auto* mem = static_cast<const unsigned char*>(staged[i] ? staged[i] : x.mem);
+      l.for_each_run(x.piece, [&](const BlockRun& r) {
+        const std::int64_t at = staged[i] ? interior_index(l, x.piece, r) : r.memory_index;
+        entries.push_back({x.base + r.block_index * rb, address(mem + at * mem_bytes), static_cast<int>(r.count), mpi_real(rb), mpi_real(mem_bytes)});
+      });
+    }
+    if (x.last_marker) entries.push_back({x.base + shape.points() * rb, address(&out.markers[i]), 1, MPI_INT32_T, MPI_INT32_T});
+  }
+  if (!follow) std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.file < b.file; });
+  for (const auto& e : entries) {
+    lengths.push_back(e.length);
+    fdisp.push_back(static_cast<MPI_Aint>(e.file));
+    ftypes.push_back(e.ftype);
+    mdisp.push_back(e.mem);
+    mtypes.push_back(e.mtype);
+  }
+  const int n = static_cast<int>(lengths.size());
+  check_mpi(MPI_Type_create_struct(n, lengths.data(), fdisp.data(), ftypes.data(), &out.file), "MPI_Type_create_struct");
+  check_mpi(MPI_Type_create_struct(n, lengths.data(), mdisp.data(), mtypes.data(), &out.memory), "MPI_Type_create_struct");
+  check_mpi(MPI_Type_commit(&out.file), "MPI_Type_commit");
+  check_mpi(MPI_Type_commit(&out.memory), "MPI_Type_commit");
+}
+
+}  // namespace
+
+BlockFileOptions BlockFileOptions::parse(const std::string& text) {
+  BlockFileOptions o;
+  std::istringstream in(text);
+  for (std::string kv; in >> kv;) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos) throw UsageError("block file option \"" + kv + "\" is not key=value");
+    const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
+    auto flag = [&] {
+      if (v == "1" || v == "true" || v == "yes") return true;
+      if (v == "0" || v == "false" || v == "no") return false;
+      throw UsageError("block file option " + k + "=" + v + ": expected 1 or 0");
+    };
+    if (k == "format") {
+      if (v != "raw" && v != "hdf5") throw UsageError("format=" + v + ": expected raw or hdf5");
+      o.format = v;
+    } else if (k == "strategy") {
+      if (v != "collective" && v != "independent") throw UsageError("strategy=" + v + ": block files are written collective or independent");
+      o.strategy = v;
+    } else if (k == "precision") {
+      if (v != "4" && v != "8" && v != "single" && v != "double") throw UsageError("precision=" + v + ": expected 4 (single) or 8 (double)");
+      o.real_bytes = v == "4" || v == "single" ? 4 : 8;
+    } else if (k == "records") {
+      if (v != "fortran" && v != "none") throw UsageError("records=" + v + ": expected fortran or none");
+      o.records = v == "fortran";
+    } else if (k == "atomic") {
+      o.atomic = flag();
+    } else if (k == "xdmf") {
+      o.xdmf = flag();
+    } else if (k == "buffer_bytes") {
+      try {
+        o.buffer_bytes = std::stoll(v);
+      } catch (const std::exception&) {
+        throw UsageError("buffer_bytes=" + v + ": not a number");
+      }
+      if (o.buffer_bytes < 4096) throw UsageError("buffer_bytes=" + v + ": at least 4096");
+    } else {
+      o.hints.set(k, v);
+    }
+  }
+  return o;
+}
+
+std::int64_t BlockFileInfo::value_offset(std::int64_t frame, std::size_t block, int var) const {
+  if (format == "hdf5") {
+    std::int64_t first = 0;
+    for (std::size_t b = 0; b < block; ++b) first += blocks[b].points();
+    const std::int64_t base = var >= 0 ? dataset_offsets.at(static_cast<std::size_t>(frame * nvar() + var))
+                                       : grid_offsets.at(static_cast<std::size_t>(-var - 1));
+    return base + first * real_bytes;
+  }
+  std::int64_t off = 0, frame_bytes = 0;
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    const std::int64_t array = blocks[b].points() * real_bytes + (records ? 8 : 0);
+    if (b < block) off += array * nvar();
+    frame_bytes += array * nvar();
+    if (b == block) off += array * var + (records ? 4 : 0);
+  }
+  return frame * frame_bytes + off;
+}
+
+bool is_block_file(const std::string& path) {
+  if (block_raw::is_raw_blocks(path)) return true;
+#ifdef ANABRANCH_HAVE_HDF5
+  return block_h5::is_block_h5(path);
+#else
+  return false;
+#endif
+}
+
+BlockFileInfo describe_block_file(const std::string& path) {
+  if (block_raw::is_raw_blocks(path)) {
+    const auto d = block_raw::read_sidecar(path);
+    BlockFileInfo i;
+    i.path = path;
+    i.format = "raw";
+    i.blocks = d.blocks;
+    i.variables = d.variables;
+    i.real_bytes = d.real_bytes;
+    i.records = d.records;
+    i.times = d.times;
+    i.provenance = d.provenance;
+    i.file_bytes = file_size(path);
+    const std::int64_t frame_bytes = d.frame_bytes();
+    if (frame_bytes > 0 && i.file_bytes < frame_bytes * i.frames())
+      throw FormatError(path, "frame " + std::to_string(i.file_bytes / frame_bytes + 1), i.file_bytes,
+                        "the file ends inside the frames its description lists (" + std::to_string(i.frames()) + " frames of " +
+                            std::to_string(frame_bytes) + " bytes)");
+    return i;
+  }
+#ifdef ANABRANCH_HAVE_HDF5
+  if (block_h5::is_block_h5(path)) return block_h5::describe(path);
+#endif
+  throw FormatError(path + ": not a block file (no HDF5 block table, no " + block_raw::sidecar_path(path) + ")");
+}
+
+std::string check_block_file(const BlockFileInfo& info) {
+  const int rb = info.real_bytes;
+  std::ifstream in(info.path, std::ios::binary);
+  if (!in) return "cannot open " + info.path;
+  std::vector<unsigned char> buf;
+  for (std::int64_t f = 0; f < info.frames(); ++f)
+    for (std::size_t b = 0; b < info.blocks.size(); ++b)
+      for (int v = 0; v < info.nvar(); ++v) {
+        const std::int64_t at = info.value_offset(f, b, v), n = info.blocks[b].points();
+        const std::string where = "frame " + std::to_string(f) + ", block " + std::to_string(info.blocks[b].id) + ", variable " +
+                                  info.variables[static_cast<std::size_t>(v)];
+        if (info.records) {
+          for (const std::int64_t m : {at - 4, at + n * rb}) {
+            std::int32_t marker = 0;
+            in.seekg(m);
+            in.read(reinterpret_cast<char*>(&marker), 4);
+            if (!in) return info.path + ": " + where + ": the file ends at its record marker (byte " + std::to_string(m) + ")";
+            if (marker != n * rb)
+              return info.path + ": " + where + ": record marker " + std::to_string(marker) + " at byte " + std::to_string(m) +
+                     " where the array holds " + std::to_string(n * rb) + " bytes";
+          }
+        }
+        buf.resize(static_cast<std::size_t>(n * rb));
+        in.seekg(at);
+        in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
+        if (!in) return info.path + ": " + where + ": the file ends inside the values (from byte " + std::to_string(at) + ")";
+        for (std::int64_t k = 0; k < n; ++k) {
+          const double x = rb == 8 ? reinterpret_cast<const double*>(buf.data())[k] : reinterpret_cast<const float*>(buf.data())[k];
+          if (!std::isfinite(x))
+            return info.path + ": " + where + ": value " + std::to_string(k) + " is not finite (byte " + std::to_string(at + k * rb) + ")";
+        }
+      }
+  return "";
+}
+
+// ---------------------------------------------------------------------------------------
+// Writer
+
+struct BlockWriter::Impl {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0, size = 1;
+  std::string path, open_path;
+  BlockLayout layout;
+  BlockFileOptions options;
+  BlockFileInfo info;  // what the file holds so far
+  MPI_Info mpi_info = MPI_INFO_NULL;
+  MPI_File fh = MPI_FILE_NULL;
+#ifdef ANABRANCH_HAVE_HDF5
+  std::unique_ptr<block_h5::File> h5;
+#endif
+  bool closed = false, failed = false, grid_written = false;
+
+  template <class T>
+  void write(std::int64_t frame, bool grid, int nvar, const T* const* arrays);
+  void after_frame();
+};
+
+BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayout& layout, const std::vector<std::string>& variables,
+                         const BlockFileOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.comm = comm;
+  MPI_Comm_rank(comm, &m.rank);
+  MPI_Comm_size(comm, &m.size);
+  m.path = path;
+  m.layout = layout;
+  m.options = options;
+  m.info.path = path;
+  m.info.format = format_for(path, options.format);
+  m.info.blocks = layout.blocks;
+  m.info.variables = variables;
+  m.info.real_bytes = options.real_bytes;
+  m.info.records = options.records && m.info.format == "raw";
+  collective(comm, [&] {
+    layout.check();
+    if (variables.empty()) throw UsageError("a block file needs at least one variable");
+    if (options.real_bytes != 4 && options.real_bytes != 8) throw UsageError("precision must be 4 or 8 bytes");
+    if (options.records && m.info.format != "raw") throw UsageError("records=fortran is an option of the raw format");
+#ifndef ANABRANCH_HAVE_HDF5
+    if (m.info.format == "hdf5") throw UsageError("this anabranch was built without HDF5: write format=raw");
+#endif
+    if (m.info.records)
+      for (const auto& b : layout.blocks)
+        if (b.points() * options.real_bytes > 0x7fffffffLL)
+          throw UsageError("block " + std::to_string(b.id) + ": one array of " + std::to_string(b.points() * options.real_bytes) +
+                           " bytes is past a Fortran record's 2^31-1 bytes (write records=none)");
+    if (m.rank == 0) {
+      refuse_open_input(path);
+      if (m.info.format == "raw") refuse_open_input(block_raw::sidecar_path(path));
+    }
+  });
+  // Every rank the same grid, and every point held once.
+  {
+    std::vector<std::int64_t> mine;
+    for (const auto& b : layout.blocks) mine.insert(mine.end(), {b.id, b.dims[0], b.dims[1], b.dims[2]});
+    long long n = static_cast<long long>(mine.size());
+    long long root_n = n;
+    MPI_Bcast(&root_n, 1, MPI_LONG_LONG, 0, comm);
+    std::vector<std::int64_t> root = mine;
+    root.resize(static_cast<std::size_t>(root_n));
+    MPI_Bcast(root.data(), static_cast<int>(root_n), MPI_INT64_T, 0, comm);
+    std::vector<std::int64_t> flat;
+    for (const auto& p : layout.pieces)
+      flat.insert(flat.end(), {p.block, p.range[0][0], p.range[0][1], p.range[1][0], p.range[1][1], p.range[2][0], p.range[2][1]});
+    int count = static_cast<int>(flat.size());
+    std::vector<int> counts(static_cast<std::size_t>(m.size)), displs(static_cast<std::size_t>(m.size), 0);
+    MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
+    std::vector<std::int64_t> all;
+    if (m.rank == 0) {
+      for (int r = 1; r < m.size; ++r) displs[static_cast<std::size_t>(r)] = displs[static_cast<std::size_t>(r - 1)] + counts[static_cast<std::size_t>(r - 1)];
+      all.resize(static_cast<std::size_t>(displs.back() + counts.back()));
+    }
+    MPI_Gatherv(flat.data(), count, MPI_INT64_T, all.data(), counts.data(), displs.data(), MPI_INT64_T, 0, comm);
+    collective(comm, [&] {
+      if (root != mine) throw UsageError("the ranks describe different grids (block ids or dimensions differ from rank 0's)");
+      if (m.rank != 0) return;
+      std::vector<BlockPiece> pieces;
+      for (std::size_t k = 0; k + 7 <= all.size(); k += 7) {
+        BlockPiece p;
+        p.block = all[k];
+        p.range = {{{all[k + 1], all[k + 2]}, {all[k + 3], all[k + 4]}, {all[k + 5], all[k + 6]}}};
+        pieces.push_back(p);
+      }
+      check_cover(layout.blocks, pieces);
+    });
+  }
+  Hints hints = Hints::from_environment();
+  hints.merge(options.hints);
+  m.mpi_info = hints.to_info();
+  m.open_path = path;
+  if (options.atomic) {
+    long long pid = m.rank == 0 ? static_cast<long long>(::getpid()) : 0;
+    MPI_Bcast(&pid, 1, MPI_LONG_LONG, 0, comm);
+    m.open_path = path + ".tmp." + std::to_string(pid);
+    register_temporary(m.open_path);
+  }
+  std::map<std::string, std::string> prov;
+  try {
+    const CreatingTemporary creating;
+    if (m.info.format == "hdf5") {
+#ifdef ANABRANCH_HAVE_HDF5
+      prov["strategy"] = options.strategy;
+      prov["ranks"] = std::to_string(m.size);
+      prov["hints"] = hints.str();
+      m.h5 = std::make_unique<block_h5::File>(comm, m.open_path, path, layout.blocks, variables, options.real_bytes, m.mpi_info, prov);
+#endif
+    }
+    int rc = MPI_File_open(comm, m.open_path.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, m.mpi_info, &m.fh);
+    collective(comm, [&] {
+      if (rc != MPI_SUCCESS) check_mpi(rc, ("MPI_File_open " + path).c_str());
+    });
+    MPI_File_set_errhandler(m.fh, MPI_ERRORS_RETURN);
+    if (m.info.format == "raw") {
+      rc = MPI_File_set_size(m.fh, 0);
+      collective(comm, [&] {
+        check_mpi(rc, "MPI_File_set_size");
+        if (m.rank != 0 || m.open_path != m.path) return;
+        m.info.provenance = provenance::facts();
+        m.info.provenance["strategy"] = options.strategy;
+        m.info.provenance["ranks"] = std::to_string(m.size);
+        block_raw::Description d{m.info.blocks, variables, m.info.real_bytes, m.info.records, {}, m.info.provenance};
+        block_raw::write_sidecar(path, d);
+      });
+    }
+  } catch (...) {
+    if (m.fh != MPI_FILE_NULL) MPI_File_close(&m.fh);
+#ifdef ANABRANCH_HAVE_HDF5
+    m.h5.reset();
+#endif
+    if (m.open_path != m.path) {
+      if (m.rank == 0) ::unlink(m.open_path.c_str());
+      release_temporary(m.open_path);
+    }
+    if (m.mpi_info != MPI_INFO_NULL) MPI_Info_free(&m.mpi_info);
+    throw;
+  }
+}
+
+BlockWriter::~BlockWriter() {
+  Impl& m = *impl_;
+  if (!m.closed || m.failed) {
+    // Collective only when every rank failed together (an agreed error); otherwise the
+    // handles are left to MPI_Finalize.
+    if (m.failed) {
+      if (m.fh != MPI_FILE_NULL) MPI_File_close(&m.fh);
+#ifdef ANABRANCH_HAVE_HDF5
+      try {
+        m.h5.reset();
+      } catch (...) {
+      }
+#endif
+    }
+    if (m.open_path != m.path && m.rank == 0) ::unlink(m.open_path.c_str());
+  }
+  if (m.open_path != m.path) release_temporary(m.open_path);
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && m.mpi_info != MPI_INFO_NULL) MPI_Info_free(&m.mpi_info);
+}
+
+std::int64_t BlockWriter::frames() const { return impl_->info.frames(); }
+const std::string& BlockWriter::path() const { return impl_->path; }
+
+template <class T>
+void BlockWriter::Impl::write(std::int64_t frame, bool grid, int nvar, const T* const* arrays) {
+  const int rb = info.real_bytes;
+  const auto t = targets(layout, info, frame, nvar, grid, const_cast<void* const*>(reinterpret_cast<const void* const*>(arrays)), true);
+  if (options.strategy == "independent") {
+    collective(comm, [&] {
+      Stager st(fh, path, options.buffer_bytes);
+      const std::int64_t cap_values = st.capacity() / rb;
+      for (const auto& x : t) {
+        if (x.first_marker) {
+          const auto marker = static_cast<std::int32_t>(x.record_bytes);
+          std::memcpy(st.put(x.base - 4, 4), &marker, 4);
+        }
+        const T* mem = static_cast<const T*>(x.mem);
+        layout.for_each_run(x.piece, [&](const BlockRun& r) {
+          for (std::int64_t c = 0; c < r.count; c += cap_values) {
+            const std::int64_t n = std::min(cap_values, r.count - c);
+            to_file(mem + r.memory_index + c, st.put(x.base + (r.block_index + c) * rb, n * rb), n, rb);
+          }
+        });
+        if (x.last_marker) {
+          const auto marker = static_cast<std::int32_t>(x.record_bytes);
+          std::memcpy(st.put(x.base + x.record_bytes, 4), &marker, 4);
+        }
+      }
+      st.flush();
+    });
+    return;
+  }
+  // collective: the caller's arrays described by datatypes (staged only for a change of
+  // precision, which datatypes cannot do).
+  Types types;
+  std::vector<std::vector<unsigned char>> staging;
+  std::vector<void*> staged(t.size(), nullptr);
+  collective(comm, [&] {
+    if (static_cast<int>(sizeof(T)) != rb) {
+      staging.resize(t.size());
+      for (std::size_t i = 0; i < t.size(); ++i) {
+        const auto& x = t[i];
+        staging[i].resize(static_cast<std::size_t>(layout.pieces[x.piece].points() * rb));
+        const T* mem = static_cast<const T*>(x.mem);
+        layout.for_each_run(x.piece, [&](const BlockRun& r) {
+          to_file(mem + r.memory_index, staging[i].data() + interior_index(layout, x.piece, r) * rb, r.count, rb);
+        });
+        staged[i] = staging[i].data();
+      }
+    }
+    build_types(layout, t, rb, static_cast<int>(sizeof(T)) != rb ? rb : static_cast<int>(sizeof(T)), staged, types);
+  });
+  int rc = MPI_File_set_view(fh, 0, MPI_BYTE, types.file, "native", mpi_info);
+  collective(comm, [&] { check_mpi(rc, "MPI_File_set_view"); });
+  MPI_Status st;
+  rc = MPI_File_write_all(fh, MPI_BOTTOM, 1, types.memory, &st);
+  collective(comm, [&] { check_written(rc, st, types.bytes, path, t.empty() ? 0 : t.front().base, "MPI_File_write_all"); });
+  rc = MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", mpi_info);
+  collective(comm, [&] { check_mpi(rc, "MPI_File_set_view"); });
+}
+
+void BlockWriter::Impl::after_frame() {
+  collective(comm, [&] {
+    if (rank != 0 || info.format != "raw" || open_path != path) return;
+    block_raw::Description d{info.blocks, info.variables, info.real_bytes, info.records, info.times, info.provenance};
+    block_raw::write_sidecar(path, d);
+  });
+}
+
+template <class T>
+void BlockWriter::write_grid(const T* const* xyz) {
+  Impl& m = *impl_;
+  if (m.closed) throw UsageError("write_grid after close: " + m.path);
+  collective(m.comm, [&] {
+    if (m.info.format != "hdf5") throw UsageError("the raw block format holds values only; write the grid to an HDF5 block file (or PLOT3D)");
+    if (m.grid_written) throw UsageError("the grid of " + m.path + " is written once");
+  });
+  try {
+#ifdef ANABRANCH_HAVE_HDF5
+    m.info.grid_offsets = m.h5->add_grid();
+    m.write(0, true, 3, xyz);
+#endif
+    m.grid_written = true;
+    m.info.has_grid = true;
+  } catch (...) {
+    m.failed = true;
+    throw;
+  }
+}
+
+template <class T>
+void BlockWriter::write_frame(double time, const T* const* values) {
+  Impl& m = *impl_;
+  if (m.closed) throw UsageError("write_frame after close: " + m.path);
+  try {
+    const std::int64_t f = m.info.frames();
+#ifdef ANABRANCH_HAVE_HDF5
+    if (m.h5) {
+      const auto off = m.h5->add_frame(f, time);
+      m.info.dataset_offsets.insert(m.info.dataset_offsets.begin() + f * m.info.nvar(), off.begin(), off.end());
+    }
+#endif
+    m.info.times.push_back(time);
+    m.write(f, false, m.info.nvar(), values);
+    m.after_frame();
+  } catch (...) {
+    m.failed = true;
+    throw;
+  }
+}
+
+void BlockWriter::close() {
+  Impl& m = *impl_;
+  if (m.closed) return;
+  m.closed = true;
+  try {
+    int rc = MPI_File_close(&m.fh);
+    collective(m.comm, [&] { check_mpi(rc, ("MPI_File_close " + m.path).c_str()); });
+#ifdef ANABRANCH_HAVE_HDF5
+    if (m.h5) {
+      m.h5->close();
+      m.h5.reset();
+    }
+#endif
+    // The last line of defence against a write the MPI-IO library reported as complete.
+    collective(m.comm, [&] {
+      if (m.rank != 0 || m.info.format != "raw") return;
+      const std::int64_t expected = m.info.frames() == 0 ? 0 : m.info.value_offset(m.info.frames(), 0, 0) - (m.info.records ? 4 : 0);
+      const std::int64_t size = file_size(m.open_path);
+      if (size != expected)
+        throw IoError("cannot write " + m.path + ": the file holds " + std::to_string(size) + " bytes where " +
+                      std::to_string(m.info.frames()) + " frames make " + std::to_string(expected) + " (" +
+                      write_failure_reason(m.open_path, expected) + ")");
+    });
+    collective(m.comm, [&] {
+      if (m.rank != 0) return;
+      if (m.open_path != m.path) {
+        refuse_open_input(m.path);
+        if (std::rename(m.open_path.c_str(), m.path.c_str()) != 0) throw IoError::from_errno("cannot rename " + m.open_path + " to", m.path);
+      }
+      if (m.info.format == "raw") {
+        if (m.info.provenance.empty()) {
+          m.info.provenance = provenance::facts();
+          m.info.provenance["strategy"] = m.options.strategy;
+          m.info.provenance["ranks"] = std::to_string(m.size);
+        }
+        block_raw::Description d{m.info.blocks, m.info.variables, m.info.real_bytes, m.info.records, m.info.times, m.info.provenance};
+        try {
+          block_raw::write_sidecar(m.path, d);
+        } catch (...) {
+          if (m.open_path != m.path) ::unlink(m.path.c_str());
+          throw;
+        }
+      }
+#ifdef ANABRANCH_HAVE_HDF5
+      if (m.info.format == "hdf5" && m.options.xdmf) block_h5::write_xdmf(m.path, block_h5::describe(m.path));
+#endif
+    });
+  } catch (...) {
+    m.failed = false;  // handles already closed
+    if (m.open_path != m.path && m.rank == 0) ::unlink(m.open_path.c_str());
+    throw;
+  }
+}
+
+template void BlockWriter::write_grid<float>(const float* const*);
+template void BlockWriter::write_grid<double>(const double* const*);
+template void BlockWriter::write_frame<float>(double, const float* const*);
+template void BlockWriter::write_frame<double>(double, const double* const*);
+
+// ---------------------------------------------------------------------------------------
+// Reader
+
+struct BlockReader::Impl {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
+  BlockLayout layout;
+  BlockFileOptions options;
+  BlockFileInfo info;
+  MPI_Info mpi_info = MPI_INFO_NULL;
+  MPI_File fh = MPI_FILE_NULL;
+
+  template <class T>
+  void read(std::int64_t frame, bool grid, int nvar, T* const* arrays);
+};
+
+BlockReader::BlockReader(MPI_Comm comm, const std::string& path, const BlockLayout& layout, const BlockFileOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.comm = comm;
+  MPI_Comm_rank(comm, &m.rank);
+  m.options = options;
+  m.info = share(comm, [&] { return describe_block_file(path); });
+  m.layout = layout;
+  collective(comm, [&] {
+    if (m.layout.blocks.empty()) m.layout.blocks = m.info.blocks;
+    if (m.layout.blocks.size() != m.info.blocks.size())
+      throw UsageError(path + " holds " + std::to_string(m.info.blocks.size()) + " blocks where the layout has " + std::to_string(m.layout.blocks.size()));
+    for (std::size_t b = 0; b < m.info.blocks.size(); ++b)
+      if (m.layout.blocks[b].id != m.info.blocks[b].id || m.layout.blocks[b].dims != m.info.blocks[b].dims)
+        throw UsageError(path + ": block " + std::to_string(m.info.blocks[b].id) + " (" + std::to_string(b + 1) +
+                         "th) differs from the layout's (id or dimensions)");
+    m.layout.check();
+  });
+  Hints hints = Hints::from_environment();
+  hints.merge(options.hints);
+  m.mpi_info = hints.to_info();
+  const int rc = MPI_File_open(comm, path.c_str(), MPI_MODE_RDONLY, m.mpi_info, &m.fh);
+  collective(comm, [&] {
+    if (rc != MPI_SUCCESS) check_mpi(rc, ("MPI_File_open " + path).c_str());
+  });
+  MPI_File_set_errhandler(m.fh, MPI_ERRORS_RETURN);
+}
+
+BlockReader::~BlockReader() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  if (impl_->mpi_info != MPI_INFO_NULL) MPI_Info_free(&impl_->mpi_info);
+}
+
+const BlockFileInfo& BlockReader::info() const { return impl_->info; }
+
+template <class T>
+void BlockReader::Impl::read(std::int64_t frame, bool grid, int nvar, T* const* arrays) {
+  const int rb = info.real_bytes;
+  const auto t = targets(layout, info, frame, nvar, grid, reinterpret_cast<void* const*>(arrays), false);
+  if (options.strategy == "independent") {
+    collective(comm, [&] {
+      Gatherer g(fh, info.path, options.buffer_bytes);
+      const std::int64_t cap_values = g.capacity() / rb;
+      for (const auto& x : t) {
+        T* mem = static_cast<T*>(x.mem);
+        layout.for_each_run(x.piece, [&](const BlockRun& r) {
+          for (std::int64_t c = 0; c < r.count; c += cap_values) {
+            const std::int64_t n = std::min(cap_values, r.count - c);
+            T* dst = mem + r.memory_index + c;
+            g.get(x.base + (r.block_index + c) * rb, n * rb, [dst, n, rb](const unsigned char* src) { from_file(src, dst, n, rb); });
+          }
+        });
+      }
+      g.flush();
+    });
+    return;
+  }
+  Types types;
+  std::vector<std::vector<unsigned char>> staging;
+  std::vector<void*> staged(t.size(), nullptr);
+  const bool convert_needed = static_cast<int>(sizeof(T)) != rb;
+  collective(comm, [&] {
+    if (convert_needed) {
+      staging.resize(t.size());
+      for (std::size_t k = 0; k < t.size(); ++k) {
+        staging[k].resize(static_cast<std::size_t>(layout.pieces[t[k].piece].points() * rb));
+        staged[k] = staging[k].data();
+      }
+    }
+    build_types(layout, t, rb, convert_needed ? rb : static_cast<int>(sizeof(T)), staged, types);
+  });
+  int rc = MPI_File_set_view(fh, 0, MPI_BYTE, types.file, "native", mpi_info);
+  collective(comm, [&] { check_mpi(rc, "MPI_File_set_view"); });
+  MPI_Status st;
+  rc = MPI_File_read_all(fh, MPI_BOTTOM, 1, types.memory, &st);
+  collective(comm, [&] {
+    check_mpi(rc, ("MPI_File_read_all " + info.path).c_str());
+    int got = 0;
+    MPI_Get_count(&st, MPI_BYTE, &got);
+    if (got != MPI_UNDEFINED && got < types.bytes)
+      throw FormatError(info.path, "frame " + std::to_string(frame), t.empty() ? 0 : t.front().base,
+                        "the file ends before this rank's " + std::to_string(types.bytes) + " bytes (" + std::to_string(got) + " read)");
+    if (!convert_needed) return;
+    for (std::size_t k = 0; k < t.size(); ++k) {
+      const auto& x = t[k];
+      T* mem = static_cast<T*>(x.mem);
+      layout.for_each_run(x.piece, [&](const BlockRun& r) {
+        from_file(staging[k].data() + interior_index(layout, x.piece, r) * rb, mem + r.memory_index, r.count, rb);
+      });
+    }
+  });
+  rc = MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", mpi_info);
+  collective(comm, [&] { check_mpi(rc, "MPI_File_set_view"); });
+}
+
+template <class T>
+void BlockReader::read_frame(std::int64_t frame, T* const* values) {
+  Impl& m = *impl_;
+  collective(m.comm, [&] {
+    if (frame < 0 || frame >= m.info.frames())
+      throw UsageError(m.info.path + " holds " + std::to_string(m.info.frames()) + " frames; frame " + std::to_string(frame) + " asked");
+  });
+  m.read(frame, false, m.info.nvar(), values);
+}
+
+template <class T>
+void BlockReader::read_grid(T* const* xyz) {
+  Impl& m = *impl_;
+  collective(m.comm, [&] {
+    if (!m.info.has_grid) throw FormatError(m.info.path + ": the file holds no grid coordinates");
+  });
+  m.read(0, true, 3, xyz);
+}
+
+void BlockReader::close() {
+  Impl& m = *impl_;
+  if (m.fh == MPI_FILE_NULL) return;
+  const int rc = MPI_File_close(&m.fh);
+  collective(m.comm, [&] { check_mpi(rc, "MPI_File_close"); });
+}
+
+template void BlockReader::read_frame<float>(std::int64_t, float* const*);
+template void BlockReader::read_frame<double>(std::int64_t, double* const*);
+template void BlockReader::read_grid<float>(float* const*);
+template void BlockReader::read_grid<double>(double* const*);
+
+}  // namespace anabranch::pio

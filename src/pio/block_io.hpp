@@ -1,0 +1,139 @@
+// One file for a multi-block structured grid, written by all ranks and read back at any
+// process count. Each rank gives the pieces it holds (BlockLayout: whole blocks or index
+// ranges of split blocks, in its own Fortran-order arrays with halos); the interiors go
+// into one shared file without a copy of the whole field.
+//
+// Two formats, one byte path:
+//   raw   the blocks one after another, each block's variables one after another, each
+//         variable one Fortran-order array, frame after frame, optionally framed as Fortran
+//         sequential records; a JSON sidecar describes it (formats/block_raw.hpp).
+//   hdf5  one dataset per variable and frame holding every block concatenated, a small
+//         block table (/blocks), the grid once (/grid), provenance, an XDMF sidecar that
+//         shows every block as a curvilinear grid in ParaView. HDF5 creates the file's
+//         objects; the values go to the datasets' bytes through the same MPI-IO path as the
+//         raw format (contiguous datasets, located with H5Dget_offset), so the file's
+//         metadata does not grow with the block count and both formats write at the same
+//         speed. Specification: docs/formats/blocks-hdf5.md.
+// Strategies: `collective` (MPI subarray datatypes for the file and for the caller's
+// arrays, one MPI_File_write_all per frame: MPI-IO's two-phase aggregation) and
+// `independent` (each rank writes its contiguous runs through one staging buffer). Every
+// strategy and every rank count write the same bytes.
+//
+// Typical use (every call collective over comm):
+//   pio::BlockWriter w(comm, "run.h5", layout, {"rho", "u", "v", "w", "p"});
+//   w.write_grid(xyz);                          // xyz[3 * piece + c], hdf5
+//   for (step...) w.write_frame(time, q);        // q[piece * nvar + var]
+//   w.close();
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/block_layout.hpp"
+#include "pio/hints.hpp"
+
+namespace anabranch::pio {
+
+struct BlockFileOptions {
+  std::string format;                   // "raw" or "hdf5"; empty: hdf5 for .h5/.hdf5/.hdf names, raw otherwise
+  std::string strategy = "collective";  // or "independent"
+  int real_bytes = 8;                   // the file's precision: 4 or 8
+  bool records = false;                 // raw: Fortran sequential records around each array
+  bool atomic = false;                  // written under a temporary name, renamed by close()
+  bool xdmf = true;                     // hdf5: the XDMF sidecar "<file>.xmf"
+  std::int64_t buffer_bytes = std::int64_t{16} << 20;  // independent: the staging buffer
+  Hints hints;                          // MPI-IO hints
+
+  // "format=raw strategy=independent precision=4 records=fortran atomic=1 xdmf=0
+  // buffer_bytes=N", anything else an MPI-IO hint. Throws UsageError on a bad value.
+  static BlockFileOptions parse(const std::string& text);
+};
+
+// What a block file holds, read without MPI (rank 0 reads it and shares it).
+struct BlockFileInfo {
+  std::string path, format;  // "raw" or "hdf5"
+  std::vector<BlockShape> blocks;
+  std::vector<std::string> variables;
+  int real_bytes = 8;
+  bool records = false;
+  bool has_grid = false;
+  std::vector<double> times;  // one per complete frame
+  std::int64_t file_bytes = 0;
+  std::map<std::string, std::string> provenance;
+  // hdf5: byte offset of each dataset's values: frame after frame, nvar each; the grid's x, y, z.
+  std::vector<std::int64_t> dataset_offsets, grid_offsets;
+
+  std::int64_t frames() const { return static_cast<std::int64_t>(times.size()); }
+  int nvar() const { return static_cast<int>(variables.size()); }
+  // Byte offset of the first value of variable var of block b in frame f (var -1, -2, -3:
+  // the grid's x, y, z).
+  std::int64_t value_offset(std::int64_t frame, std::size_t block, int var) const;
+};
+
+// True when path is a block file: an HDF5 file of this layout, or data with a raw sidecar.
+bool is_block_file(const std::string& path);
+// Reads the description of a block file (no MPI). FormatError naming the file and the entry.
+BlockFileInfo describe_block_file(const std::string& path);
+// Serial check of every byte the description promises: the file's size, every record
+// marker (raw with records), finite values. Returns "" when sound, else one line naming
+// the frame, block, variable and byte offset of the first damage.
+std::string check_block_file(const BlockFileInfo& info);
+
+class BlockWriter {
+ public:
+  // Collective. Checks that the ranks' pieces cover every point of every block exactly once.
+  BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayout& layout, const std::vector<std::string>& variables,
+              const BlockFileOptions& options = {});
+  // Collective only through close(): destroying an open writer lets the file go (a tool's
+  // temporary file is removed; a solver's output keeps its complete frames).
+  ~BlockWriter();
+  BlockWriter(const BlockWriter&) = delete;
+  BlockWriter& operator=(const BlockWriter&) = delete;
+
+  // Collective, hdf5 only, at most once: the grid coordinates, xyz[3 * p + c] the caller's
+  // array (halos included) of coordinate c of piece p.
+  template <class T>
+  void write_grid(const T* const* xyz);
+  // Collective: one frame; values[p * nvar + v] the caller's array of variable v of piece p.
+  template <class T>
+  void write_frame(double time, const T* const* values);
+  // Collective: completes and closes (renames when atomic; writes the sidecars).
+  void close();
+
+  std::int64_t frames() const;
+  const std::string& path() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+class BlockReader {
+ public:
+  // Collective. layout: this rank's pieces and halo; its blocks must be the file's (or
+  // empty: the file's are taken). The pieces need not be the writer's: any process count,
+  // any assignment.
+  BlockReader(MPI_Comm comm, const std::string& path, const BlockLayout& layout, const BlockFileOptions& options = {});
+  ~BlockReader();
+  BlockReader(const BlockReader&) = delete;
+  BlockReader& operator=(const BlockReader&) = delete;
+
+  const BlockFileInfo& info() const;
+  // Collective: fills the interior of values[p * nvar + v] (halos untouched).
+  template <class T>
+  void read_frame(std::int64_t frame, T* const* values);
+  // Collective: the grid, into xyz[3 * p + c]; FormatError when the file has none.
+  template <class T>
+  void read_grid(T* const* xyz);
+  void close();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace anabranch::pio

@@ -223,6 +223,67 @@ int ab_file_read_float(const ab_file* file, int64_t frame, int var, int64_t firs
 int ab_file_close(ab_file* file);
 
 /* ---------------------------------------------------------------------------------------
+ * Multi-block structured grids: all ranks write one file, read back at any process count.
+ * A layout names the grid's blocks (ids and index dimensions ni, nj, nk, in file order) and
+ * the pieces this rank holds: whole blocks or index ranges of split blocks (as `anabranch
+ * balance` deals them), each in the caller's memory as a Fortran-order array of
+ * (ni + 2*hi) x (nj + 2*hj) x (nk + 2*hk) values with hi, hj, hk halo layers (the interior is
+ * what the file holds). Formats: "raw" (blocks one after another, each block's variables one
+ * after another, each one Fortran-order array; optionally Fortran sequential records; a JSON
+ * sidecar <file>.json) and "hdf5" (one dataset per variable and frame with every block
+ * concatenated, the block table in /blocks, the grid in /grid, an XDMF sidecar for
+ * ParaView). Specifications: docs/formats/blocks-raw.md and docs/formats/blocks-hdf5.md.
+ */
+typedef struct ab_blocks ab_blocks;
+int ab_blocks_create(ab_blocks** layout);
+int ab_blocks_free(ab_blocks* layout);
+/* A block of the grid (in file order). */
+int ab_blocks_add_block(ab_blocks* layout, int64_t id, int64_t ni, int64_t nj, int64_t nk);
+/* A piece this rank holds: range = {i0, i1, j0, j1, k0, k1}, 0-based, end excluded. */
+int ab_blocks_add_piece(ab_blocks* layout, int64_t id, const int64_t range[6]);
+int ab_blocks_set_halo(ab_blocks* layout, int64_t hi, int64_t hj, int64_t hk);
+/* The grid and the pieces of process `rank` from `anabranch balance --json`'s report (or
+ * from a block file with dimensions: every block whole, on process 0). */
+int ab_blocks_load(ab_blocks* layout, const char* assignment, int rank);
+int ab_blocks_count(const ab_blocks* layout, int64_t* blocks, int64_t* pieces);
+/* Piece p (0-based) of this rank: its block's id, its range, its memory array's dimensions. */
+int ab_blocks_piece(const ab_blocks* layout, int64_t p, int64_t* id, int64_t range[6], int64_t memory_dims[3]);
+
+typedef struct ab_block_writer ab_block_writer;
+/* COLLECTIVE. Opens `path` for nvar variables named names[0..nvar-1]. Checks that the
+ * ranks' pieces cover every point of every block once. options: NULL or "key=value" pairs:
+ *   format=raw|hdf5 (default: hdf5 for .h5/.hdf5/.hdf names, raw otherwise),
+ *   strategy=collective|independent (collective: MPI subarray datatypes, one
+ *   MPI_File_write_all per frame; independent: contiguous runs through one buffer),
+ *   precision=4|8 (the file's; default 8), records=fortran|none (raw), atomic=0|1,
+ *   xdmf=0|1 (hdf5), buffer_bytes=N (independent), any other key an MPI-IO hint. */
+int ab_block_writer_open(MPI_Comm comm, const char* path, const ab_blocks* layout, int nvar, const char* const* names,
+                         const char* options, ab_block_writer** writer);
+int ab_block_writer_open_f(MPI_Fint comm, const char* path, const ab_blocks* layout, int nvar, const char* const* names,
+                           const char* options, ab_block_writer** writer);
+/* COLLECTIVE, hdf5, once: xyz[3*p + c] is coordinate c (x, y, z) of piece p (halos included). */
+int ab_block_writer_write_grid(ab_block_writer* writer, const double* const* xyz);
+/* COLLECTIVE. One frame: values[p*nvar + v] is variable v of piece p (halos included). */
+int ab_block_writer_write_frame(ab_block_writer* writer, double time, const double* const* values);
+int ab_block_writer_write_frame_float(ab_block_writer* writer, double time, const float* const* values);
+/* COLLECTIVE. Completes, closes and frees the writer (also after an error). */
+int ab_block_writer_close(ab_block_writer* writer);
+
+typedef struct ab_block_reader ab_block_reader;
+/* COLLECTIVE. Opens a block file to read this rank's pieces (any assignment, any process
+ * count; the layout's blocks must be the file's, or none: the file's are taken). options:
+ * strategy=collective|independent, buffer_bytes=N, MPI-IO hints. */
+int ab_block_reader_open(MPI_Comm comm, const char* path, const ab_blocks* layout, const char* options, ab_block_reader** reader);
+int ab_block_reader_open_f(MPI_Fint comm, const char* path, const ab_blocks* layout, const char* options, ab_block_reader** reader);
+int ab_block_reader_frames(const ab_block_reader* reader, int64_t* frames, int* nvar);
+int ab_block_reader_time(const ab_block_reader* reader, int64_t frame, double* time);
+/* COLLECTIVE. Fills the interiors of values[p*nvar + v] (halos untouched). */
+int ab_block_reader_read_frame(ab_block_reader* reader, int64_t frame, double* const* values);
+int ab_block_reader_read_grid(ab_block_reader* reader, double* const* xyz);
+/* COLLECTIVE. Closes and frees the reader. */
+int ab_block_reader_close(ab_block_reader* reader);
+
+/* ---------------------------------------------------------------------------------------
  * The commands, from a program: runs `anabranch ARGV... --json` in this process (argv[0]
  * is the command: "info", "partition", "merge", "split", "convert", "generate", ...) and
  * returns its JSON report, the same as the command line prints, in *report (free it with

@@ -10,8 +10,10 @@
 
 #include "core/error.hpp"
 #include "core/io.hpp"
+#include "formats/blocks.hpp"
 #include "formats/partel.hpp"
 #include "formats/serafin.hpp"
+#include "pio/block_io.hpp"
 #include "pio/merge.hpp"
 #include "pio/mpi_util.hpp"
 #include "pio/part_global.hpp"
@@ -51,6 +53,18 @@ struct ab_part {
 
 struct ab_file {
   std::unique_ptr<pio::ResultFile> file;
+};
+
+struct ab_blocks {
+  BlockLayout layout;
+};
+
+struct ab_block_writer {
+  std::unique_ptr<pio::BlockWriter> writer;
+};
+
+struct ab_block_reader {
+  std::unique_ptr<pio::BlockReader> reader;
 };
 
 namespace {
@@ -650,6 +664,202 @@ int ab_file_read_float(const ab_file* f, int64_t frame, int var, int64_t first, 
 int ab_file_close(ab_file* f) {
   delete f;
   return AB_OK;
+}
+
+int ab_blocks_create(ab_blocks** layout) {
+  return guarded([&] {
+    require(layout, "layout");
+    *layout = new ab_blocks();
+  });
+}
+
+int ab_blocks_free(ab_blocks* layout) {
+  delete layout;
+  return AB_OK;
+}
+
+int ab_blocks_add_block(ab_blocks* l, int64_t id, int64_t ni, int64_t nj, int64_t nk) {
+  return guarded([&] {
+    require(l, "layout");
+    for (const auto& b : l->layout.blocks)
+      if (b.id == id) throw UsageError("block id " + std::to_string(id) + " added twice");
+    if (ni < 1 || nj < 1 || nk < 1) throw UsageError("block " + std::to_string(id) + ": dimensions must be at least 1");
+    l->layout.blocks.push_back({id, {ni, nj, nk}});
+  });
+}
+
+int ab_blocks_add_piece(ab_blocks* l, int64_t id, const int64_t range[6]) {
+  return guarded([&] {
+    require(l, "layout");
+    require(range, "range");
+    BlockPiece p;
+    p.block = static_cast<std::int64_t>(l->layout.block_index(id));
+    p.range = {{{range[0], range[1]}, {range[2], range[3]}, {range[4], range[5]}}};
+    l->layout.pieces.push_back(p);
+    l->layout.check();
+  });
+}
+
+int ab_blocks_set_halo(ab_blocks* l, int64_t hi, int64_t hj, int64_t hk) {
+  return guarded([&] {
+    require(l, "layout");
+    if (hi < 0 || hj < 0 || hk < 0) throw UsageError("negative halo width");
+    l->layout.halo = {hi, hj, hk};
+  });
+}
+
+int ab_blocks_load(ab_blocks* l, const char* assignment, int rank) {
+  return guarded([&] {
+    require(l, "layout");
+    require(assignment, "assignment");
+    const auto a = blocks::read_assignment(assignment);
+    if (rank < 0 || rank >= a.processes)
+      throw UsageError(std::string(assignment) + " deals the blocks to " + std::to_string(a.processes) + " processes; rank " +
+                       std::to_string(rank) + " has none of them (run balance with -n equal to the ranks)");
+    l->layout = blocks::layout_for_rank(a, rank, l->layout.halo);
+  });
+}
+
+int ab_blocks_count(const ab_blocks* l, int64_t* nblocks, int64_t* npieces) {
+  return guarded([&] {
+    require(l, "layout");
+    if (nblocks) *nblocks = static_cast<int64_t>(l->layout.blocks.size());
+    if (npieces) *npieces = static_cast<int64_t>(l->layout.pieces.size());
+  });
+}
+
+int ab_blocks_piece(const ab_blocks* l, int64_t p, int64_t* id, int64_t range[6], int64_t memory_dims[3]) {
+  return guarded([&] {
+    require(l, "layout");
+    if (p < 0 || p >= static_cast<int64_t>(l->layout.pieces.size()))
+      throw UsageError("piece " + std::to_string(p) + " of " + std::to_string(l->layout.pieces.size()));
+    const auto& piece = l->layout.pieces[static_cast<std::size_t>(p)];
+    if (id) *id = l->layout.blocks[static_cast<std::size_t>(piece.block)].id;
+    if (range)
+      for (std::size_t a = 0; a < 3; ++a) {
+        range[2 * a] = piece.range[a][0];
+        range[2 * a + 1] = piece.range[a][1];
+      }
+    if (memory_dims) {
+      const auto m = l->layout.memory_dims(static_cast<std::size_t>(p));
+      for (std::size_t a = 0; a < 3; ++a) memory_dims[a] = m[a];
+    }
+  });
+}
+
+int ab_block_writer_open(MPI_Comm comm, const char* path, const ab_blocks* layout, int nvar, const char* const* names,
+                         const char* options, ab_block_writer** writer) {
+  std::unique_ptr<ab_block_writer> w;
+  int rc = guarded([&] {
+    std::vector<std::string> vars;
+    pio::collective(comm, [&] {
+      require(path, "path");
+      require(layout, "layout");
+      require(writer, "writer");
+      if (nvar < 1) throw UsageError("at least one variable");
+      require(names, "names");
+      for (int v = 0; v < nvar; ++v) {
+        require(names[v], "a variable name");
+        vars.emplace_back(names[v]);
+      }
+      w = std::make_unique<ab_block_writer>();
+    });
+    w->writer = std::make_unique<pio::BlockWriter>(comm, path, layout->layout, vars, pio::BlockFileOptions::parse(options ? options : ""));
+  });
+  if (rc == AB_OK) *writer = w.release();
+  return rc;
+}
+
+int ab_block_writer_open_f(MPI_Fint comm, const char* path, const ab_blocks* layout, int nvar, const char* const* names,
+                           const char* options, ab_block_writer** writer) {
+  return ab_block_writer_open(MPI_Comm_f2c(comm), path, layout, nvar, names, options, writer);
+}
+
+int ab_block_writer_write_grid(ab_block_writer* w, const double* const* xyz) {
+  return guarded([&] {
+    require(w, "writer");
+    w->writer->write_grid(xyz);
+  });
+}
+
+int ab_block_writer_write_frame(ab_block_writer* w, double time, const double* const* values) {
+  return guarded([&] {
+    require(w, "writer");
+    w->writer->write_frame(time, values);
+  });
+}
+
+int ab_block_writer_write_frame_float(ab_block_writer* w, double time, const float* const* values) {
+  return guarded([&] {
+    require(w, "writer");
+    w->writer->write_frame(time, values);
+  });
+}
+
+int ab_block_writer_close(ab_block_writer* w) {
+  std::unique_ptr<ab_block_writer> owned(w);
+  return guarded([&] {
+    if (owned) owned->writer->close();
+  });
+}
+
+int ab_block_reader_open(MPI_Comm comm, const char* path, const ab_blocks* layout, const char* options, ab_block_reader** reader) {
+  std::unique_ptr<ab_block_reader> r;
+  int rc = guarded([&] {
+    pio::collective(comm, [&] {
+      require(path, "path");
+      require(layout, "layout");
+      require(reader, "reader");
+      r = std::make_unique<ab_block_reader>();
+    });
+    r->reader = std::make_unique<pio::BlockReader>(comm, path, layout->layout, pio::BlockFileOptions::parse(options ? options : ""));
+  });
+  if (rc == AB_OK) *reader = r.release();
+  return rc;
+}
+
+int ab_block_reader_open_f(MPI_Fint comm, const char* path, const ab_blocks* layout, const char* options, ab_block_reader** reader) {
+  return ab_block_reader_open(MPI_Comm_f2c(comm), path, layout, options, reader);
+}
+
+int ab_block_reader_frames(const ab_block_reader* r, int64_t* frames, int* nvar) {
+  return guarded([&] {
+    require(r, "reader");
+    if (frames) *frames = r->reader->info().frames();
+    if (nvar) *nvar = r->reader->info().nvar();
+  });
+}
+
+int ab_block_reader_time(const ab_block_reader* r, int64_t frame, double* time) {
+  return guarded([&] {
+    require(r, "reader");
+    require(time, "time");
+    const auto& t = r->reader->info().times;
+    if (frame < 0 || frame >= static_cast<int64_t>(t.size()))
+      throw UsageError("frame " + std::to_string(frame) + " of " + std::to_string(t.size()));
+    *time = t[static_cast<std::size_t>(frame)];
+  });
+}
+
+int ab_block_reader_read_frame(ab_block_reader* r, int64_t frame, double* const* values) {
+  return guarded([&] {
+    require(r, "reader");
+    r->reader->read_frame(frame, values);
+  });
+}
+
+int ab_block_reader_read_grid(ab_block_reader* r, double* const* xyz) {
+  return guarded([&] {
+    require(r, "reader");
+    r->reader->read_grid(xyz);
+  });
+}
+
+int ab_block_reader_close(ab_block_reader* r) {
+  std::unique_ptr<ab_block_reader> owned(r);
+  return guarded([&] {
+    if (owned) owned->reader->close();
+  });
 }
 
 int ab_command(int argc, const char* const* argv, char** report) {

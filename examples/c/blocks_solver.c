@@ -18,6 +18,7 @@
  */
 #include <anabranch/anabranch.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@ static double initial(int64_t id, int64_t i, int64_t j, int64_t k, int v) {
 }
 
 int main(int argc, char** argv) {
+  signal(SIGXFSZ, SIG_IGN); /* a file-size limit comes back as an error, not a kill */
   MPI_Init(&argc, &argv);
   if (argc < 3) {
     fprintf(stderr, "usage: blocks_solver ASSIGNMENT OUTPUT [frames] [options] [RESTART_FILE FRAME [read_options]]\n");
@@ -89,12 +91,9 @@ int main(int argc, char** argv) {
         }
   }
 
-  ab_block_writer* w;
-  CHECK(ab_block_writer_open(MPI_COMM_WORLD, argv[2], layout, NVAR, names, options, &w));
-  if (strstr(argv[2], ".h5")) CHECK(ab_block_writer_write_grid(w, (const double* const*)xyz));
-  int first = 1;
+  /* The restart file is opened first: an output named like it is then refused. */
+  ab_block_reader* r = NULL;
   if (restart) {
-    ab_block_reader* r;
     int64_t available;
     CHECK(ab_block_reader_open(MPI_COMM_WORLD, restart, layout, read_options, &r));
     CHECK(ab_block_reader_frames(r, &available, NULL));
@@ -103,6 +102,12 @@ int main(int argc, char** argv) {
       MPI_Finalize();
       return 1;
     }
+  }
+  ab_block_writer* w;
+  CHECK(ab_block_writer_open(MPI_COMM_WORLD, argv[2], layout, NVAR, names, options, &w));
+  if (strstr(argv[2], ".h5")) CHECK(ab_block_writer_write_grid(w, (const double* const*)xyz));
+  int first = 1;
+  if (restart) {
     for (int f = 0; f <= restart_frame; ++f) { /* the frames before: copied, so the file is whole */
       double t;
       CHECK(ab_block_reader_time(r, f, &t));

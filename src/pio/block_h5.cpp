@@ -1,6 +1,8 @@
 // The HDF5 block file. Specification: docs/formats/blocks-hdf5.md.
 #include "pio/block_h5.hpp"
 
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -127,9 +129,30 @@ File::File(MPI_Comm comm, const std::string& path, const std::string& name, cons
 
 File::~File() = default;
 
+// HDF5 cannot close a file whose allocated end lies past the file-size limit (closing
+// extends the file to it, fails, and the ranks part ways inside HDF5): space past the
+// limit is refused before HDF5 allocates it (1 MiB kept for the metadata).
+void File::check_room(std::int64_t bytes, const std::string& what) {
+  Impl& m = *impl_;
+  collective(m.comm, [&] {
+    struct rlimit rl {};
+    if (::getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
+    haddr_t eoa = 0;
+    if (H5Fget_eoa(m.file, &eoa) < 0) {
+      H5Eclear2(H5E_DEFAULT);
+      eoa = 0;
+    }
+    const auto limit = static_cast<std::int64_t>(rl.rlim_cur);
+    if (static_cast<std::int64_t>(eoa) + bytes + (std::int64_t{1} << 20) > limit)
+      throw IoError("cannot write " + m.name + ": " + what + " would take it past the file-size limit (ulimit -f, " + std::to_string(limit) +
+                    " bytes): File too large");
+  });
+}
+
 std::vector<std::int64_t> File::add_frame(std::int64_t frame, double time) {
   Impl& m = *impl_;
   std::vector<std::int64_t> out;
+  check_room(static_cast<std::int64_t>(m.variables.size()) * m.total * m.real_bytes, "frame " + std::to_string(frame));
   collective(m.comm, [&] {
     Handle g(check(H5Gcreate2(m.frames, frame_name(frame).c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "cannot create a frame in", m.name));
     h5::write_attribute<double>(g, "time", {time}, m.name);
@@ -138,9 +161,21 @@ std::vector<std::int64_t> File::add_frame(std::int64_t frame, double time) {
   return out;
 }
 
+void File::abandon() {
+  Impl& m = *impl_;
+  if (!m.file.valid()) return;
+  m.frames.reset();
+  m.xfer.reset();
+  void* handle = nullptr;
+  if (H5Fget_vfd_handle(m.file, H5P_DEFAULT, &handle) >= 0 && handle) MPI_File_set_size(*static_cast<MPI_File*>(handle), 0);
+  if (H5Fclose(m.file.release()) < 0) H5Eclear2(H5E_DEFAULT);
+  H5Eclear2(H5E_DEFAULT);
+}
+
 std::vector<std::int64_t> File::add_grid() {
   Impl& m = *impl_;
   std::vector<std::int64_t> out;
+  check_room(3 * m.total * m.real_bytes, "the grid");
   collective(m.comm, [&] {
     Handle g(check(H5Gcreate2(m.file, "grid", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "cannot create /grid in", m.name));
     for (const char* c : {"x", "y", "z"}) out.push_back(contiguous(g, c, file_real(m.real_bytes), m.total, m.name));

@@ -26,6 +26,12 @@ class File {
   // Collective: creates frame f's group (with its time) and one contiguous dataset per
   // variable; returns the datasets' byte offsets in the file.
   std::vector<std::int64_t> add_frame(std::int64_t frame, double time);
+  // Collective: throws IoError when `bytes` more would take the file past the file-size limit.
+  void check_room(std::int64_t bytes, const std::string& what);
+  // Collective, after a failure every rank saw: empties the file (giving a full disk its
+  // space back, so that HDF5's closing writes succeed on every rank and no rank is left
+  // waiting inside HDF5) and closes it, errors ignored. The caller removes it.
+  void abandon();
   // Collective: the grid's x, y, z datasets; their byte offsets.
   std::vector<std::int64_t> add_grid();
   // Collective: flushes and closes.

@@ -1,6 +1,7 @@
 // Multi-block grids in one file. See block_io.hpp.
 #include "pio/block_io.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -456,12 +457,35 @@ struct BlockWriter::Impl {
 #ifdef ANABRANCH_HAVE_HDF5
   std::unique_ptr<block_h5::File> h5;
 #endif
-  bool closed = false, failed = false, grid_written = false;
+  bool closed = false, grid_written = false;
 
   template <class T>
   void write(std::int64_t frame, bool grid, int nvar, const T* const* arrays);
   void after_frame();
+  // Collective, after a failure every rank saw (they all threw the same agreed error): lets
+  // the file go at once, errors ignored. A raw solver output keeps its complete frames (the
+  // failed frame's bytes cut off); an HDF5 file is removed (HDF5 cannot close a file whose
+  // writes failed on a full disk without emptying it first); a tool's temporary is removed.
+  void abandon(std::int64_t complete_frames);
 };
+
+void BlockWriter::Impl::abandon(std::int64_t complete_frames) {
+  closed = true;
+  info.times.resize(static_cast<std::size_t>(complete_frames));
+  if (fh != MPI_FILE_NULL) {
+    if (info.format == "raw" && open_path == path)
+      MPI_File_set_size(fh, complete_frames == 0 ? 0 : static_cast<MPI_Offset>(info.value_offset(complete_frames, 0, 0) - (info.records ? 4 : 0)));
+    MPI_File_close(&fh);
+  }
+#ifdef ANABRANCH_HAVE_HDF5
+  if (h5) {
+    h5->abandon();
+    h5.reset();
+    if (rank == 0) ::unlink(open_path.c_str());
+  }
+#endif
+  if (open_path != path && rank == 0) ::unlink(open_path.c_str());
+}
 
 BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayout& layout, const std::vector<std::string>& variables,
                          const BlockFileOptions& options)
@@ -586,20 +610,9 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
 
 BlockWriter::~BlockWriter() {
   Impl& m = *impl_;
-  if (!m.closed || m.failed) {
-    // Collective only when every rank failed together (an agreed error); otherwise the
-    // handles are left to MPI_Finalize.
-    if (m.failed) {
-      if (m.fh != MPI_FILE_NULL) MPI_File_close(&m.fh);
-#ifdef ANABRANCH_HAVE_HDF5
-      try {
-        m.h5.reset();
-      } catch (...) {
-      }
-#endif
-    }
-    if (m.open_path != m.path && m.rank == 0) ::unlink(m.open_path.c_str());
-  }
+  // Not closed: the handles are left to MPI_Finalize (the destructor is not collective); a
+  // tool's temporary goes.
+  if (!m.closed && m.open_path != m.path && m.rank == 0) ::unlink(m.open_path.c_str());
   if (m.open_path != m.path) release_temporary(m.open_path);
   int finalized = 0;
   MPI_Finalized(&finalized);
@@ -667,9 +680,42 @@ void BlockWriter::Impl::write(std::int64_t frame, bool grid, int nvar, const T* 
   collective(comm, [&] { check_mpi(rc, "MPI_File_set_view"); });
 }
 
+namespace {
+
+// The end of frame f's (or the grid's) bytes in the file.
+std::int64_t frame_end(const BlockFileInfo& info, std::int64_t f, bool grid) {
+  const int n = grid ? 3 : info.nvar();
+  std::int64_t end = 0;
+  for (std::size_t b = 0; b < info.blocks.size(); ++b)
+    for (int v = 0; v < n; ++v)
+      end = std::max(end, info.value_offset(f, b, grid ? -(v + 1) : v) + info.blocks[b].points() * info.real_bytes + (info.records ? 4 : 0));
+  return end;
+}
+
+// Collective: refuses a frame that would take a raw file past the file-size limit (before a
+// write that would fail halfway).
+void check_limit(MPI_Comm comm, const std::string& path, std::int64_t end, const std::string& what) {
+  collective(comm, [&] {
+    struct rlimit rl {};
+    if (::getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
+    if (end > static_cast<std::int64_t>(rl.rlim_cur))
+      throw IoError("cannot write " + path + ": " + what + " would take it past the file-size limit (ulimit -f, " +
+                    std::to_string(rl.rlim_cur) + " bytes): File too large");
+  });
+}
+
+}  // namespace
+
 void BlockWriter::Impl::after_frame() {
   collective(comm, [&] {
-    if (rank != 0 || info.format != "raw" || open_path != path) return;
+    // MPI-IO libraries may report a failed collective write on an aggregator only, or not in
+    // the count (Open MPI): every byte of the frame must be in the file.
+    if (rank != 0) return;
+    const std::int64_t end = frame_end(info, info.frames() - 1, false), size = file_size(open_path);
+    if (size < end)
+      throw IoError("cannot write " + path + ": frame " + std::to_string(info.frames() - 1) + " ends at byte " + std::to_string(end) +
+                    " but the file holds " + std::to_string(size) + " (" + write_failure_reason(open_path, end) + ")");
+    if (info.format != "raw" || open_path != path) return;
     block_raw::Description d{info.blocks, info.variables, info.real_bytes, info.records, info.times, info.provenance};
     block_raw::write_sidecar(path, d);
   });
@@ -691,7 +737,7 @@ void BlockWriter::write_grid(const T* const* xyz) {
     m.grid_written = true;
     m.info.has_grid = true;
   } catch (...) {
-    m.failed = true;
+    m.abandon(0);
     throw;
   }
 }
@@ -700,8 +746,9 @@ template <class T>
 void BlockWriter::write_frame(double time, const T* const* values) {
   Impl& m = *impl_;
   if (m.closed) throw UsageError("write_frame after close: " + m.path);
+  const std::int64_t f = m.info.frames();
   try {
-    const std::int64_t f = m.info.frames();
+    if (m.info.format == "raw") check_limit(m.comm, m.path, m.info.value_offset(f + 1, 0, 0), "frame " + std::to_string(f));
 #ifdef ANABRANCH_HAVE_HDF5
     if (m.h5) {
       const auto off = m.h5->add_frame(f, time);
@@ -712,7 +759,7 @@ void BlockWriter::write_frame(double time, const T* const* values) {
     m.write(f, false, m.info.nvar(), values);
     m.after_frame();
   } catch (...) {
-    m.failed = true;
+    m.abandon(f);  // every rank is here: the errors of collective steps are agreed
     throw;
   }
 }
@@ -765,7 +812,6 @@ void BlockWriter::close() {
 #endif
     });
   } catch (...) {
-    m.failed = false;  // handles already closed
     if (m.open_path != m.path && m.rank == 0) ::unlink(m.open_path.c_str());
     throw;
   }
@@ -780,6 +826,7 @@ template void BlockWriter::write_frame<double>(double, const double* const*);
 // Reader
 
 struct BlockReader::Impl {
+  std::unique_ptr<FileSource> input;  // held open: registers the file as an input (no output may replace it)
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0;
   BlockLayout layout;
@@ -799,6 +846,7 @@ BlockReader::BlockReader(MPI_Comm comm, const std::string& path, const BlockLayo
   MPI_Comm_rank(comm, &m.rank);
   m.options = options;
   m.info = share(comm, [&] { return describe_block_file(path); });
+  collective(comm, [&] { m.input = std::make_unique<FileSource>(path); });
   m.layout = layout;
   collective(comm, [&] {
     if (m.layout.blocks.empty()) m.layout.blocks = m.info.blocks;
@@ -912,6 +960,7 @@ void BlockReader::close() {
   Impl& m = *impl_;
   if (m.fh == MPI_FILE_NULL) return;
   const int rc = MPI_File_close(&m.fh);
+  m.input.reset();
   collective(m.comm, [&] { check_mpi(rc, "MPI_File_close"); });
 }
 

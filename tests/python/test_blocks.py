@@ -1,0 +1,228 @@
+"""Multi-block files from the C mini solver under mpiexec: a few hundred blocks of unequal
+sizes dealt by `balance` (split blocks, more ranks than needed), the same bytes at 1, 2 and 3
+ranks and for both strategies, a restart on another process count ending with the bytes of
+an uninterrupted run, the HDF5 file read with h5py and opened by ParaView, and the fault
+rules (output named like the input, a file-size limit)."""
+import json
+import os
+import pathlib
+import random
+import resource
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import conftest
+
+pytestmark = pytest.mark.mpi
+
+SOLVER = os.environ.get("AB_BLOCKS_SOLVER")
+NVAR = 5
+
+
+def mpirun(n, *args, check=True, **kw):
+    proc = conftest.mpirun(n, *args, **kw)
+    if check:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+@pytest.fixture
+def grid(ab, tmp_path):
+    """300 blocks of unequal sizes, some flat, the first larger than a process's share (so it
+    is split); balance's reports for 1, 2, 3 and 4 processes."""
+    if not SOLVER:
+        pytest.skip("blocks_solver not built")
+    r = random.Random(5)
+    lines = ["# id ni nj nk", "1 70 40 12"] + [f"{b + 1} {r.randint(3, 14)} {r.randint(3, 12)} {r.choice([1, r.randint(2, 6)])}"
+                                              for b in range(1, 300)]
+    (tmp_path / "blocks.txt").write_text("\n".join(lines) + "\n")
+    for n in (1, 2, 3, 4):
+        out = ab("balance", tmp_path / "blocks.txt", "-n", n, "--json")
+        assert out.returncode == 0, out.stderr
+        (tmp_path / f"a{n}.json").write_text(out.stdout)
+    return tmp_path
+
+
+def dims_of(grid):
+    return [tuple(map(int, l.split()[1:])) for l in (grid / "blocks.txt").read_text().splitlines()[1:]]
+
+
+def expected_state(block_id, dims, frames):
+    """The solver's variables after `frames` steps (as blocks_solver computes them), [v, k, j, i]."""
+    ni, nj, nk = dims
+    k, j, i = np.meshgrid(np.arange(nk), np.arange(nj), np.arange(ni), indexing="ij")
+    q = np.stack([0.001 * block_id + i + 2.0 * j + 3.0 * k + v for v in range(NVAR)])
+    for n in range(1, frames + 1):
+        for v in range(NVAR):
+            q[v] = 0.75 * q[v] + 0.25 * ((v + 1) * n)
+    return q
+
+
+def test_balance_report_is_a_block_layout(grid):
+    j = json.loads((grid / "a3.json").read_text())
+    assert [g["cells"] for g in j["grid"]] == [list(d) for d in dims_of(grid)]
+    assert any("range" in a for a in j["assignment"]), "the 3-process deal splits no block"
+
+
+def test_same_bytes_at_every_rank_count_and_strategy(grid):
+    files = {}
+    for n in (1, 2, 3):
+        for strategy in ("collective", "independent"):
+            for records in ("none", "fortran"):
+                out = grid / f"r{n}{strategy}{records}.dat"
+                mpirun(n, SOLVER, grid / f"a{n}.json", out, 3, f"strategy={strategy} records={records}")
+                files[(n, strategy, records)] = out.read_bytes()
+    for (n, strategy, records), data in files.items():
+        assert data == files[(1, "collective", records)], (n, strategy, records)
+    # The file is what the sidecar says: block after block, variable after variable.
+    side = json.loads((grid / "r3collectivenone.dat.json").read_text())
+    assert side["frames"] == 3 and side["variables"] == ["rho", "rhou", "rhov", "rhow", "rhoe"]
+    raw = np.frombuffer(files[(3, "collective", "none")], dtype="<f8")
+    frame = side["frame_bytes"] // 8
+    for b in (0, 41, 299):
+        blk = side["blocks"][b]
+        ni, nj, nk = blk["dims"]
+        at = 2 * frame + blk["offset"] // 8
+        got = raw[at:at + NVAR * ni * nj * nk].reshape(NVAR, nk, nj, ni)
+        np.testing.assert_array_equal(got, expected_state(blk["id"], (ni, nj, nk), 3))
+
+
+def test_fortran_records_read_as_fortran_reads_them(grid):
+    """Each array is one record: a 4-byte length, the values, the same length again."""
+    out = grid / "rec.dat"
+    mpirun(2, SOLVER, grid / "a2.json", out, 1, "records=fortran precision=4")
+    data = out.read_bytes()
+    at = 0
+    for d in dims_of(grid):
+        n = d[0] * d[1] * d[2] * 4
+        for _ in range(NVAR):
+            head, tail = (int.from_bytes(data[x:x + 4], "little") for x in (at, at + 4 + n))
+            assert head == tail == n, (d, at)
+            at += n + 8
+    assert at == len(data)
+
+
+def test_restart_on_another_process_count_ends_with_the_same_bytes(grid):
+    mpirun(3, SOLVER, grid / "a3.json", grid / "whole.dat", 5)
+    mpirun(2, SOLVER, grid / "a2.json", grid / "first.dat", 2)
+    for n, strategy in ((3, "collective"), (4, "independent"), (1, "collective")):
+        again = grid / f"again{n}.dat"
+        mpirun(n, SOLVER, grid / f"a{n}.json", again, 5, "", grid / "first.dat", 1, f"strategy={strategy}")
+        assert again.read_bytes() == (grid / "whole.dat").read_bytes(), n
+
+
+def test_hdf5_file_read_with_h5py_and_restarted(grid):
+    h5py = pytest.importorskip("h5py")
+    mpirun(3, SOLVER, grid / "a3.json", grid / "run.h5", 4)
+    mpirun(2, SOLVER, grid / "a2.json", grid / "again.h5", 4, "", grid / "run.h5", 1)
+    dims = dims_of(grid)
+    with h5py.File(grid / "run.h5") as f, h5py.File(grid / "again.h5") as g:
+        assert f.attrs["anabranch_format"] in (b"anabranch-blocks", "anabranch-blocks")
+        assert list(f["frames"]) == ["000000", "000001", "000002", "000003"]
+        off, bd = f["blocks/offsets"][:], f["blocks/dims"][:]
+        assert [tuple(x) for x in bd] == dims and off[-1] == sum(a * b * c for a, b, c in dims)
+        for b in (0, 150, 299):
+            ni, nj, nk = bd[b]
+            want = expected_state(f["blocks/ids"][b], (ni, nj, nk), 4)
+            for v, name in enumerate(("rho", "rhou", "rhov", "rhow", "rhoe")):
+                got = f["frames/000003/" + name][off[b]:off[b + 1]].reshape(nk, nj, ni)
+                np.testing.assert_array_equal(got, want[v])
+            x = f["grid/x"][off[b]:off[b + 1]].reshape(nk, nj, ni)
+            assert x[0, 0, -1] - x[0, 0, 0] == ni - 1
+        for name in ("rho", "rhoe"):
+            for fr in ("000000", "000003"):
+                np.testing.assert_array_equal(f[f"frames/{fr}/{name}"][:], g[f"frames/{fr}/{name}"][:])
+        assert f["frames/000003"].attrs["time"] == pytest.approx(0.4)
+        assert f["anabranch/provenance"].attrs["ranks"] in (b"3", "3")
+
+
+PARAVIEW_BLOCKS = r"""
+import json, sys
+from paraview import simple, servermanager as sm
+r = simple.XDMFReader(FileNames=[sys.argv[1]])
+r.UpdatePipelineInformation()
+times = list(r.TimestepValues)
+r.UpdatePipeline(times[-1])
+d = sm.Fetch(r)
+out = []
+it = d.NewIterator()
+it.InitTraversal()
+while not it.IsDoneWithTraversal():
+    b = it.GetCurrentDataObject()
+    dims = [0, 0, 0]
+    b.GetDimensions(dims)
+    out.append({"type": b.GetClassName(), "points": b.GetNumberOfPoints(), "dims": dims,
+                "rho": b.GetPointData().GetArray("rho").GetValue(0), "x0": b.GetPoint(0)[0]})
+    it.GoToNextItem()
+print(json.dumps({"times": times, "blocks": out}))
+"""
+
+
+def test_paraview_opens_every_block(grid):
+    from test_hdf5 import paraview_python
+    py = paraview_python()
+    if not py:
+        pytest.skip("ParaView's Python module is not installed (Debian: python3-paraview)")
+    mpirun(2, SOLVER, grid / "a2.json", grid / "run.h5", 3)
+    script = grid / "pv.py"
+    script.write_text(PARAVIEW_BLOCKS)
+    r = subprocess.run([py, script, grid / "run.h5.xmf"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    j = json.loads(r.stdout.strip().splitlines()[-1])
+    assert j["times"] == pytest.approx([0.1, 0.2, 0.3])
+    dims = dims_of(grid)
+    assert len(j["blocks"]) == len(dims)
+    for b, got in enumerate(j["blocks"]):
+        ni, nj, nk = dims[b]
+        assert got["type"] == "vtkStructuredGrid" and got["dims"] == [ni, nj, nk] and got["points"] == ni * nj * nk
+        assert got["rho"] == expected_state(b + 1, dims[b], 3)[0, 0, 0, 0]
+        assert got["x0"] == 40.0 * ((b + 1) % 16)
+
+
+def test_output_named_like_the_restart_input_is_refused(grid):
+    mpirun(2, SOLVER, grid / "a2.json", grid / "in.dat", 2)
+    before = (grid / "in.dat").read_bytes()
+    for n in (1, 3):
+        r = mpirun(n, SOLVER, grid / f"a{n}.json", grid / "in.dat", 3, "", grid / "in.dat", 0, check=False)
+        assert r.returncode != 0
+        assert "in.dat" in r.stderr and ("input" in r.stderr or "reading" in r.stderr), r.stderr
+        assert (grid / "in.dat").read_bytes() == before
+
+
+def assert_only_complete_frames(out):
+    """A failed HDF5 output is removed; a raw one keeps the frames its sidecar lists, whole."""
+    if out.suffix == ".h5":
+        assert not out.exists()
+    elif out.exists():
+        side = json.loads(pathlib.Path(str(out) + ".json").read_text())
+        assert out.stat().st_size == side["frames"] * side["frame_bytes"], (out.stat().st_size, side["frames"])
+
+
+def test_a_file_size_limit_fails_every_rank_with_one_line(grid):
+    """24 MiB (room for the MPI library's own files), where 10 frames take 35 MB."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (24 << 20, 24 << 20))
+    for n in (2, 3):
+        for options in ("strategy=collective", "strategy=independent", "format=hdf5"):
+            out = grid / f"big{n}.{'h5' if 'hdf5' in options else 'dat'}"
+            r = mpirun(n, SOLVER, grid / f"a{n}.json", out, 10, options, check=False, preexec_fn=limit, timeout=120)
+            assert r.returncode not in (0, 124), (options, r.returncode, r.stderr)
+            lines = [l for l in r.stderr.splitlines() if l.startswith("blocks_solver: ")]
+            assert lines and all("File too large" in l or "file-size limit" in l or "cannot write" in l for l in lines), (options, r.stderr)
+            assert_only_complete_frames(out)
+
+
+def test_a_full_disk_fails_every_rank_with_one_line(grid, small_disk):
+    for n in (2, 3):
+        for options in ("strategy=collective", "strategy=independent", "format=hdf5"):
+            out = small_disk / ("full.h5" if "hdf5" in options else "full.dat")
+            r = mpirun(n, SOLVER, grid / f"a{n}.json", out, 2, options, check=False, timeout=120)
+            assert r.returncode not in (0, 124), (options, r.returncode, r.stderr)
+            lines = [l for l in r.stderr.splitlines() if l.startswith("blocks_solver: ")]
+            assert lines and all(str(out) in l and ("No space left" in l or "cannot write" in l) for l in lines), (options, r.stderr)
+            assert_only_complete_frames(out)
+            for p in small_disk.iterdir():
+                p.unlink()

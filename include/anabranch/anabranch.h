@@ -253,8 +253,8 @@ typedef struct ab_block_writer ab_block_writer;
 /* COLLECTIVE. Opens `path` for nvar variables named names[0..nvar-1]. Checks that the
  * ranks' pieces cover every point of every block once. options: NULL or "key=value" pairs:
  *   format=raw|hdf5 (default: hdf5 for .h5/.hdf5/.hdf names, raw otherwise),
- *   strategy=collective|independent (collective: MPI subarray datatypes, one
- *   MPI_File_write_all per frame; independent: contiguous runs through one buffer),
+ *   strategy=independent|collective (independent, the default: contiguous runs through
+ *   one buffer; collective: MPI subarray datatypes, one MPI_File_write_all per frame),
  *   precision=4|8 (the file's; default 8), records=fortran|none (raw), atomic=0|1,
  *   xdmf=0|1 (hdf5), buffer_bytes=N (independent), any other key an MPI-IO hint. */
 int ab_block_writer_open(MPI_Comm comm, const char* path, const ab_blocks* layout, int nvar, const char* const* names,
@@ -272,7 +272,7 @@ int ab_block_writer_close(ab_block_writer* writer);
 typedef struct ab_block_reader ab_block_reader;
 /* COLLECTIVE. Opens a block file to read this rank's pieces (any assignment, any process
  * count; the layout's blocks must be the file's, or none: the file's are taken). options:
- * strategy=collective|independent, buffer_bytes=N, MPI-IO hints. */
+ * strategy=independent|collective, buffer_bytes=N, MPI-IO hints. */
 int ab_block_reader_open(MPI_Comm comm, const char* path, const ab_blocks* layout, const char* options, ab_block_reader** reader);
 int ab_block_reader_open_f(MPI_Fint comm, const char* path, const ab_blocks* layout, const char* options, ab_block_reader** reader);
 int ab_block_reader_frames(const ab_block_reader* reader, int64_t* frames, int* nvar);

@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/mesh.hpp"
 #include "formats/serafin.hpp"
+#include "pio/block_io.hpp"
 #include "pio/results.hpp"
 
 namespace anabranch::cli {
@@ -22,7 +23,66 @@ struct InfoOptions {
   int max_times = 10;
 };
 
+// A multi-block file (raw with its sidecar, or HDF5 with a block table).
+nlohmann::json describe_blocks(const std::string& path, bool check) {
+  const auto i = pio::describe_block_file(path);
+  nlohmann::json j;
+  j["file"] = path;
+  j["format"] = "blocks-" + i.format;
+  j["precision"] = i.real_bytes == 8 ? "double" : "single";
+  j["records"] = i.records ? "fortran" : "none";
+  j["file_bytes"] = i.file_bytes;
+  std::int64_t points = 0;
+  nlohmann::json blocks = nlohmann::json::array();
+  for (const auto& b : i.blocks) {
+    points += b.points();
+    blocks.push_back({{"id", b.id}, {"dims", b.dims}});
+  }
+  j["block_count"] = i.blocks.size();
+  j["points"] = points;
+  j["blocks"] = blocks;
+  j["variables"] = i.variables;
+  j["grid"] = i.has_grid;
+  j["frames"] = i.frames();
+  j["times"] = i.times;
+  j["provenance"] = i.provenance;
+  j["integrity"] = "OK";
+  if (check) {
+    const std::string damage = pio::check_block_file(i);
+    if (!damage.empty()) throw FormatError(damage);
+    j["checked"] = true;
+  }
+  return j;
+}
+
+void print_blocks(const nlohmann::json& j, int max_times) {
+  std::printf("%s: %s, %s precision%s, %lld bytes\n", j["file"].get<std::string>().c_str(), j["format"].get<std::string>().c_str(),
+              j["precision"].get<std::string>().c_str(), j["records"] == "fortran" ? ", Fortran records" : "",
+              static_cast<long long>(j["file_bytes"].get<std::int64_t>()));
+  std::printf("  %zu blocks, %lld points%s\n", j["blocks"].size(), static_cast<long long>(j["points"].get<std::int64_t>()),
+              j["grid"].get<bool>() ? ", with grid coordinates" : "");
+  std::size_t shown = 0;
+  for (const auto& b : j["blocks"]) {
+    if (shown++ == 8) {
+      std::printf("  ...\n");
+      break;
+    }
+    std::printf("  block %-8lld %lld x %lld x %lld\n", static_cast<long long>(b["id"].get<std::int64_t>()),
+                static_cast<long long>(b["dims"][0].get<std::int64_t>()), static_cast<long long>(b["dims"][1].get<std::int64_t>()),
+                static_cast<long long>(b["dims"][2].get<std::int64_t>()));
+  }
+  std::string vars;
+  for (const auto& v : j["variables"]) vars += (vars.empty() ? "" : ", ") + v.get<std::string>();
+  std::printf("  variables: %s\n", vars.c_str());
+  std::printf("  %lld frames", static_cast<long long>(j["frames"].get<std::int64_t>()));
+  const auto& t = j["times"];
+  for (std::size_t k = 0; k < t.size() && static_cast<int>(k) < max_times; ++k) std::printf("%s%g", k ? ", " : ": t = ", t[k].get<double>());
+  std::printf("%s\n", t.size() > static_cast<std::size_t>(max_times) ? ", ..." : "");
+  if (j.contains("checked")) std::printf("  every record and value checked\n");
+}
+
 nlohmann::json describe(const std::string& path, bool check, bool stats) {
+  if (pio::is_block_file(path)) return describe_blocks(path, check);
   const auto file = pio::ResultFile::open(path);
   const serafin::Reader* r = file->serafin_reader();  // null for HDF5
   const auto& h = file->header();
@@ -190,7 +250,7 @@ void print_text(const nlohmann::json& j, int max_times) {
 
 Runner add_info(CLI::App& app, Common& common) {
   auto opt = std::make_shared<InfoOptions>();
-  auto* sub = app.add_subcommand("info", "Header, sizes, variables, frames and integrity of SERAFIN and HDF5 result files");
+  auto* sub = app.add_subcommand("info", "Header, sizes, variables, frames and integrity of SERAFIN and HDF5 result files and of multi-block files");
   sub->add_option("files", opt->files, "files to describe")->required()->check(CLI::ExistingFile);
   sub->add_flag("--check", opt->check, "also read every record (IKLE range, value records)");
   sub->add_flag("--stats", opt->stats, "minimum, mean and maximum of every variable in every frame (reads all values)");
@@ -203,6 +263,8 @@ Runner add_info(CLI::App& app, Common& common) {
         auto j = describe(f, opt->check, opt->stats);
         if (common.json)
           all.push_back(j);
+        else if (j["format"].get<std::string>().rfind("blocks-", 0) == 0)
+          print_blocks(j, opt->max_times);
         else
           print_text(j, opt->max_times);
         if (j["integrity"] != "OK" && !common.json)

@@ -354,22 +354,36 @@ BlockFileOptions BlockFileOptions::parse(const std::string& text) {
   return o;
 }
 
+void BlockFileInfo::index() const {
+  if (first_point_.size() == blocks.size() + 1) return;
+  first_point_.assign(blocks.size() + 1, 0);
+  raw_offset_.assign(blocks.size() + 1, 0);
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    first_point_[b + 1] = first_point_[b] + blocks[b].points();
+    raw_offset_[b + 1] = raw_offset_[b] + (blocks[b].points() * real_bytes + (records ? 8 : 0)) * nvar();
+  }
+}
+
 std::int64_t BlockFileInfo::value_offset(std::int64_t frame, std::size_t block, int var) const {
+  index();
   if (format == "hdf5") {
-    std::int64_t first = 0;
-    for (std::size_t b = 0; b < block; ++b) first += blocks[b].points();
     const std::int64_t base = var >= 0 ? dataset_offsets.at(static_cast<std::size_t>(frame * nvar() + var))
                                        : grid_offsets.at(static_cast<std::size_t>(-var - 1));
-    return base + first * real_bytes;
+    return base + first_point_[block] * real_bytes;
   }
-  std::int64_t off = 0, frame_bytes = 0;
-  for (std::size_t b = 0; b < blocks.size(); ++b) {
-    const std::int64_t array = blocks[b].points() * real_bytes + (records ? 8 : 0);
-    if (b < block) off += array * nvar();
-    frame_bytes += array * nvar();
-    if (b == block) off += array * var + (records ? 4 : 0);
-  }
-  return frame * frame_bytes + off;
+  const std::int64_t array = blocks[block].points() * real_bytes + (records ? 8 : 0);
+  return frame * raw_offset_.back() + raw_offset_[block] + array * var + (records ? 4 : 0);
+}
+
+std::int64_t BlockFileInfo::frame_end(std::int64_t frame, bool grid) const {
+  index();
+  if (format != "hdf5") return (frame + 1) * raw_offset_.back();
+  std::int64_t end = 0;
+  const int n = grid ? 3 : nvar();
+  for (int v = 0; v < n; ++v)
+    end = std::max(end, (grid ? grid_offsets.at(static_cast<std::size_t>(v)) : dataset_offsets.at(static_cast<std::size_t>(frame * nvar() + v))) +
+                            first_point_.back() * real_bytes);
+  return end;
 }
 
 bool is_block_file(const std::string& path) {
@@ -583,7 +597,11 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
     });
     MPI_File_set_errhandler(m.fh, MPI_ERRORS_RETURN);
     if (m.info.format == "raw") {
-      rc = MPI_File_set_size(m.fh, 0);
+      // A file left from before is truncated, and only then: on ext4, truncating to 0 makes
+      // close() write the whole file back (its protection for replace-by-truncate).
+      MPI_Offset existing = 0;
+      rc = MPI_File_get_size(m.fh, &existing);
+      if (rc == MPI_SUCCESS && existing > 0) rc = MPI_File_set_size(m.fh, 0);
       collective(comm, [&] {
         check_mpi(rc, "MPI_File_set_size");
         if (m.rank != 0 || m.open_path != m.path) return;
@@ -682,16 +700,6 @@ void BlockWriter::Impl::write(std::int64_t frame, bool grid, int nvar, const T* 
 
 namespace {
 
-// The end of frame f's (or the grid's) bytes in the file.
-std::int64_t frame_end(const BlockFileInfo& info, std::int64_t f, bool grid) {
-  const int n = grid ? 3 : info.nvar();
-  std::int64_t end = 0;
-  for (std::size_t b = 0; b < info.blocks.size(); ++b)
-    for (int v = 0; v < n; ++v)
-      end = std::max(end, info.value_offset(f, b, grid ? -(v + 1) : v) + info.blocks[b].points() * info.real_bytes + (info.records ? 4 : 0));
-  return end;
-}
-
 // Collective: refuses a frame that would take a raw file past the file-size limit (before a
 // write that would fail halfway).
 void check_limit(MPI_Comm comm, const std::string& path, std::int64_t end, const std::string& what) {
@@ -711,10 +719,10 @@ void BlockWriter::Impl::after_frame() {
     // MPI-IO libraries may report a failed collective write on an aggregator only, or not in
     // the count (Open MPI): every byte of the frame must be in the file.
     if (rank != 0) return;
-    const std::int64_t end = frame_end(info, info.frames() - 1, false), size = file_size(open_path);
-    if (size < end)
+    const std::int64_t end = info.frame_end(info.frames() - 1), bytes = file_size(open_path);
+    if (bytes < end)
       throw IoError("cannot write " + path + ": frame " + std::to_string(info.frames() - 1) + " ends at byte " + std::to_string(end) +
-                    " but the file holds " + std::to_string(size) + " (" + write_failure_reason(open_path, end) + ")");
+                    " but the file holds " + std::to_string(bytes) + " (" + write_failure_reason(open_path, end) + ")");
     if (info.format != "raw" || open_path != path) return;
     block_raw::Description d{info.blocks, info.variables, info.real_bytes, info.records, info.times, info.provenance};
     block_raw::write_sidecar(path, d);

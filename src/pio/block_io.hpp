@@ -14,10 +14,12 @@
 //         raw format (contiguous datasets, located with H5Dget_offset), so the file's
 //         metadata does not grow with the block count and both formats write at the same
 //         speed. Specification: docs/formats/blocks-hdf5.md.
-// Strategies: `collective` (MPI subarray datatypes for the file and for the caller's
-// arrays, one MPI_File_write_all per frame: MPI-IO's two-phase aggregation) and
-// `independent` (each rank writes its contiguous runs through one staging buffer). Every
-// strategy and every rank count write the same bytes.
+// Strategies: `independent` (the default: each rank writes its contiguous runs through one
+// staging buffer; on one node and for blocks of thousands of points or more, the fastest)
+// and `collective` (MPI subarray datatypes for the file and for the caller's arrays, one
+// MPI_File_write_all per frame: MPI-IO's two-phase aggregation, for many ranks holding
+// small or split pieces on a parallel file system). Every strategy and every rank count
+// write the same bytes.
 //
 // Typical use (every call collective over comm):
 //   pio::BlockWriter w(comm, "run.h5", layout, {"rho", "u", "v", "w", "p"});
@@ -40,7 +42,7 @@ namespace anabranch::pio {
 
 struct BlockFileOptions {
   std::string format;                   // "raw" or "hdf5"; empty: hdf5 for .h5/.hdf5/.hdf names, raw otherwise
-  std::string strategy = "collective";  // or "independent"
+  std::string strategy = "independent";  // or "collective" (see above; bench/blocks.py compares them)
   int real_bytes = 8;                   // the file's precision: 4 or 8
   bool records = false;                 // raw: Fortran sequential records around each array
   bool atomic = false;                  // written under a temporary name, renamed by close()
@@ -72,6 +74,13 @@ struct BlockFileInfo {
   // Byte offset of the first value of variable var of block b in frame f (var -1, -2, -3:
   // the grid's x, y, z).
   std::int64_t value_offset(std::int64_t frame, std::size_t block, int var) const;
+  // The end of frame f's values (or the grid's).
+  std::int64_t frame_end(std::int64_t frame, bool grid = false) const;
+
+ private:
+  // Prefix sums over the blocks (points; raw bytes per frame), made on first use.
+  mutable std::vector<std::int64_t> first_point_, raw_offset_;
+  void index() const;
 };
 
 // True when path is a block file: an HDF5 file of this layout, or data with a raw sidecar.

@@ -226,3 +226,72 @@ def test_a_full_disk_fails_every_rank_with_one_line(grid, small_disk):
             assert_only_complete_frames(out)
             for p in small_disk.iterdir():
                 p.unlink()
+
+
+def test_info_describes_and_checks_block_files(ab, grid):
+    mpirun(2, SOLVER, grid / "a2.json", grid / "r.dat", 2, "records=fortran")
+    mpirun(2, SOLVER, grid / "a2.json", grid / "r.h5", 2)
+    for name, fmt in (("r.dat", "blocks-raw"), ("r.h5", "blocks-hdf5")):
+        r = ab("info", "--check", grid / name, "--json")
+        assert r.returncode == 0, r.stderr
+        j = r.json()[0]
+        assert j["format"] == fmt and j["frames"] == 2 and j["block_count"] == 300 and j["checked"]
+        assert j["blocks"][0] == {"id": 1, "dims": [70, 40, 12]} and j["variables"][0] == "rho"
+    assert ab("info", grid / "r.h5").stdout.count("block ") >= 8
+    # A damaged record marker: one line naming the frame, the block, the variable and the byte.
+    side = json.loads((grid / "r.dat.json").read_text())
+    blk = side["blocks"][3]
+    at = side["frame_bytes"] + blk["offset"]  # frame 1, block 4, first variable's leading marker
+    data = bytearray((grid / "r.dat").read_bytes())
+    data[at:at + 4] = (7).to_bytes(4, "little")
+    (grid / "r.dat").write_bytes(bytes(data))
+    r = ab("info", "--check", grid / "r.dat")
+    line = r.stderr.strip()
+    assert r.returncode == 1 and "\n" not in line, r.stderr
+    assert all(w in line for w in ("frame 1", f"block {blk['id']}", "variable rho", f"byte {at}")), line
+    # Cut short: the frame the file ends in, and where.
+    (grid / "r.dat").write_bytes(bytes(data[:side["frame_bytes"] + 100]))
+    r = ab("info", grid / "r.dat")
+    assert r.returncode == 1 and "frame 2" in r.stderr and str(side["frame_bytes"] + 100) in r.stderr, r.stderr
+
+
+PY_BLOCKS = r"""
+import sys, numpy as np
+import anabranch
+from mpi4py import MPI
+comm = MPI.COMM_WORLD
+mode, assignment, path = sys.argv[1:4]
+layout = anabranch.BlockLayout(assignment, comm.Get_rank(), halo=(1, 2, 0))
+def expected(bid, ri, rj, rk, v):
+    k, j, i = np.meshgrid(np.arange(*rk), np.arange(*rj), np.arange(*ri), indexing="ij")
+    return bid * 1000.0 + i + 10.0 * j + 100.0 * k + 0.5 * v
+if mode == "write":
+    q = layout.arrays(2)
+    for (bid, (ri, rj, rk), _), arrays in zip(layout.pieces, q):
+        for v, a in enumerate(arrays):
+            a[:, 2:-2, 1:-1] = expected(bid, ri, rj, rk, v)
+    with anabranch.BlockWriter(comm, path, layout, ["a", "b"], options=sys.argv[4]) as w:
+        w.write_frame(0.25, q)
+else:
+    with anabranch.BlockReader(comm, path, layout) as r:
+        got = r.read_frame(-1)
+        bad = sum(not np.array_equal(a[:, 2:-2, 1:-1], expected(bid, ri, rj, rk, v))
+                  for (bid, (ri, rj, rk), _), arrays in zip(layout.pieces, got) for v, a in enumerate(arrays))
+        halos = sum(float(np.abs(a).sum() - np.abs(a[:, 2:-2, 1:-1]).sum()) for arrays in got for a in arrays)
+        print(f"rank {comm.Get_rank()}: {len(layout.pieces)} pieces, {bad} wrong, halo sum {halos}, times {r.times}")
+"""
+
+
+def test_python_writes_and_restarts_on_another_rank_count(grid):
+    pytest.importorskip("mpi4py")
+    import sys
+    script = grid / "blocks.py"
+    script.write_text(PY_BLOCKS)
+    env = {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    for fmt in ("raw", "hdf5"):
+        out = grid / f"py.{'h5' if fmt == 'hdf5' else 'dat'}"
+        mpirun(3, sys.executable, script, "write", grid / "a3.json", out, "strategy=collective", env=env)
+        for n in (1, 2):
+            r = mpirun(n, sys.executable, script, "read", grid / f"a{n}.json", out, env=env)
+            lines = [l for l in r.stdout.splitlines() if l.startswith("rank ")]
+            assert len(lines) == n and all(", 0 wrong, halo sum 0.0, times [0.25]" in l for l in lines), r.stdout

@@ -500,6 +500,119 @@ class Reader:
             self.close()
 
 
+class BlockLayout:
+    """A multi-block grid and the pieces this rank holds (whole blocks or index ranges of
+    split blocks), each held as arrays of shape (nk + 2*hk, nj + 2*hj, ni + 2*hi): numpy's
+    C order over (k, j, i) is the solver's Fortran order over (i, j, k), halos around.
+
+        layout = anabranch.BlockLayout("four.json", rank, halo=(2, 2, 1))   # balance --json
+        q = layout.arrays(5)          # [piece][variable] -> zeros, halos included
+    """
+
+    def __init__(self, assignment=None, rank=0, halo=(0, 0, 0)):
+        self._b = _core.Blocks()
+        self._b.set_halo(*halo)
+        if assignment is not None:
+            self._b.load(os.fspath(assignment), int(rank))
+
+    def add_block(self, id, ni, nj, nk=1):
+        self._b.add_block(int(id), int(ni), int(nj), int(nk))
+
+    def add_piece(self, id, i=None, j=None, k=None, dims=None):
+        """A piece of block `id`: index ranges (begin, end) per direction (0-based, end
+        excluded); the whole block when a range is not given (dims: the block's)."""
+        r = [*(i or (0, dims[0])), *(j or (0, dims[1])), *(k or (0, dims[2]))]
+        self._b.add_piece(int(id), [int(x) for x in r])
+
+    @property
+    def pieces(self):
+        """[(block id, ((i0, i1), (j0, j1), (k0, k1)), (mk, mj, mi) shape of its arrays)]"""
+        return [(b, ((r[0], r[1]), (r[2], r[3]), (r[4], r[5])), (m[2], m[1], m[0])) for b, r, m in self._b.pieces()]
+
+    def arrays(self, nvar, dtype=np.float64):
+        """Zeroed arrays for every piece and variable: [piece][variable]."""
+        return [[np.zeros(shape, dtype=dtype) for _ in range(nvar)] for _, _, shape in self.pieces]
+
+    def _flat(self, arrays, per_piece, writable):
+        flat = []
+        for piece in arrays:
+            if len(piece) != per_piece:
+                raise UsageError(f"expected {per_piece} arrays per piece, got {len(piece)}")
+            for a in piece:
+                if writable and (not isinstance(a, np.ndarray) or a.dtype != np.float64 or not a.flags.c_contiguous):
+                    raise UsageError("read into C-contiguous float64 arrays (BlockLayout.arrays makes them)")
+                flat.append(a.reshape(-1) if writable else np.ascontiguousarray(a, dtype=np.float64).reshape(-1))
+        return flat
+
+
+class BlockWriter:
+    """All ranks write one multi-block file (raw restart, or HDF5 + XDMF for .h5 names).
+    Collective: construction, write_grid, write_frame, close.
+
+        with anabranch.BlockWriter(comm, "run.h5", layout, ["rho", "u", "v", "w", "p"]) as w:
+            w.write_grid(xyz)               # [piece][x, y, z], HDF5 only
+            w.write_frame(0.1, q)           # [piece][variable]
+
+    options: "format=raw|hdf5 strategy=independent|collective precision=4|8
+    records=fortran|none atomic=1 ..." and MPI-IO hints.
+    """
+
+    def __init__(self, comm, path, layout, variables, options=""):
+        self.layout, self.variables, self.path = layout, list(variables), os.fspath(path)
+        self._w = _core.BlockWriter(_comm(comm), self.path, layout._b, self.variables, options)
+
+    def write_grid(self, xyz):
+        self._w.write_grid(self.layout._b, self.layout._flat(xyz, 3, False))
+
+    def write_frame(self, time, values):
+        self._w.write_frame(self.layout._b, float(time), len(self.variables), self.layout._flat(values, len(self.variables), False))
+
+    def close(self):
+        self._w.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.close()
+
+
+class BlockReader:
+    """The block writer's mirror: each rank reads its own pieces (any assignment, any
+    process count) from a raw or HDF5 block file. Collective: construction, read_frame,
+    read_grid, close."""
+
+    def __init__(self, comm, path, layout, options=""):
+        self.layout, self.path = layout, os.fspath(path)
+        self._r = _core.BlockReader(_comm(comm), self.path, layout._b, options)
+        self.frames, self.nvar = self._r.frames()
+        self.times = [self._r.time(k) for k in range(self.frames)]
+
+    def read_frame(self, k, out=None):
+        """Frame k into out ([piece][variable] float64 arrays; made when None, halos zero)."""
+        if k < 0:
+            k += self.frames
+        out = out if out is not None else self.layout.arrays(self.nvar)
+        self._r.read_frame(self.layout._b, int(k), self.nvar, self.layout._flat(out, self.nvar, True))
+        return out
+
+    def read_grid(self, out=None):
+        out = out if out is not None else self.layout.arrays(3)
+        self._r.read_grid(self.layout._b, self.layout._flat(out, 3, True))
+        return out
+
+    def close(self):
+        self._r.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.close()
+
+
 def write(path, mesh, variables, frames, title="", precision="single", big_endian=True, date=None, iparam=None,
           strategy=None):
     """Writes a whole result file from this process alone: SERAFIN, or HDF5 (VTKHDF + XDMF)

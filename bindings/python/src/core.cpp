@@ -71,6 +71,43 @@ struct Writer {
   ~Writer() { ab_writer_abandon(w); }  // collected unclosed: nothing collective
 };
 
+struct Blocks {
+  ab_blocks* l = nullptr;
+  Blocks() { check(ab_blocks_create(&l)); }
+  ~Blocks() { ab_blocks_free(l); }
+};
+
+struct BlockWriter {
+  ab_block_writer* w = nullptr;
+};
+
+struct BlockReader {
+  ab_block_reader* r = nullptr;
+};
+
+template <class T>
+using Flat = nb::ndarray<T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+// Pointers to the caller's arrays (one per piece and variable), their sizes checked.
+template <class P, class A>
+std::vector<P> pointers(const Blocks& b, const std::vector<A>& arrays, int per_piece) {
+  std::int64_t np = 0;
+  check(ab_blocks_count(b.l, nullptr, &np));
+  if (arrays.size() != static_cast<std::size_t>(np * per_piece))
+    throw Failure{AB_ERR_USAGE, "expected " + std::to_string(np * per_piece) + " arrays (" + std::to_string(per_piece) +
+                                    " per piece), got " + std::to_string(arrays.size())};
+  std::vector<P> out;
+  for (std::size_t k = 0; k < arrays.size(); ++k) {
+    std::int64_t m[3];
+    check(ab_blocks_piece(b.l, static_cast<std::int64_t>(k) / per_piece, nullptr, nullptr, m));
+    if (arrays[k].size() != static_cast<std::size_t>(m[0] * m[1] * m[2]))
+      throw Failure{AB_ERR_USAGE, "array " + std::to_string(k) + " holds " + std::to_string(arrays[k].size()) + " values where its piece (halos included) has " +
+                                      std::to_string(m[0] * m[1] * m[2])};
+    out.push_back(arrays[k].data());
+  }
+  return out;
+}
+
 struct Reader {
   ab_reader* r = nullptr;
   std::int64_t nlocal = 0;
@@ -268,6 +305,95 @@ NB_MODULE(_core, m) {
           rc = ab_writer_close(p);
         }
         check(rc);
+      });
+
+  nb::class_<Blocks>(m, "Blocks")
+      .def(nb::init<>())
+      .def("add_block", [](Blocks& b, std::int64_t id, std::int64_t ni, std::int64_t nj, std::int64_t nk) { check(ab_blocks_add_block(b.l, id, ni, nj, nk)); })
+      .def("add_piece", [](Blocks& b, std::int64_t id, const std::vector<std::int64_t>& r) {
+        if (r.size() != 6) throw Failure{AB_ERR_USAGE, "a piece's range is (i0, i1, j0, j1, k0, k1)"};
+        check(ab_blocks_add_piece(b.l, id, r.data()));
+      })
+      .def("set_halo", [](Blocks& b, std::int64_t hi, std::int64_t hj, std::int64_t hk) { check(ab_blocks_set_halo(b.l, hi, hj, hk)); })
+      .def("load", [](Blocks& b, const std::string& path, int rank) { check(ab_blocks_load(b.l, path.c_str(), rank)); })
+      .def("pieces", [](const Blocks& b) {
+        std::int64_t np = 0;
+        check(ab_blocks_count(b.l, nullptr, &np));
+        std::vector<std::tuple<std::int64_t, std::vector<std::int64_t>, std::vector<std::int64_t>>> out;
+        for (std::int64_t p = 0; p < np; ++p) {
+          std::int64_t id, r[6], md[3];
+          check(ab_blocks_piece(b.l, p, &id, r, md));
+          out.emplace_back(id, std::vector<std::int64_t>(r, r + 6), std::vector<std::int64_t>(md, md + 3));
+        }
+        return out;
+      }, "[(block id, (i0, i1, j0, j1, k0, k1), (mi, mj, mk) memory dims with halos)]");
+
+  nb::class_<BlockWriter>(m, "BlockWriter")
+      .def("__init__", [](BlockWriter* self, long long comm, const std::string& path, const Blocks& b, const std::vector<std::string>& names,
+                          const std::string& options) {
+        new (self) BlockWriter();
+        std::vector<const char*> n;
+        for (const auto& x : names) n.push_back(x.c_str());
+        int rc;
+        {
+          nb::gil_scoped_release release;
+          rc = ab_block_writer_open(comm_of(comm), path.c_str(), b.l, static_cast<int>(n.size()), n.data(), options.c_str(), &self->w);
+        }
+        check(rc);
+      })
+      .def("write_frame", [](BlockWriter& w, const Blocks& b, double time, int nvar, const std::vector<Flat<const double>>& arrays) {
+        const auto p = pointers<const double*>(b, arrays, nvar);
+        nb::gil_scoped_release release;
+        check(ab_block_writer_write_frame(w.w, time, p.data()));
+      })
+      .def("write_grid", [](BlockWriter& w, const Blocks& b, const std::vector<Flat<const double>>& arrays) {
+        const auto p = pointers<const double*>(b, arrays, 3);
+        nb::gil_scoped_release release;
+        check(ab_block_writer_write_grid(w.w, p.data()));
+      })
+      .def("close", [](BlockWriter& w) {
+        ab_block_writer* x = w.w;
+        w.w = nullptr;
+        nb::gil_scoped_release release;
+        check(ab_block_writer_close(x));
+      });
+
+  nb::class_<BlockReader>(m, "BlockReader")
+      .def("__init__", [](BlockReader* self, long long comm, const std::string& path, const Blocks& b, const std::string& options) {
+        new (self) BlockReader();
+        int rc;
+        {
+          nb::gil_scoped_release release;
+          rc = ab_block_reader_open(comm_of(comm), path.c_str(), b.l, options.c_str(), &self->r);
+        }
+        check(rc);
+      })
+      .def("frames", [](const BlockReader& r) {
+        std::int64_t frames;
+        int nvar;
+        check(ab_block_reader_frames(r.r, &frames, &nvar));
+        return std::make_tuple(frames, nvar);
+      })
+      .def("time", [](const BlockReader& r, std::int64_t frame) {
+        double t;
+        check(ab_block_reader_time(r.r, frame, &t));
+        return t;
+      })
+      .def("read_frame", [](BlockReader& r, const Blocks& b, std::int64_t frame, int nvar, const std::vector<Flat<double>>& arrays) {
+        const auto p = pointers<double*>(b, arrays, nvar);
+        nb::gil_scoped_release release;
+        check(ab_block_reader_read_frame(r.r, frame, p.data()));
+      })
+      .def("read_grid", [](BlockReader& r, const Blocks& b, const std::vector<Flat<double>>& arrays) {
+        const auto p = pointers<double*>(b, arrays, 3);
+        nb::gil_scoped_release release;
+        check(ab_block_reader_read_grid(r.r, p.data()));
+      })
+      .def("close", [](BlockReader& r) {
+        ab_block_reader* x = r.r;
+        r.r = nullptr;
+        nb::gil_scoped_release release;
+        check(ab_block_reader_close(x));
       });
 
   nb::class_<Reader>(m, "Reader")

@@ -27,6 +27,15 @@ module anabranch
   type, public :: ab_file
     type(c_ptr) :: ptr = c_null_ptr
   end type
+  type, public :: ab_blocks
+    type(c_ptr) :: ptr = c_null_ptr
+  end type
+  type, public :: ab_block_writer
+    type(c_ptr) :: ptr = c_null_ptr
+  end type
+  type, public :: ab_block_reader
+    type(c_ptr) :: ptr = c_null_ptr
+  end type
 
   public :: ab_last_error, ab_header_create, ab_header_free, ab_header_set_title, ab_header_add_variable, &
             ab_header_set_precision, ab_header_set_geometry, ab_header_set_local_mesh, ab_header_sizes, &
@@ -35,7 +44,11 @@ module anabranch
             ab_part_frames, ab_part_read_values, ab_part_close, ab_file_open, ab_file_sizes, ab_file_mesh, &
             ab_file_times, ab_file_read, ab_file_close, ab_command, &
             ab_part_open_global, ab_reader_open, ab_reader_sizes, ab_reader_frames, ab_reader_variable, ab_reader_time, &
-            ab_reader_read_frame, ab_reader_read_variable, ab_reader_close
+            ab_reader_read_frame, ab_reader_read_variable, ab_reader_close, &
+            ab_blocks_create, ab_blocks_free, ab_blocks_add_block, ab_blocks_add_piece, ab_blocks_set_halo, ab_blocks_load, &
+            ab_blocks_count, ab_blocks_piece, ab_block_writer_open, ab_block_writer_write_grid, ab_block_writer_write_frame, &
+            ab_block_writer_close, ab_block_reader_open, ab_block_reader_frames, ab_block_reader_time, ab_block_reader_read_frame, &
+            ab_block_reader_read_grid, ab_block_reader_close
 
   interface ab_writer_open
     module procedure ab_writer_open_int, ab_writer_open_f08
@@ -48,6 +61,12 @@ module anabranch
   end interface
   interface ab_reader_open
     module procedure ab_reader_open_int, ab_reader_open_f08
+  end interface
+  interface ab_block_writer_open
+    module procedure ab_block_writer_open_int, ab_block_writer_open_f08
+  end interface
+  interface ab_block_reader_open
+    module procedure ab_block_reader_open_int, ab_block_reader_open_f08
   end interface
   interface ab_part_open_global
     module procedure ab_part_open_global_int, ab_part_open_global_f08
@@ -278,6 +297,105 @@ module anabranch
       import :: c_ptr
       type(c_ptr), value :: p
     end subroutine
+    integer(c_int) function c_blocks_create(l) bind(C, name="ab_blocks_create")
+      import :: c_int, c_ptr
+      type(c_ptr), intent(out) :: l
+    end function
+    integer(c_int) function c_blocks_free(l) bind(C, name="ab_blocks_free")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: l
+    end function
+    integer(c_int) function c_blocks_add_block(l, id, ni, nj, nk) bind(C, name="ab_blocks_add_block")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: l
+      integer(c_int64_t), value :: id, ni, nj, nk
+    end function
+    integer(c_int) function c_blocks_add_piece(l, id, range) bind(C, name="ab_blocks_add_piece")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: l
+      integer(c_int64_t), value :: id
+      integer(c_int64_t), intent(in) :: range(6)
+    end function
+    integer(c_int) function c_blocks_set_halo(l, hi, hj, hk) bind(C, name="ab_blocks_set_halo")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: l
+      integer(c_int64_t), value :: hi, hj, hk
+    end function
+    integer(c_int) function c_blocks_load(l, path, rank) bind(C, name="ab_blocks_load")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: l
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int), value :: rank
+    end function
+    integer(c_int) function c_blocks_count(l, nb, np) bind(C, name="ab_blocks_count")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: l
+      integer(c_int64_t), intent(out) :: nb, np
+    end function
+    integer(c_int) function c_blocks_piece(l, p, id, range, md) bind(C, name="ab_blocks_piece")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: l
+      integer(c_int64_t), value :: p
+      integer(c_int64_t), intent(out) :: id, range(6), md(3)
+    end function
+    integer(c_int) function c_block_writer_open(comm, path, l, nvar, names, opts, w) bind(C, name="ab_block_writer_open_f")
+      import :: c_int, c_ptr, c_char
+      integer(c_int), value :: comm
+      character(kind=c_char), intent(in) :: path(*), opts(*)
+      type(c_ptr), value :: l
+      integer(c_int), value :: nvar
+      type(c_ptr), intent(in) :: names(*)
+      type(c_ptr), intent(out) :: w
+    end function
+    integer(c_int) function c_block_writer_write_grid(w, xyz) bind(C, name="ab_block_writer_write_grid")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: w
+      type(c_ptr), intent(in) :: xyz(*)
+    end function
+    integer(c_int) function c_block_writer_write_frame(w, t, v) bind(C, name="ab_block_writer_write_frame")
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: w
+      real(c_double), value :: t
+      type(c_ptr), intent(in) :: v(*)
+    end function
+    integer(c_int) function c_block_writer_close(w) bind(C, name="ab_block_writer_close")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: w
+    end function
+    integer(c_int) function c_block_reader_open(comm, path, l, opts, r) bind(C, name="ab_block_reader_open_f")
+      import :: c_int, c_ptr, c_char
+      integer(c_int), value :: comm
+      character(kind=c_char), intent(in) :: path(*), opts(*)
+      type(c_ptr), value :: l
+      type(c_ptr), intent(out) :: r
+    end function
+    integer(c_int) function c_block_reader_frames(r, nf, nv) bind(C, name="ab_block_reader_frames")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: r
+      integer(c_int64_t), intent(out) :: nf
+      integer(c_int), intent(out) :: nv
+    end function
+    integer(c_int) function c_block_reader_time(r, f, t) bind(C, name="ab_block_reader_time")
+      import :: c_int, c_ptr, c_int64_t, c_double
+      type(c_ptr), value :: r
+      integer(c_int64_t), value :: f
+      real(c_double), intent(out) :: t
+    end function
+    integer(c_int) function c_block_reader_read_frame(r, f, v) bind(C, name="ab_block_reader_read_frame")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: r
+      integer(c_int64_t), value :: f
+      type(c_ptr), intent(in) :: v(*)
+    end function
+    integer(c_int) function c_block_reader_read_grid(r, v) bind(C, name="ab_block_reader_read_grid")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: r
+      type(c_ptr), intent(in) :: v(*)
+    end function
+    integer(c_int) function c_block_reader_close(r) bind(C, name="ab_block_reader_close")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: r
+    end function
   end interface
 
 contains
@@ -745,6 +863,187 @@ contains
     report = fstr(out)
     if (c_associated(out)) call c_free(out)
     call check(rc, ierr)
+  end subroutine
+
+  ! ---------------------------------------------------------------------------------------
+  ! Multi-block grids (see the C API). Pieces are numbered from 1 here; index ranges are as
+  ! in the C API: (i0, i1, j0, j1, k0, k1), 0-based, end excluded. Arrays are given as
+  ! type(c_ptr) arrays: ptrs(nvar*(p-1) + v) = c_loc(q(lbound(q,1), lbound(q,2), lbound(q,3), v))
+  ! for variable v of piece p (its whole array, halos included, contiguous).
+  subroutine ab_blocks_create(l, ierr)
+    type(ab_blocks), intent(out) :: l
+    integer, optional, intent(out) :: ierr
+    call check(c_blocks_create(l%ptr), ierr)
+  end subroutine
+
+  subroutine ab_blocks_free(l, ierr)
+    type(ab_blocks), intent(inout) :: l
+    integer, optional, intent(out) :: ierr
+    call check(c_blocks_free(l%ptr), ierr)
+    l%ptr = c_null_ptr
+  end subroutine
+
+  subroutine ab_blocks_add_block(l, id, ni, nj, nk, ierr)
+    type(ab_blocks), intent(in) :: l
+    integer(c_int64_t), intent(in) :: id, ni, nj, nk
+    integer, optional, intent(out) :: ierr
+    call check(c_blocks_add_block(l%ptr, id, ni, nj, nk), ierr)
+  end subroutine
+
+  subroutine ab_blocks_add_piece(l, id, range, ierr)
+    type(ab_blocks), intent(in) :: l
+    integer(c_int64_t), intent(in) :: id, range(6)
+    integer, optional, intent(out) :: ierr
+    call check(c_blocks_add_piece(l%ptr, id, range), ierr)
+  end subroutine
+
+  subroutine ab_blocks_set_halo(l, hi, hj, hk, ierr)
+    type(ab_blocks), intent(in) :: l
+    integer(c_int64_t), intent(in) :: hi, hj, hk
+    integer, optional, intent(out) :: ierr
+    call check(c_blocks_set_halo(l%ptr, hi, hj, hk), ierr)
+  end subroutine
+
+  ! The grid and the pieces of process `rank` (0-based) from `anabranch balance --json`'s report.
+  subroutine ab_blocks_load(l, assignment, rank, ierr)
+    type(ab_blocks), intent(in) :: l
+    character(len=*), intent(in) :: assignment
+    integer, intent(in) :: rank
+    integer, optional, intent(out) :: ierr
+    call check(c_blocks_load(l%ptr, cstr(assignment), int(rank, c_int)), ierr)
+  end subroutine
+
+  subroutine ab_blocks_count(l, nblocks, npieces, ierr)
+    type(ab_blocks), intent(in) :: l
+    integer(c_int64_t), intent(out) :: nblocks, npieces
+    integer, optional, intent(out) :: ierr
+    call check(c_blocks_count(l%ptr, nblocks, npieces), ierr)
+  end subroutine
+
+  ! Piece p (1-based): its block id, range and array dimensions (halos included).
+  subroutine ab_blocks_piece(l, p, id, range, memory_dims, ierr)
+    type(ab_blocks), intent(in) :: l
+    integer(c_int64_t), intent(in) :: p
+    integer(c_int64_t), intent(out) :: id, range(6), memory_dims(3)
+    integer, optional, intent(out) :: ierr
+    call check(c_blocks_piece(l%ptr, p - 1, id, range, memory_dims), ierr)
+  end subroutine
+
+  ! COLLECTIVE. names: the variables; options as in the C API ('' for the defaults).
+  subroutine ab_block_writer_open_int(comm, path, l, names, options, w, ierr)
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: path, options, names(:)
+    type(ab_blocks), intent(in) :: l
+    type(ab_block_writer), intent(out) :: w
+    integer, optional, intent(out) :: ierr
+    character(kind=c_char), allocatable, target :: buf(:)
+    type(c_ptr) :: ptrs(size(names))
+    integer :: i, k, at
+    allocate (buf(sum(len_trim(names)) + size(names)))
+    at = 1
+    do i = 1, size(names)
+      ptrs(i) = c_loc(buf(at))
+      do k = 1, len_trim(names(i))
+        buf(at) = names(i)(k:k)
+        at = at + 1
+      end do
+      buf(at) = c_null_char
+      at = at + 1
+    end do
+    call check(c_block_writer_open(int(comm, c_int), cstr(path), l%ptr, int(size(names), c_int), ptrs, cstr(options), w%ptr), ierr)
+  end subroutine
+
+  subroutine ab_block_writer_open_f08(comm, path, l, names, options, w, ierr)
+    type(MPI_Comm), intent(in) :: comm
+    character(len=*), intent(in) :: path, options, names(:)
+    type(ab_blocks), intent(in) :: l
+    type(ab_block_writer), intent(out) :: w
+    integer, optional, intent(out) :: ierr
+    call ab_block_writer_open_int(comm%MPI_VAL, path, l, names, options, w, ierr)
+  end subroutine
+
+  ! COLLECTIVE, HDF5 files, once: xyz(3*(p-1) + c) points at coordinate c of piece p.
+  subroutine ab_block_writer_write_grid(w, xyz, ierr)
+    type(ab_block_writer), intent(in) :: w
+    type(c_ptr), intent(in) :: xyz(:)
+    integer, optional, intent(out) :: ierr
+    call check(c_block_writer_write_grid(w%ptr, xyz), ierr)
+  end subroutine
+
+  ! COLLECTIVE. values(nvar*(p-1) + v) points at variable v of piece p.
+  subroutine ab_block_writer_write_frame(w, time, values, ierr)
+    type(ab_block_writer), intent(in) :: w
+    real(c_double), intent(in) :: time
+    type(c_ptr), intent(in) :: values(:)
+    integer, optional, intent(out) :: ierr
+    call check(c_block_writer_write_frame(w%ptr, time, values), ierr)
+  end subroutine
+
+  subroutine ab_block_writer_close(w, ierr)
+    type(ab_block_writer), intent(inout) :: w
+    integer, optional, intent(out) :: ierr
+    call check(c_block_writer_close(w%ptr), ierr)
+    w%ptr = c_null_ptr
+  end subroutine
+
+  subroutine ab_block_reader_open_int(comm, path, l, options, r, ierr)
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: path, options
+    type(ab_blocks), intent(in) :: l
+    type(ab_block_reader), intent(out) :: r
+    integer, optional, intent(out) :: ierr
+    call check(c_block_reader_open(int(comm, c_int), cstr(path), l%ptr, cstr(options), r%ptr), ierr)
+  end subroutine
+
+  subroutine ab_block_reader_open_f08(comm, path, l, options, r, ierr)
+    type(MPI_Comm), intent(in) :: comm
+    character(len=*), intent(in) :: path, options
+    type(ab_blocks), intent(in) :: l
+    type(ab_block_reader), intent(out) :: r
+    integer, optional, intent(out) :: ierr
+    call ab_block_reader_open_int(comm%MPI_VAL, path, l, options, r, ierr)
+  end subroutine
+
+  subroutine ab_block_reader_frames(r, frames, nvar, ierr)
+    type(ab_block_reader), intent(in) :: r
+    integer(c_int64_t), intent(out) :: frames
+    integer, intent(out) :: nvar
+    integer, optional, intent(out) :: ierr
+    integer(c_int) :: nv
+    call check(c_block_reader_frames(r%ptr, frames, nv), ierr)
+    nvar = int(nv)
+  end subroutine
+
+  ! Time of frame (0-based).
+  subroutine ab_block_reader_time(r, frame, time, ierr)
+    type(ab_block_reader), intent(in) :: r
+    integer(c_int64_t), intent(in) :: frame
+    real(c_double), intent(out) :: time
+    integer, optional, intent(out) :: ierr
+    call check(c_block_reader_time(r%ptr, frame, time), ierr)
+  end subroutine
+
+  ! COLLECTIVE. Frame (0-based) into the interiors of the arrays values points at.
+  subroutine ab_block_reader_read_frame(r, frame, values, ierr)
+    type(ab_block_reader), intent(in) :: r
+    integer(c_int64_t), intent(in) :: frame
+    type(c_ptr), intent(in) :: values(:)
+    integer, optional, intent(out) :: ierr
+    call check(c_block_reader_read_frame(r%ptr, frame, values), ierr)
+  end subroutine
+
+  subroutine ab_block_reader_read_grid(r, xyz, ierr)
+    type(ab_block_reader), intent(in) :: r
+    type(c_ptr), intent(in) :: xyz(:)
+    integer, optional, intent(out) :: ierr
+    call check(c_block_reader_read_grid(r%ptr, xyz), ierr)
+  end subroutine
+
+  subroutine ab_block_reader_close(r, ierr)
+    type(ab_block_reader), intent(inout) :: r
+    integer, optional, intent(out) :: ierr
+    call check(c_block_reader_close(r%ptr), ierr)
+    r%ptr = c_null_ptr
   end subroutine
 
 end module anabranch

@@ -295,3 +295,59 @@ def test_python_writes_and_restarts_on_another_rank_count(grid):
             r = mpirun(n, sys.executable, script, "read", grid / f"a{n}.json", out, env=env)
             lines = [l for l in r.stdout.splitlines() if l.startswith("rank ")]
             assert len(lines) == n and all(", 0 wrong, halo sum 0.0, times [0.25]" in l for l in lines), r.stdout
+
+
+def test_fortran_solver_writes_the_c_solvers_bytes(grid):
+    solver_f = os.environ.get("AB_BLOCKS_SOLVER_F")
+    if not solver_f:
+        pytest.skip("blocks_solver_f not built (no Fortran compiler)")
+    mpirun(3, SOLVER, grid / "a3.json", grid / "c.dat", 3, "records=fortran")
+    mpirun(2, solver_f, grid / "a2.json", grid / "f.dat", 3, "records=fortran")
+    assert (grid / "f.dat").read_bytes() == (grid / "c.dat").read_bytes()
+    # A restart of the C solver's file by the Fortran solver, on another process count.
+    mpirun(2, SOLVER, grid / "a2.json", grid / "c1.dat", 1, "records=fortran")
+    mpirun(3, solver_f, grid / "a3.json", grid / "f2.dat", 3, "records=fortran", grid / "c1.dat", 0)
+    assert (grid / "f2.dat").read_bytes() == (grid / "c.dat").read_bytes()
+
+
+PLAIN_FORTRAN_READER = """
+program plain_read
+  implicit none
+  integer :: nb, b, v, f, ni, nj, nk, u
+  double precision, allocatable :: q(:, :, :)
+  double precision :: total
+  open (newunit=u, file='dims.txt')
+  read (u, *) nb
+  open (10, file='c.dat', form='unformatted', access='sequential', status='old')
+  total = 0
+  do f = 1, 3
+    rewind (u)
+    read (u, *) nb
+    do b = 1, nb
+      read (u, *) ni, nj, nk
+      allocate (q(ni, nj, nk))
+      do v = 1, 5
+        read (10) q
+        total = total + sum(q) * v
+      end do
+      deallocate (q)
+    end do
+  end do
+  print '(es25.17)', total
+end program
+"""
+
+
+def test_a_plain_fortran_program_reads_the_records(grid):
+    gfortran = shutil.which("gfortran")
+    if not gfortran:
+        pytest.skip("gfortran not installed")
+    mpirun(3, SOLVER, grid / "a3.json", grid / "c.dat", 3, "records=fortran")
+    dims = dims_of(grid)
+    (grid / "dims.txt").write_text(f"{len(dims)}\n" + "".join(f"{a} {b} {c}\n" for a, b, c in dims))
+    (grid / "plain.f90").write_text(PLAIN_FORTRAN_READER)
+    subprocess.run([gfortran, "-O0", "plain.f90", "-o", "plain"], cwd=grid, check=True, capture_output=True)
+    r = subprocess.run(["./plain"], cwd=grid, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    want = sum(expected_state(b + 1, d, f)[v].sum() * (v + 1) for f in (1, 2, 3) for b, d in enumerate(dims) for v in range(NVAR))
+    assert float(r.stdout) == pytest.approx(want, rel=1e-12)

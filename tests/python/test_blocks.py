@@ -351,3 +351,25 @@ def test_a_plain_fortran_program_reads_the_records(grid):
     assert r.returncode == 0, r.stderr
     want = sum(expected_state(b + 1, d, f)[v].sum() * (v + 1) for f in (1, 2, 3) for b, d in enumerate(dims) for v in range(NVAR))
     assert float(r.stdout) == pytest.approx(want, rel=1e-12)
+
+
+def test_diff_compares_block_files_and_names_where(ab, grid):
+    mpirun(3, SOLVER, grid / "a3.json", grid / "a.dat", 2)
+    mpirun(2, SOLVER, grid / "a2.json", grid / "b.h5", 2)
+    r = ab("diff", grid / "a.dat", grid / "b.h5", "--json")
+    assert r.returncode == 0 and r.json()["identical"], r.stdout + r.stderr
+    side = json.loads((grid / "a.dat.json").read_text())
+    blk = side["blocks"][5]
+    ni, nj, nk = blk["dims"]
+    i, j, k = 2, 1, 0
+    at = side["frame_bytes"] + blk["offset"] + 3 * ni * nj * nk * 8 + ((k * nj + j) * ni + i) * 8  # frame 1, variable rhow
+    data = bytearray((grid / "a.dat").read_bytes())
+    old = np.frombuffer(bytes(data[at:at + 8]), "<f8")[0]
+    data[at:at + 8] = np.float64(old + 0.5).tobytes()
+    (grid / "a.dat").write_bytes(bytes(data))
+    r = ab("diff", grid / "a.dat", grid / "b.h5", "--json")
+    rep = r.json()
+    assert r.returncode == 1 and not rep["equal"]
+    v = next(x for x in rep["variables"] if x["name"] == "rhow")
+    assert (v["frame"], v["block"], v["ijk"], v["beyond"]) == (1, blk["id"], [i, j, k], 1) and v["max_abs"] == pytest.approx(0.5)
+    assert ab("diff", grid / "a.dat", grid / "b.h5", "--atol", "0.6").returncode == 0

@@ -2,6 +2,9 @@
 // format comes from OUT's extension or --to. Frames stream: one block of one variable at a
 // time per rank. Under mpiexec the ranks share the nodes and write collectively.
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <chrono>
 #include <cstdio>
@@ -13,7 +16,9 @@
 #include "core/progress.hpp"
 #include "core/provenance.hpp"
 #include "formats/serafin.hpp"
+#include "formats/vts.hpp"
 #include "formats/vtu.hpp"
+#include "pio/block_io.hpp"
 #include "pio/mpi_util.hpp"
 #include "pio/results.hpp"
 #include "pio/writer.hpp"
@@ -137,22 +142,144 @@ std::int64_t size_of(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? static_cast<std::int64_t>(st.st_size) : 0;
 }
 
+// Multi-block files: to the other block format (every block whole, dealt to the ranks), or
+// one frame to a VTK MultiBlock index (.vtm) and one StructuredGrid (.vts) per block.
+nlohmann::json convert_blocks(const ConvertOptions& o) {
+  std::string format = o.to;
+  if (format.empty()) {
+    std::string lower = o.output;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    format = ends_with(lower, ".vtm") ? "vtm" : hdf5_file_name(o.output) ? "hdf5" : "raw";
+  }
+  if (format != "vtm" && format != "hdf5" && format != "raw")
+    throw UsageError("a multi-block file converts to raw, hdf5 or vtm (--to " + format + ")");
+  const auto info = pio::describe_block_file(o.input);
+  nlohmann::json report = {{"input", o.input}, {"input_format", "blocks-" + info.format}, {"output", o.output},
+                           {"output_format", format == "vtm" ? "vtm" : "blocks-" + format}, {"blocks", info.blocks.size()}};
+  if (format == "vtm") {
+    if (info.frames() == 0) throw UsageError(o.input + " holds no frame to write");
+    const std::int64_t frame = o.frame < 0 ? info.frames() - 1 : o.frame;
+    if (frame >= info.frames()) throw UsageError("--frame " + std::to_string(frame) + ": " + o.input + " holds " + std::to_string(info.frames()));
+    refuse_open_input(o.output);
+    std::string stem = o.output.substr(0, o.output.size() - 4);
+    const std::string dir_name = stem.substr(stem.find_last_of('/') + 1);
+    if (::mkdir(stem.c_str(), 0755) != 0 && errno != EEXIST) throw IoError::from_errno("cannot create the folder", stem);
+    std::vector<std::pair<std::string, std::string>> entries;
+    std::vector<std::string> written;
+    try {
+      std::int64_t first = 0;
+      Progress progress("convert", static_cast<std::int64_t>(info.blocks.size()));
+      for (std::size_t b = 0; b < info.blocks.size(); ++b) {
+        const auto& blk = info.blocks[b];
+        const std::string name = "block_" + std::to_string(blk.id) + ".vts";
+        vts::write_block(stem + "/" + name, blk.dims, info.times[static_cast<std::size_t>(frame)], info.real_bytes, info.variables,
+                         [&](int c, std::vector<double>& out) {
+                           if (info.has_grid) return pio::read_block_array(info, 0, b, -(c + 1), out);
+                           out.resize(static_cast<std::size_t>(blk.points()));  // the index space, blocks along x
+                           for (std::int64_t n = 0; n < blk.points(); ++n) {
+                             const std::int64_t ijk[3] = {n % blk.dims[0], (n / blk.dims[0]) % blk.dims[1], n / (blk.dims[0] * blk.dims[1])};
+                             out[static_cast<std::size_t>(n)] = static_cast<double>(ijk[c] + (c == 0 ? first : 0));
+                           }
+                         },
+                         [&](int v, std::vector<double>& out) { pio::read_block_array(info, frame, b, v, out); });
+        written.push_back(stem + "/" + name);
+        entries.push_back({"block " + std::to_string(blk.id), dir_name + "/" + name});
+        first += blk.points();
+        progress.update(static_cast<std::int64_t>(b + 1));
+      }
+      vts::write_index(o.output, info.times[static_cast<std::size_t>(frame)], entries);
+      progress.finish();
+    } catch (...) {
+      for (const auto& w : written) ::unlink(w.c_str());
+      ::rmdir(stem.c_str());
+      throw;
+    }
+    report["frames"] = 1;
+    report["frame"] = frame;
+    return report;
+  }
+  // Block file to block file, through the parallel reader and writer.
+  pio::MpiSession mpi(nullptr, nullptr);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  BlockLayout l;
+  l.blocks = info.blocks;
+  const std::size_t nb = info.blocks.size();
+  for (std::size_t b = nb * static_cast<std::size_t>(rank) / static_cast<std::size_t>(size);
+       b < nb * static_cast<std::size_t>(rank + 1) / static_cast<std::size_t>(size); ++b) {
+    const auto& d = info.blocks[b].dims;
+    l.pieces.push_back({static_cast<std::int64_t>(b), {{{0, d[0]}, {0, d[1]}, {0, d[2]}}}});
+  }
+  pio::BlockFileOptions wo;
+  wo.format = format;
+  wo.real_bytes = info.real_bytes;
+  wo.atomic = true;
+  pio::BlockReader r(MPI_COMM_WORLD, o.input, l);
+  pio::BlockWriter w(MPI_COMM_WORLD, o.output, l, info.variables, wo);
+  auto arrays = [&](int n) {
+    std::vector<std::vector<double>> a;
+    for (std::size_t p = 0; p < l.pieces.size(); ++p)
+      for (int v = 0; v < n; ++v) a.emplace_back(static_cast<std::size_t>(l.memory_points(p)));
+    return a;
+  };
+  auto pointers = [](std::vector<std::vector<double>>& a) {
+    std::vector<double*> p;
+    for (auto& x : a) p.push_back(x.data());
+    return p;
+  };
+  if (info.has_grid && format == "hdf5") {
+    auto g = arrays(3);
+    auto p = pointers(g);
+    r.read_grid(p.data());
+    w.write_grid(const_cast<const double* const*>(p.data()));
+  }
+  std::optional<Progress> progress;
+  if (rank == 0) progress.emplace("convert", info.frames());
+  auto q = arrays(info.nvar());
+  auto p = pointers(q);
+  for (std::int64_t f = 0; f < info.frames(); ++f) {
+    r.read_frame(f, p.data());
+    w.write_frame(info.times[static_cast<std::size_t>(f)], const_cast<const double* const*>(p.data()));
+    if (progress) progress->update(f + 1);
+  }
+  w.close();
+  r.close();
+  if (progress) progress->finish();
+  report["frames"] = info.frames();
+  if (rank != 0) report["quiet"] = true;
+  return report;
+}
+
 }  // namespace
 
 Runner add_convert(CLI::App& app, Common& common) {
   auto o = std::make_shared<ConvertOptions>();
-  auto* sub = app.add_subcommand("convert", "Convert between SERAFIN, HDF5 (VTKHDF + XDMF, for ParaView) and VTU");
+  auto* sub = app.add_subcommand("convert", "Convert between SERAFIN, HDF5 (VTKHDF + XDMF, for ParaView) and VTU; multi-block files between raw, HDF5 and VTK MultiBlock (.vtm)");
   sub->add_option("input", o->input, "SERAFIN or anabranch HDF5 file")->required()->check(CLI::ExistingFile);
   sub->add_option("output", o->output, "output file; format from the extension (.slf .h5 .hdf .vtkhdf .vtu) or --to")->required();
-  sub->add_option("--to", o->to, "output format")->check(CLI::IsMember({"serafin", "hdf5", "vtu"}));
+  sub->add_option("--to", o->to, "output format (multi-block files: raw, hdf5 or vtm)")->check(CLI::IsMember({"serafin", "hdf5", "vtu", "raw", "vtm"}));
   sub->add_option("--frame", o->frame, "VTU: the frame to write, 0-based (default: the last)");
   sub->add_option("--strategy", o->strategy, "SERAFIN output under mpiexec: the write strategy")->capture_default_str();
   sub->add_flag("--json", common.json, "print a JSON summary on stdout");
   return [o, &common]() {
-    const std::string format = target_format(*o);
+    const std::string format = pio::is_block_file(o->input) ? std::string() : target_format(*o);
     if (o->input == o->output) throw UsageError("input and output are the same file: " + o->input);
     const auto t0 = std::chrono::steady_clock::now();
     provenance::add_input(o->input);
+    if (pio::is_block_file(o->input)) {
+      auto j = convert_blocks(*o);
+      if (j.contains("quiet")) return 0;
+      j["bytes"] = size_of(o->output);
+      j["seconds"] = seconds_since(t0);
+      if (common.json)
+        print_json(j);
+      else
+        std::printf("converted %s (%s, %lld frames) to %s (%s) in %.2f s\n", o->input.c_str(), j["input_format"].get<std::string>().c_str(),
+                    static_cast<long long>(j["frames"].get<std::int64_t>()), o->output.c_str(), j["output_format"].get<std::string>().c_str(),
+                    j["seconds"].get<double>());
+      return 0;
+    }
     // Alone (no MPI launcher), SERAFIN and VTU are written without MPI: its start-up would
     // cost more than converting a small file. HDF5 is written through MPI-IO, also alone.
     const bool alone = !pio::started_by_launcher() && format != "hdf5";

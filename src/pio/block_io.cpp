@@ -475,6 +475,20 @@ void read_array(std::ifstream& in, const BlockFileInfo& info, std::int64_t f, st
 
 }  // namespace
 
+void read_block_array(const BlockFileInfo& info, std::int64_t frame, std::size_t block, int var, std::vector<double>& out) {
+  std::ifstream in(info.path, std::ios::binary);
+  if (!in) throw IoError::from_errno("cannot open", info.path);
+  const std::int64_t n = info.blocks[block].points(), at = info.value_offset(frame, block, var);
+  std::vector<unsigned char> raw(static_cast<std::size_t>(n * info.real_bytes));
+  in.seekg(at);
+  in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
+  if (!in)
+    throw FormatError(info.path, "block " + std::to_string(info.blocks[block].id) + (var >= 0 ? ", frame " + std::to_string(frame) : ", grid"), at,
+                      "the file ends inside the values");
+  out.resize(static_cast<std::size_t>(n));
+  from_file(raw.data(), out.data(), n, info.real_bytes);
+}
+
 BlockDiffReport compare_block_files(const BlockFileInfo& a, const BlockFileInfo& b,
                                     const std::function<std::pair<double, double>(const std::string&)>& tolerance) {
   BlockDiffReport r;

@@ -89,6 +89,8 @@ struct BlockFileInfo {
 bool is_block_file(const std::string& path);
 // Reads the description of a block file (no MPI). FormatError naming the file and the entry.
 BlockFileInfo describe_block_file(const std::string& path);
+// Serial: one block's array of variable var (-1, -2, -3: the grid's x, y, z) in frame f.
+void read_block_array(const BlockFileInfo& info, std::int64_t frame, std::size_t block, int var, std::vector<double>& out);
 // Serial check of every byte the description promises: the file's size, every record
 // marker (raw with records), finite values. Returns "" when sound, else one line naming
 // the frame, block, variable and byte offset of the first damage.

@@ -142,9 +142,13 @@ def test_hdf5_file_read_with_h5py_and_restarted(grid):
 PARAVIEW_BLOCKS = r"""
 import json, sys
 from paraview import simple, servermanager as sm
-r = simple.XDMFReader(FileNames=[sys.argv[1]])
-r.UpdatePipelineInformation()
-times = list(r.TimestepValues)
+if sys.argv[1].endswith(".vtm"):
+    r = simple.XMLMultiBlockDataReader(FileName=[sys.argv[1]])
+    times = [0.3]
+else:
+    r = simple.XDMFReader(FileNames=[sys.argv[1]])
+    r.UpdatePipelineInformation()
+    times = list(r.TimestepValues)
 r.UpdatePipeline(times[-1])
 d = sm.Fetch(r)
 out = []
@@ -161,25 +165,41 @@ print(json.dumps({"times": times, "blocks": out}))
 """
 
 
-def test_paraview_opens_every_block(grid):
+def test_paraview_opens_every_block(ab, grid):
+    """The XDMF sidecar (every frame) and a frame converted to VTK MultiBlock (.vtm + .vts)."""
     from test_hdf5 import paraview_python
     py = paraview_python()
     if not py:
         pytest.skip("ParaView's Python module is not installed (Debian: python3-paraview)")
     mpirun(2, SOLVER, grid / "a2.json", grid / "run.h5", 3)
+    r = ab("convert", grid / "run.h5", grid / "run.vtm")
+    assert r.returncode == 0, r.stderr
     script = grid / "pv.py"
     script.write_text(PARAVIEW_BLOCKS)
-    r = subprocess.run([py, script, grid / "run.h5.xmf"], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
-    j = json.loads(r.stdout.strip().splitlines()[-1])
-    assert j["times"] == pytest.approx([0.1, 0.2, 0.3])
-    dims = dims_of(grid)
-    assert len(j["blocks"]) == len(dims)
-    for b, got in enumerate(j["blocks"]):
-        ni, nj, nk = dims[b]
-        assert got["type"] == "vtkStructuredGrid" and got["dims"] == [ni, nj, nk] and got["points"] == ni * nj * nk
-        assert got["rho"] == expected_state(b + 1, dims[b], 3)[0, 0, 0, 0]
-        assert got["x0"] == 40.0 * ((b + 1) % 16)
+    for view in ("run.h5.xmf", "run.vtm"):
+        r = subprocess.run([py, script, grid / view], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        j = json.loads(r.stdout.strip().splitlines()[-1])
+        if view.endswith(".xmf"):
+            assert j["times"] == pytest.approx([0.1, 0.2, 0.3])
+        dims = dims_of(grid)
+        assert len(j["blocks"]) == len(dims), view
+        for b, got in enumerate(j["blocks"]):
+            ni, nj, nk = dims[b]
+            assert got["type"] == "vtkStructuredGrid" and got["dims"] == [ni, nj, nk] and got["points"] == ni * nj * nk, view
+            assert got["rho"] == expected_state(b + 1, dims[b], 3)[0, 0, 0, 0], view
+            assert got["x0"] == 40.0 * ((b + 1) % 16), view
+
+
+def test_convert_between_block_formats_gives_the_same_values(ab, grid):
+    mpirun(3, SOLVER, grid / "a3.json", grid / "run.dat", 2, "records=fortran")
+    assert ab("convert", grid / "run.dat", grid / "run.h5").returncode == 0
+    r = mpirun(3, conftest.EXE, "convert", grid / "run.h5", grid / "back.dat")
+    assert ab("diff", grid / "back.dat", grid / "run.dat").returncode == 0
+    mpirun(2, SOLVER, grid / "a2.json", grid / "plain.dat", 2)
+    assert (grid / "back.dat").read_bytes() == (grid / "plain.dat").read_bytes()
+    r = ab("convert", grid / "run.dat", grid / "run.dat.vtm", "--frame", "7")
+    assert r.returncode != 0 and "--frame 7" in r.stderr and not (grid / "run.dat.vtm").exists()
 
 
 def test_output_named_like_the_restart_input_is_refused(grid):

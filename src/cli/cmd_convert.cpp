@@ -16,6 +16,7 @@
 #include "core/progress.hpp"
 #include "core/provenance.hpp"
 #include "formats/serafin.hpp"
+#include "formats/plot3d.hpp"
 #include "formats/vts.hpp"
 #include "formats/vtu.hpp"
 #include "pio/block_io.hpp"
@@ -144,16 +145,72 @@ std::int64_t size_of(const std::string& path) {
 
 // Multi-block files: to the other block format (every block whole, dealt to the ranks), or
 // one frame to a VTK MultiBlock index (.vtm) and one StructuredGrid (.vts) per block.
+bool plot3d_name(const std::string& path) {
+  std::string lower = path;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* e : {".xyz", ".x", ".g", ".p3d", ".grd"})
+    if (ends_with(lower, e)) return true;
+  return false;
+}
+
+// A PLOT3D grid into an HDF5 block file (the grid, no frame yet), every rank its share of
+// the blocks.
+nlohmann::json convert_plot3d(const ConvertOptions& o) {
+  if (!hdf5_file_name(o.output) && o.to != "hdf5") throw UsageError("a PLOT3D grid converts to an HDF5 block file (.h5): " + o.output);
+  pio::MpiSession mpi(nullptr, nullptr);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  plot3d::Grid g;
+  pio::collective(MPI_COMM_WORLD, [&] { g = plot3d::read_header(o.input); });
+  BlockLayout l;
+  l.blocks = g.blocks;
+  const std::size_t nb = g.blocks.size();
+  for (std::size_t b = nb * static_cast<std::size_t>(rank) / static_cast<std::size_t>(size);
+       b < nb * static_cast<std::size_t>(rank + 1) / static_cast<std::size_t>(size); ++b) {
+    const auto& d = g.blocks[b].dims;
+    l.pieces.push_back({static_cast<std::int64_t>(b), {{{0, d[0]}, {0, d[1]}, {0, d[2]}}}});
+  }
+  pio::BlockFileOptions wo;
+  wo.format = "hdf5";
+  wo.atomic = true;
+  pio::BlockWriter w(MPI_COMM_WORLD, o.output, l, {}, wo);
+  std::vector<std::vector<double>> xyz;
+  pio::collective(MPI_COMM_WORLD, [&] {
+    for (const auto& p : l.pieces)
+      for (int c = 0; c < 3; ++c) {
+        xyz.emplace_back();
+        plot3d::read_coordinate(g, static_cast<std::size_t>(p.block), c, xyz.back());
+      }
+  });
+  std::vector<const double*> ptr;
+  for (const auto& x : xyz) ptr.push_back(x.data());
+  w.write_grid(ptr.data());
+  w.close();
+  nlohmann::json j = {{"input", o.input}, {"input_format", "plot3d"}, {"output", o.output}, {"output_format", "blocks-hdf5"},
+                      {"blocks", nb}, {"frames", 0}, {"precision", g.real_bytes}, {"big_endian", g.big_endian}, {"records", g.records},
+                      {"iblank", g.iblank}};
+  if (rank != 0) j["quiet"] = true;
+  return j;
+}
+
 nlohmann::json convert_blocks(const ConvertOptions& o) {
   std::string format = o.to;
   if (format.empty()) {
     std::string lower = o.output;
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    format = ends_with(lower, ".vtm") ? "vtm" : hdf5_file_name(o.output) ? "hdf5" : "raw";
+    format = ends_with(lower, ".vtm") ? "vtm" : hdf5_file_name(o.output) ? "hdf5" : plot3d_name(o.output) ? "plot3d" : "raw";
   }
-  if (format != "vtm" && format != "hdf5" && format != "raw")
-    throw UsageError("a multi-block file converts to raw, hdf5 or vtm (--to " + format + ")");
+  if (format != "vtm" && format != "hdf5" && format != "raw" && format != "plot3d")
+    throw UsageError("a multi-block file converts to raw, hdf5, vtm or plot3d (--to " + format + ")");
   const auto info = pio::describe_block_file(o.input);
+  if (format == "plot3d") {
+    if (!info.has_grid) throw UsageError(o.input + " holds no grid coordinates to write as PLOT3D");
+    refuse_open_input(o.output);
+    plot3d::write(o.output, info.blocks, false, [&](std::size_t b, int c, std::vector<double>& out) { pio::read_block_array(info, 0, b, -(c + 1), out); });
+    return {{"input", o.input}, {"input_format", "blocks-" + info.format}, {"output", o.output}, {"output_format", "plot3d"},
+            {"blocks", info.blocks.size()}, {"frames", 0}};
+  }
   nlohmann::json report = {{"input", o.input}, {"input_format", "blocks-" + info.format}, {"output", o.output},
                            {"output_format", format == "vtm" ? "vtm" : "blocks-" + format}, {"blocks", info.blocks.size()}};
   if (format == "vtm") {
@@ -255,20 +312,21 @@ nlohmann::json convert_blocks(const ConvertOptions& o) {
 
 Runner add_convert(CLI::App& app, Common& common) {
   auto o = std::make_shared<ConvertOptions>();
-  auto* sub = app.add_subcommand("convert", "Convert between SERAFIN, HDF5 (VTKHDF + XDMF, for ParaView) and VTU; multi-block files between raw, HDF5 and VTK MultiBlock (.vtm)");
+  auto* sub = app.add_subcommand("convert", "Convert between SERAFIN, HDF5 (VTKHDF + XDMF, for ParaView) and VTU; multi-block files between raw, HDF5, VTK MultiBlock (.vtm) and PLOT3D grids");
   sub->add_option("input", o->input, "SERAFIN or anabranch HDF5 file")->required()->check(CLI::ExistingFile);
   sub->add_option("output", o->output, "output file; format from the extension (.slf .h5 .hdf .vtkhdf .vtu) or --to")->required();
-  sub->add_option("--to", o->to, "output format (multi-block files: raw, hdf5 or vtm)")->check(CLI::IsMember({"serafin", "hdf5", "vtu", "raw", "vtm"}));
+  sub->add_option("--to", o->to, "output format (multi-block files: raw, hdf5, vtm or plot3d; a PLOT3D grid: hdf5)")->check(CLI::IsMember({"serafin", "hdf5", "vtu", "raw", "vtm", "plot3d"}));
   sub->add_option("--frame", o->frame, "VTU: the frame to write, 0-based (default: the last)");
   sub->add_option("--strategy", o->strategy, "SERAFIN output under mpiexec: the write strategy")->capture_default_str();
   sub->add_flag("--json", common.json, "print a JSON summary on stdout");
   return [o, &common]() {
-    const std::string format = pio::is_block_file(o->input) ? std::string() : target_format(*o);
+    const std::string format = pio::is_block_file(o->input) || plot3d::is_plot3d(o->input) ? std::string() : target_format(*o);
     if (o->input == o->output) throw UsageError("input and output are the same file: " + o->input);
     const auto t0 = std::chrono::steady_clock::now();
     provenance::add_input(o->input);
-    if (pio::is_block_file(o->input)) {
-      auto j = convert_blocks(*o);
+    const bool grid_in = !pio::is_block_file(o->input) && plot3d::is_plot3d(o->input);
+    if (pio::is_block_file(o->input) || grid_in) {
+      auto j = grid_in ? convert_plot3d(*o) : convert_blocks(*o);
       if (j.contains("quiet")) return 0;
       j["bytes"] = size_of(o->output);
       j["seconds"] = seconds_since(t0);

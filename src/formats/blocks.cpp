@@ -2,10 +2,12 @@
 #include "formats/blocks.hpp"
 
 #include <nlohmann/json.hpp>
+#include <fstream>
 #include <sstream>
 
 #include "core/error.hpp"
 #include "core/io.hpp"
+#include "formats/plot3d.hpp"
 
 namespace anabranch::blocks {
 namespace {
@@ -181,7 +183,18 @@ Assignment parse_assignment(const std::string& text, const std::string& name) {
   return a;
 }
 
-Assignment read_assignment(const std::string& path) { return parse_assignment(read_text_file(path), path); }
+Assignment read_assignment(const std::string& path) {
+  if (plot3d::is_plot3d(path)) {  // every block whole, on process 0
+    Assignment a;
+    for (const auto& s : plot3d::read_header(path).blocks) {
+      a.grid.push_back(s);
+      a.pieces.push_back({static_cast<std::int64_t>(a.grid.size() - 1), {{{0, s.dims[0]}, {0, s.dims[1]}, {0, s.dims[2]}}}});
+      a.process.push_back(0);
+    }
+    return a;
+  }
+  return parse_assignment(read_text_file(path), path);
+}
 
 BlockLayout layout_for_rank(const Assignment& a, int rank, const std::array<std::int64_t, 3>& halo) {
   BlockLayout l;
@@ -193,6 +206,25 @@ BlockLayout layout_for_rank(const Assignment& a, int rank, const std::array<std:
 }
 
 File read(const std::string& path) {
+  // A binary file: a PLOT3D grid (its blocks' dimensions; PLOT3D names no shared faces).
+  {
+    std::ifstream in(path, std::ios::binary);
+    unsigned char head[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+    in.read(reinterpret_cast<char*>(head), 8);
+    bool binary = false;
+    for (const unsigned char c : head) binary = binary || (c < 32 && c != '\t' && c != '\n' && c != '\r') || c >= 127;
+    if (binary) {
+      File f;
+      for (const auto& s : plot3d::read_header(path).blocks) {
+        Block b;
+        b.id = s.id;
+        b.cells = s.dims;
+        b.weight = static_cast<double>(s.points());
+        f.blocks.push_back(b);
+      }
+      return f;
+    }
+  }
   return parse(read_text_file(path), path);
 }
 

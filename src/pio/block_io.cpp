@@ -630,7 +630,7 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
   m.info.records = options.records && m.info.format == "raw";
   collective(comm, [&] {
     layout.check();
-    if (variables.empty()) throw UsageError("a block file needs at least one variable");
+    if (variables.empty() && m.info.format == "raw") throw UsageError("a raw block file needs at least one variable");
     if (options.real_bytes != 4 && options.real_bytes != 8) throw UsageError("precision must be 4 or 8 bytes");
     if (options.records && m.info.format != "raw") throw UsageError("records=fortran is an option of the raw format");
 #ifndef ANABRANCH_HAVE_HDF5

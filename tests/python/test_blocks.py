@@ -393,3 +393,60 @@ def test_diff_compares_block_files_and_names_where(ab, grid):
     v = next(x for x in rep["variables"] if x["name"] == "rhow")
     assert (v["frame"], v["block"], v["ijk"], v["beyond"]) == (1, blk["id"], [i, j, k], 1) and v["max_abs"] == pytest.approx(0.5)
     assert ab("diff", grid / "a.dat", grid / "b.h5", "--atol", "0.6").returncode == 0
+
+
+P3D_DIMS = [(5, 4, 3), (7, 2, 6), (3, 3, 1)]
+
+
+def write_plot3d(path, big=False, single=False, records=True, iblank=False, two_d=False, multi=True, dims=P3D_DIMS):
+    e = ">" if big else "<"
+    rt, it = np.dtype(e + ("f4" if single else "f8")), np.dtype(e + "i4")
+    out = bytearray()
+
+    def rec(b):
+        nonlocal out
+        mark = np.array([len(b)], it).tobytes() if records else b""
+        out += mark + b + mark
+    if multi:
+        rec(np.array([len(dims)], it).tobytes())
+    rec(np.array([d[:2] if two_d else d for d in dims], it).tobytes())
+    for b, (ni, nj, nk) in enumerate(dims):
+        k, j, i = np.meshgrid(np.arange(nk), np.arange(nj), np.arange(ni), indexing="ij")
+        xyz = [i.ravel() + 10.0 * b, j.ravel() * 0.5, k.ravel() * 0.25][: 2 if two_d else 3]
+        data = b"".join(np.asarray(c, rt).tobytes() for c in xyz)
+        if iblank:
+            data += np.ones(ni * nj * nk, it).tobytes()
+        rec(data)
+    path.write_bytes(bytes(out))
+
+
+@pytest.mark.parametrize("variant", [{}, {"big": True}, {"single": True, "big": True}, {"records": False}, {"iblank": True},
+                                     {"two_d": True, "dims": [(5, 4, 1), (7, 2, 1)]}, {"multi": False, "dims": [(6, 5, 4)]}])
+def test_plot3d_grids_in_balance_and_round_trip(ab, tmp_path, variant):
+    write_plot3d(tmp_path / "g.xyz", **variant)
+    dims = variant.get("dims", P3D_DIMS)
+    r = ab("balance", tmp_path / "g.xyz", "-n", 2, "--json")
+    assert r.returncode == 0, r.stderr
+    assert [g["cells"] for g in r.json()["grid"]] == [list(d) for d in dims]
+    assert ab("convert", tmp_path / "g.xyz", tmp_path / "g.h5").returncode == 0
+    h5py = pytest.importorskip("h5py")
+    with h5py.File(tmp_path / "g.h5") as f:
+        off = f["blocks/offsets"][:]
+        ni, nj, nk = dims[-1]
+        x = f["grid/x"][off[-2]:off[-1]].reshape(nk, nj, ni)
+        assert x[0, 0, ni - 1] == ni - 1 + 10.0 * (len(dims) - 1) and list(f["frames"]) == []
+    # Back to PLOT3D: the canonical form (multi-grid 3D, double, little-endian, records).
+    assert ab("convert", tmp_path / "g.h5", tmp_path / "back.xyz").returncode == 0
+    write_plot3d(tmp_path / "want.xyz", dims=[d if len(d) == 3 else (*d, 1) for d in dims])
+    if not variant.get("two_d"):
+        assert (tmp_path / "back.xyz").read_bytes() == (tmp_path / "want.xyz").read_bytes()
+
+
+def test_a_damaged_plot3d_grid_is_named(ab, tmp_path):
+    write_plot3d(tmp_path / "g.xyz")
+    data = (tmp_path / "g.xyz").read_bytes()
+    (tmp_path / "cut.xyz").write_bytes(data[:-9])
+    for cmd in (("balance", tmp_path / "cut.xyz", "-n", 2), ("convert", tmp_path / "cut.xyz", tmp_path / "cut.h5")):
+        r = ab(*cmd)
+        assert r.returncode != 0 and "cut.xyz" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "cut.h5").exists()

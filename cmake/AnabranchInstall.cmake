@@ -13,6 +13,9 @@ install(TARGETS anabranch_c EXPORT anabranchTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/anabranch/anabranch.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/anabranch)
 install(TARGETS anabranch_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET anabranch_cgns)  # the CGNS helper, found beside the executable
+  install(TARGETS anabranch_cgns RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 set(AB_CONFIG_MPI_COMPONENTS C)
 if(ANABRANCH_HAVE_FORTRAN)
   set(AB_CONFIG_MPI_COMPONENTS C Fortran)

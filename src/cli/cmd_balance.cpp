@@ -2,10 +2,13 @@
 // work, with METIS (block graph: cells as vertex weights, shared face cells as edge
 // weights) or greedy longest-processing-time, splitting blocks when the balance needs it;
 // compared with the round-robin assignment codes use by default.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
 
+#include "cli/cgns_helper.hpp"
 #include "cli/commands.hpp"
 #include "core/error.hpp"
 #include "formats/blocks.hpp"
@@ -27,7 +30,7 @@ struct BalanceCli {
 Runner add_balance(CLI::App& app, Common& common) {
   auto o = std::make_shared<BalanceCli>();
   auto* sub = app.add_subcommand("balance", "Deal the blocks of a multi-block grid to P processes by work (COSA's load balancing)");
-  sub->add_option("blocks", o->file, "block file: JSON {\"blocks\": [...], \"faces\": [...]} or text \"id ni nj nk\" lines")
+  sub->add_option("blocks", o->file, "block file: JSON {\"blocks\": [...], \"faces\": [...]}, text \"id ni nj nk\" lines, a PLOT3D grid or a CGNS file (zones and their 1-to-1 faces)")
       ->required()->check(CLI::ExistingFile);
   sub->add_option("-n,--procs", o->procs, "number of processes")->required();
   sub->add_option("--method", o->method, "metis (work and communication) or greedy (longest processing time first)")
@@ -41,7 +44,18 @@ Runner add_balance(CLI::App& app, Common& common) {
     if (o->procs < 1) throw UsageError("the number of processes must be at least 1 (-n)");
     if (o->tolerance < 1.0) throw UsageError("--tolerance is a max/mean ratio: at least 1");
     if (o->method.empty()) o->method = metis_available() ? "metis" : "greedy";
-    const auto file = blocks::read(o->file);
+    blocks::File file;
+    if (cgns_file_name(o->file)) {  // the zones' dimensions and their 1-to-1 faces, from the CGNS helper
+      std::string text;
+      run_cgns_helper({"blocks", o->file}, nullptr, [&](int fd) {
+        char buf[65536];
+        ssize_t r;
+        while ((r = ::read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(r));
+      });
+      file = blocks::parse(text, o->file);
+    } else {
+      file = blocks::read(o->file);
+    }
     BalanceOptions opt;
     opt.method = parse_balance_method(o->method);
     opt.comm_weight = o->comm_weight;

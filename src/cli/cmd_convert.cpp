@@ -7,10 +7,12 @@
 #include <cerrno>
 
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/cgns_helper.hpp"
 #include "cli/paths.hpp"
 #include "core/error.hpp"
 #include "core/progress.hpp"
@@ -194,16 +196,116 @@ nlohmann::json convert_plot3d(const ConvertOptions& o) {
   return j;
 }
 
+// A CGNS file (structured zones, vertex solutions) into a block file, through the helper;
+// written by rank 0 alone.
+nlohmann::json convert_cgns(const ConvertOptions& o) {
+  const std::string format = !o.to.empty() ? o.to : hdf5_file_name(o.output) ? "hdf5" : "raw";
+  if (format != "hdf5" && format != "raw") throw UsageError("a CGNS file converts to a block file: raw or hdf5 (--to " + format + ")");
+  pio::MpiSession mpi(nullptr, nullptr);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  nlohmann::json report;
+  pio::collective(MPI_COMM_WORLD, [&] {
+    if (rank != 0) return;
+    run_cgns_helper({"read", o.input}, nullptr, [&](int fd) {
+      char magic[8];
+      read_fd(fd, magic, 8);
+      if (std::memcmp(magic, "ABBLKS1\n", 8) != 0) throw FormatError("anabranch-cgns: not a block stream");
+      std::uint64_t n = 0;
+      read_fd(fd, &n, 8);
+      std::string text(n, '\0');
+      read_fd(fd, text.data(), n);
+      const auto h = nlohmann::json::parse(text);
+      BlockLayout l;
+      for (const auto& b : h["blocks"]) {
+        l.blocks.push_back({b[0].get<std::int64_t>(), {b[1].get<std::int64_t>(), b[2].get<std::int64_t>(), b[3].get<std::int64_t>()}});
+        const auto& d = l.blocks.back().dims;
+        l.pieces.push_back({static_cast<std::int64_t>(l.blocks.size() - 1), {{{0, d[0]}, {0, d[1]}, {0, d[2]}}}});
+      }
+      const auto vars = h["variables"].get<std::vector<std::string>>();
+      const auto times = h["times"].get<std::vector<double>>();
+      pio::BlockFileOptions wo;
+      wo.format = format;
+      wo.atomic = true;
+      pio::BlockWriter w(MPI_COMM_SELF, o.output, l, vars, wo);
+      std::vector<std::vector<double>> a(l.blocks.size() * std::max<std::size_t>(3, vars.size()));
+      std::vector<const double*> p;
+      auto fill = [&](std::size_t per) {
+        p.clear();
+        for (std::size_t b = 0; b < l.blocks.size(); ++b)
+          for (std::size_t c = 0; c < per; ++c) {
+            auto& x = a[b * per + c];
+            x.resize(static_cast<std::size_t>(l.blocks[b].points()));
+            read_fd(fd, x.data(), x.size() * 8);
+            p.push_back(x.data());
+          }
+      };
+      fill(3);
+      if (format == "hdf5") w.write_grid(p.data());
+      for (double t : times) {
+        fill(vars.size());
+        w.write_frame(t, p.data());
+      }
+      w.close();
+      report = {{"input", o.input}, {"input_format", "cgns"}, {"output", o.output}, {"output_format", "blocks-" + format},
+                {"blocks", l.blocks.size()}, {"frames", times.size()}};
+    });
+  });
+  if (rank != 0) report["quiet"] = true;
+  return report;
+}
+
 nlohmann::json convert_blocks(const ConvertOptions& o) {
   std::string format = o.to;
   if (format.empty()) {
     std::string lower = o.output;
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    format = ends_with(lower, ".vtm") ? "vtm" : hdf5_file_name(o.output) ? "hdf5" : plot3d_name(o.output) ? "plot3d" : "raw";
+    format = ends_with(lower, ".vtm")     ? "vtm"
+             : hdf5_file_name(o.output) ? "hdf5"
+             : plot3d_name(o.output)    ? "plot3d"
+             : cgns_file_name(o.output) ? "cgns"
+                                        : "raw";
   }
-  if (format != "vtm" && format != "hdf5" && format != "raw" && format != "plot3d")
-    throw UsageError("a multi-block file converts to raw, hdf5, vtm or plot3d (--to " + format + ")");
+  if (format != "vtm" && format != "hdf5" && format != "raw" && format != "plot3d" && format != "cgns")
+    throw UsageError("a multi-block file converts to raw, hdf5, vtm, plot3d or cgns (--to " + format + ")");
   const auto info = pio::describe_block_file(o.input);
+  if (format == "cgns") {  // streamed to the helper: the grid, then frame after frame
+    refuse_open_input(o.output);
+    std::optional<Progress> progress;
+    run_cgns_helper({"write", o.output}, [&](int fd) {
+      nlohmann::json h;
+      nlohmann::json blocks = nlohmann::json::array();
+      for (const auto& b : info.blocks) blocks.push_back({b.id, b.dims[0], b.dims[1], b.dims[2]});
+      h["blocks"] = blocks;
+      h["variables"] = info.variables;
+      h["times"] = info.times;
+      h["grid"] = info.has_grid;
+      const std::string text = h.dump();
+      const std::uint64_t n = text.size();
+      write_fd(fd, "ABBLKS1\n", 8);
+      write_fd(fd, &n, 8);
+      write_fd(fd, text.data(), text.size());
+      std::vector<double> v;
+      if (info.has_grid)
+        for (std::size_t b = 0; b < info.blocks.size(); ++b)
+          for (int c = 0; c < 3; ++c) {
+            pio::read_block_array(info, 0, b, -(c + 1), v);
+            write_fd(fd, v.data(), v.size() * 8);
+          }
+      progress.emplace("convert", info.frames());
+      for (std::int64_t f = 0; f < info.frames(); ++f) {
+        for (std::size_t b = 0; b < info.blocks.size(); ++b)
+          for (int var = 0; var < info.nvar(); ++var) {
+            pio::read_block_array(info, f, b, var, v);
+            write_fd(fd, v.data(), v.size() * 8);
+          }
+        progress->update(f + 1);
+      }
+    }, nullptr);
+    if (progress) progress->finish();
+    return {{"input", o.input}, {"input_format", "blocks-" + info.format}, {"output", o.output}, {"output_format", "cgns"},
+            {"blocks", info.blocks.size()}, {"frames", info.frames()}};
+  }
   if (format == "plot3d") {
     if (!info.has_grid) throw UsageError(o.input + " holds no grid coordinates to write as PLOT3D");
     refuse_open_input(o.output);
@@ -312,21 +414,23 @@ nlohmann::json convert_blocks(const ConvertOptions& o) {
 
 Runner add_convert(CLI::App& app, Common& common) {
   auto o = std::make_shared<ConvertOptions>();
-  auto* sub = app.add_subcommand("convert", "Convert between SERAFIN, HDF5 (VTKHDF + XDMF, for ParaView) and VTU; multi-block files between raw, HDF5, VTK MultiBlock (.vtm) and PLOT3D grids");
+  auto* sub = app.add_subcommand("convert", "Convert between SERAFIN, HDF5 (VTKHDF + XDMF, for ParaView) and VTU; multi-block files between raw, HDF5, VTK MultiBlock (.vtm), PLOT3D grids and CGNS");
   sub->add_option("input", o->input, "SERAFIN or anabranch HDF5 file")->required()->check(CLI::ExistingFile);
   sub->add_option("output", o->output, "output file; format from the extension (.slf .h5 .hdf .vtkhdf .vtu) or --to")->required();
-  sub->add_option("--to", o->to, "output format (multi-block files: raw, hdf5, vtm or plot3d; a PLOT3D grid: hdf5)")->check(CLI::IsMember({"serafin", "hdf5", "vtu", "raw", "vtm", "plot3d"}));
+  sub->add_option("--to", o->to, "output format (multi-block files: raw, hdf5, vtm, plot3d or cgns; a PLOT3D grid: hdf5; a CGNS file: raw or hdf5)")->check(CLI::IsMember({"serafin", "hdf5", "vtu", "raw", "vtm", "plot3d", "cgns"}));
   sub->add_option("--frame", o->frame, "VTU: the frame to write, 0-based (default: the last)");
   sub->add_option("--strategy", o->strategy, "SERAFIN output under mpiexec: the write strategy")->capture_default_str();
   sub->add_flag("--json", common.json, "print a JSON summary on stdout");
   return [o, &common]() {
-    const std::string format = pio::is_block_file(o->input) || plot3d::is_plot3d(o->input) ? std::string() : target_format(*o);
+    const std::string format =
+        cgns_file_name(o->input) || pio::is_block_file(o->input) || plot3d::is_plot3d(o->input) ? std::string() : target_format(*o);
     if (o->input == o->output) throw UsageError("input and output are the same file: " + o->input);
     const auto t0 = std::chrono::steady_clock::now();
     provenance::add_input(o->input);
-    const bool grid_in = !pio::is_block_file(o->input) && plot3d::is_plot3d(o->input);
-    if (pio::is_block_file(o->input) || grid_in) {
-      auto j = grid_in ? convert_plot3d(*o) : convert_blocks(*o);
+    const bool cgns_in = cgns_file_name(o->input);
+    const bool grid_in = !cgns_in && !pio::is_block_file(o->input) && plot3d::is_plot3d(o->input);
+    if (cgns_in || grid_in || pio::is_block_file(o->input)) {
+      auto j = cgns_in ? convert_cgns(*o) : grid_in ? convert_plot3d(*o) : convert_blocks(*o);
       if (j.contains("quiet")) return 0;
       j["bytes"] = size_of(o->output);
       j["seconds"] = seconds_since(t0);

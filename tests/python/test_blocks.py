@@ -450,3 +450,75 @@ def test_a_damaged_plot3d_grid_is_named(ab, tmp_path):
         r = ab(*cmd)
         assert r.returncode != 0 and "cut.xyz" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert not (tmp_path / "cut.h5").exists()
+
+
+def cgns_helper():
+    exe = pathlib.Path(conftest.EXE or "").parent / "anabranch-cgns"
+    if not exe.exists():
+        pytest.skip("built without CGNS (Debian: libcgns-dev)")
+    return exe
+
+
+def test_cgns_export_and_back(ab, grid):
+    """One structured zone per block (flat blocks in a 2D base), the grid, a FlowSolution per
+    frame, the times; read back into the same bytes, and by CGNS's own cgns_to_vtk."""
+    cgns_helper()
+    mpirun(3, SOLVER, grid / "a3.json", grid / "run.h5", 3)
+    mpirun(3, SOLVER, grid / "a3.json", grid / "run.dat", 3)
+    r = ab("convert", grid / "run.h5", grid / "run.cgns", "--json")
+    assert r.returncode == 0, r.stderr
+    assert r.json()["frames"] == 3 and r.json()["blocks"] == 300
+    assert ab("convert", grid / "run.cgns", grid / "back.dat").returncode == 0
+    assert (grid / "back.dat").read_bytes() == (grid / "run.dat").read_bytes()
+    assert ab("convert", grid / "run.cgns", grid / "back.h5").returncode == 0
+    d = ab("diff", grid / "back.h5", grid / "run.h5", "--json")
+    assert d.returncode == 0 and d.json()["identical"]
+    to_vtk = shutil.which("cgns_to_vtk")
+    if to_vtk:
+        out = grid / "vtk"
+        out.mkdir()
+        subprocess.run([to_vtk, grid / "run.cgns", out], check=True, capture_output=True, timeout=300)
+        assert len(list(out.iterdir())) >= sum(1 for d in dims_of(grid) if d[2] > 1)
+
+
+ONE_TO_ONE = r"""
+#include <cgnslib.h>
+#include <stdio.h>
+int main(int argc, char** argv) {
+  int fn, B, Z1, Z2, C, I;
+  double x[4 * 3 * 2] = {0};
+  cgsize_t s1[9] = {4, 3, 2, 3, 2, 1, 0, 0, 0}, s2[9] = {5, 3, 2, 4, 2, 1, 0, 0, 0};
+  if (cg_open(argv[1], CG_MODE_WRITE, &fn) || cg_base_write(fn, "Base", 3, 3, &B) ||
+      cg_zone_write(fn, B, "left", s1, CGNS_ENUMV(Structured), &Z1) || cg_zone_write(fn, B, "right", s2, CGNS_ENUMV(Structured), &Z2))
+    return 1;
+  cgsize_t r1[6] = {4, 1, 1, 4, 3, 2}, d1[6] = {1, 1, 1, 1, 3, 2}, r2[6] = {1, 1, 1, 1, 3, 2}, d2[6] = {4, 1, 1, 4, 3, 2};
+  int t[3] = {1, 2, 3};
+  if (cg_1to1_write(fn, B, Z1, "to right", "right", r1, d1, t, &I) || cg_1to1_write(fn, B, Z2, "to left", "left", r2, d2, t, &I)) return 1;
+  return cg_close(fn);
+}
+"""
+
+
+def test_balance_reads_cgns_zones_and_their_faces(ab, tmp_path):
+    cgns_helper()
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler")
+    (tmp_path / "w.c").write_text(ONE_TO_ONE)
+    subprocess.run([cc, "w.c", "-o", "w", "-lcgns"], cwd=tmp_path, check=True, capture_output=True)
+    subprocess.run(["./w", "two.cgns"], cwd=tmp_path, check=True)
+    r = ab("balance", tmp_path / "two.cgns", "-n", 2, "--no-split", "--json")
+    assert r.returncode == 0, r.stderr
+    j = r.json()
+    assert j["grid"] == [{"id": 1, "cells": [4, 3, 2]}, {"id": 2, "cells": [5, 3, 2]}]
+    assert j["faces"] == 1 and j["cut_cells"] == 2  # the face: 2 x 1 cells, between the two processes
+    r = ab("balance", tmp_path / "missing.cgns", "-n", 2)
+    assert r.returncode != 0
+
+
+def test_a_damaged_cgns_file_is_one_line(ab, tmp_path):
+    cgns_helper()
+    (tmp_path / "bad.cgns").write_bytes(b"\x89HDF\r\n\x1a\n" + b"\0" * 100)
+    r = ab("convert", tmp_path / "bad.cgns", tmp_path / "out.h5")
+    assert r.returncode == 1 and "bad.cgns" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "out.h5").exists()

@@ -83,6 +83,16 @@ sfc-distributed-offset#src/pio/partition_distributed.cpp#sfc_part(before[0] + st
 radix-skips-a-pass#src/core/radix_sort.hpp#if (std::find(c.begin(), c.end(), n) != c.end()) continue;#if (std::find(c.begin(), c.end(), 0) != c.end()) continue;#unit#the radix sort skips a digit that differs between items: keys out of order
 node-set-place-shifted#src/core/node_set.hpp#((std::uint64_t{1} << (node & 63)) - 1)#(std::uint64_t{1} << (node & 63))#py:test_partition_parallel.py#a node's place among the rank's nodes counts itself: coordinates of the next node
 epart-written-at-zero#src/pio/partition_distributed.cpp#write_at(fh, offset, text.data(), bytes, path)#write_at(fh, 0, text.data(), bytes, path)#py:test_partition_parallel.py#every rank writes its lines of the partition file at its start
+block-run-halo-j#src/core/block_layout.hpp#      const std::int64_t mem = ((k + halo[2]) * m[1] + j + halo[1]) * m[0] + halo[0];#      const std::int64_t mem = ((k + halo[2]) * m[1] + j) * m[0] + halo[0];#mpi_blocks#a piece's interior read from its halo in j
+block-raw-no-marker-room#src/pio/block_io.cpp#return frame * raw_offset_.back() + raw_offset_[block] + array * var + (records ? 4 : 0);#return frame * raw_offset_.back() + raw_offset_[block] + array * var;#mpi_blocks#raw values written over their record markers
+block-cover-unchecked#src/core/block_layout.cpp#    if (covered != blocks[b].points())#    if (false)#mpi_blocks#pieces that leave points unwritten accepted
+block-collective-halo#src/pio/block_io.cpp#sub(l.memory_dims(x.piece), e, l.halo, mpi_real(mem_bytes))#sub(l.memory_dims(x.piece), e, {0, 0, 0}, mpi_real(mem_bytes))#mpi_blocks#the collective strategy writes the halos, not the interior
+block-h5-block-offset#src/pio/block_io.cpp#    return base + first_point_[block] * real_bytes;#    return base;#mpi_blocks#every block of an HDF5 file written at the first block's place
+block-check-marker#src/pio/block_io.cpp#            if (marker != n * rb)#            if (false)#py:test_blocks.py -k info#info --check misses a damaged record marker
+block-diff-where#src/pio/block_io.cpp#d.at = {idx % dims[0], (idx / dims[0]) % dims[1], idx / (dims[0] * dims[1])};#d.at = {idx / (dims[0] * dims[1]), (idx / dims[0]) % dims[1], idx % dims[0]};#py:test_blocks.py -k diff#diff names i and k swapped
+plot3d-no-swap#src/formats/plot3d.cpp#    if (swap) std::reverse(p, p + g.real_bytes);#    (void)swap;#py:test_blocks.py -k plot3d#big-endian PLOT3D coordinates read unswapped
+vts-points-one-slot#src/formats/vts.cpp#pts[3 * i + static_cast<std::uint64_t>(c)] = buf[i];#pts[3 * i] = buf[i];#py:test_blocks.py -k paraview#VTS points with z in the x slot
+cgns-order-lost#src/cgns/cgns_tool.cpp#      if (cg_ordinal_read(&o) == CG_OK && o > 0) ordinal = o;#      (void)o;#py:test_blocks.py -k cgns#blocks read back from CGNS in the bases' order, not the file's
 EOF
 )
 

@@ -299,6 +299,63 @@ TEST(Blocks, ARestartReadsItsOwnPiecesOfAnyAssignment) {
   }
 }
 
+// Two blocks, whatever the rank count: the first split in k between ranks 0 and 1 (one
+// plane each), the second whole on the last rank, or on rank 0 from 3 ranks on: more ranks
+// than blocks, and ranks that hold nothing.
+TEST(Blocks, MoreRanksThanBlocksAndRanksWithNothing) {
+  const TempDir tmp{make_temp_dir()};
+  const std::string dir = tmp;
+  BlockLayout l;
+  l.blocks = {{5, {4, 3, 2}}, {9, {3, 3, 3}}};
+  l.halo = {1, 1, 1};
+  const int r = rank_of(), n = size_of();
+  if (r < 2) l.pieces.push_back({0, {{{0, 4}, {0, 3}, {r * 2 / std::min(n, 2), (r + 1) * 2 / std::min(n, 2)}}}});
+  if (l.pieces.size() == 1 && l.pieces[0].range[2][0] == l.pieces[0].range[2][1]) l.pieces.clear();
+  if (r == (n >= 3 ? 0 : n - 1)) l.pieces.push_back({1, {{{0, 3}, {0, 3}, {0, 3}}}});  // 3 ranks: rank 2 holds nothing
+  for (const char* strategy : {"collective", "independent"})
+    for (const char* format : {"raw", "hdf5"}) {
+#ifndef ANABRANCH_HAVE_HDF5
+      if (std::string(format) == "hdf5") continue;
+#endif
+      pio::BlockFileOptions o;
+      o.format = format;
+      o.strategy = strategy;
+      const std::string path = dir + "/two-" + strategy + "-" + format;
+      {
+        pio::BlockWriter w(MPI_COMM_WORLD, path, l, {"v"}, o);
+        std::vector<std::vector<double>> a;
+        std::vector<const double*> p;
+        for (std::size_t k = 0; k < l.pieces.size(); ++k) {
+          const auto m = l.memory_dims(k);
+          std::vector<double> x(static_cast<std::size_t>(l.memory_points(k)), kHalo);
+          const auto& pc = l.pieces[k];
+          for (std::int64_t kk = pc.range[2][0]; kk < pc.range[2][1]; ++kk)
+            for (std::int64_t j = pc.range[1][0]; j < pc.range[1][1]; ++j)
+              for (std::int64_t i = pc.range[0][0]; i < pc.range[0][1]; ++i)
+                x[static_cast<std::size_t>(((kk - pc.range[2][0] + 1) * m[1] + j - pc.range[1][0] + 1) * m[0] + i - pc.range[0][0] + 1)] =
+                    value(static_cast<std::size_t>(pc.block), i, j, kk, 0, 0);
+          a.push_back(std::move(x));
+        }
+        for (const auto& x : a) p.push_back(x.data());
+        w.write_frame(1.5, p.data());
+        w.close();
+      }
+      if (rank_of() == 0) {
+        const auto info = pio::describe_block_file(path);
+        std::vector<double> got;
+        for (std::size_t b = 0; b < 2; ++b) {
+          pio::read_block_array(info, 0, b, 0, got);
+          const auto& d = l.blocks[b].dims;
+          for (std::int64_t k = 0; k < d[2]; ++k)
+            for (std::int64_t j = 0; j < d[1]; ++j)
+              for (std::int64_t i = 0; i < d[0]; ++i)
+                ASSERT_EQ(got[static_cast<std::size_t>((k * d[1] + j) * d[0] + i)], value(b, i, j, k, 0, 0)) << strategy << " " << format << " block " << b;
+        }
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
+}
+
 TEST(Blocks, PiecesThatDoNotCoverTheGridAreRefusedOnEveryRank) {
   const TempDir tmp{make_temp_dir()};
   const std::string dir = tmp;

@@ -282,8 +282,8 @@ int main(int argc, char** argv) {
     }
     ::close(fd);
   } else if (v == "read-raw-collective" || v == "read-raw-independent" || v == "read-hdf5") {
-    pio::BlockFileOptions o;
-    o.strategy = v == "read-raw-independent" ? "independent" : "collective";
+    pio::BlockFileOptions o;  // read-hdf5: the default strategy
+    if (v == "read-raw-collective") o.strategy = "collective";
     pio::BlockReader r(MPI_COMM_WORLD, path, l, o);
     for (int f = 0; f < a.frames; ++f) r.read_frame(f, wptr.data());
     r.close();

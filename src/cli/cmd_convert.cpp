@@ -415,10 +415,10 @@ nlohmann::json convert_blocks(const ConvertOptions& o) {
 Runner add_convert(CLI::App& app, Common& common) {
   auto o = std::make_shared<ConvertOptions>();
   auto* sub = app.add_subcommand("convert", "Convert between SERAFIN, HDF5 (VTKHDF + XDMF, for ParaView) and VTU; multi-block files between raw, HDF5, VTK MultiBlock (.vtm), PLOT3D grids and CGNS");
-  sub->add_option("input", o->input, "SERAFIN or anabranch HDF5 file")->required()->check(CLI::ExistingFile);
-  sub->add_option("output", o->output, "output file; format from the extension (.slf .h5 .hdf .vtkhdf .vtu) or --to")->required();
+  sub->add_option("input", o->input, "SERAFIN or anabranch HDF5 file; a multi-block file (raw or HDF5), a PLOT3D grid or a CGNS file")->required()->check(CLI::ExistingFile);
+  sub->add_option("output", o->output, "output file; format from the extension (.slf .h5 .hdf .vtkhdf .vtu; multi-block: .h5 .vtm .xyz .cgns, raw otherwise) or --to")->required();
   sub->add_option("--to", o->to, "output format (multi-block files: raw, hdf5, vtm, plot3d or cgns; a PLOT3D grid: hdf5; a CGNS file: raw or hdf5)")->check(CLI::IsMember({"serafin", "hdf5", "vtu", "raw", "vtm", "plot3d", "cgns"}));
-  sub->add_option("--frame", o->frame, "VTU: the frame to write, 0-based (default: the last)");
+  sub->add_option("--frame", o->frame, "VTU and VTK MultiBlock (.vtm): the frame to write, 0-based (default: the last)");
   sub->add_option("--strategy", o->strategy, "SERAFIN output under mpiexec: the write strategy")->capture_default_str();
   sub->add_flag("--json", common.json, "print a JSON summary on stdout");
   return [o, &common]() {

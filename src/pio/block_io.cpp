@@ -296,6 +296,16 @@ void build_types(const BlockLayout& l, const std::vector<Target>& t, int rb, int
     if (x.last_marker) entries.push_back({x.base + shape.points() * rb, address(&out.markers[i]), 1, MPI_INT32_T, MPI_INT32_T});
   }
   if (!follow) std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.file < b.file; });
+  // A file view must not overlap itself; MPI_File_set_view may refuse one on this rank alone
+  // and leave the others waiting inside it: refused here, in an agreed step.
+  std::int64_t end = -1;
+  for (const auto& e : entries) {
+    MPI_Aint lb = 0, extent = 0;
+    MPI_Type_get_true_extent(e.ftype, &lb, &extent);
+    if (e.ftype == MPI_INT32_T || e.ftype == MPI_DOUBLE || e.ftype == MPI_FLOAT) extent *= e.length;
+    if (e.file + lb < end) throw MpiError("block file regions overlap at byte " + std::to_string(e.file + lb) + " (an internal error)");
+    end = std::max(end, e.file + lb + extent);
+  }
   for (const auto& e : entries) {
     lengths.push_back(e.length);
     fdisp.push_back(static_cast<MPI_Aint>(e.file));

@@ -16,7 +16,9 @@ import pytest
 
 import conftest
 
-pytestmark = pytest.mark.mpi
+# The file's own runs are on Open MPI, one node (`cli`). The byte and restart tests run again
+# on emulated nodes and on MPICH (-m mpi), the fault tests on MPICH's one node (faults); the
+# C++ test mpi_blocks covers every strategy and format there too.
 
 SOLVER = os.environ.get("AB_BLOCKS_SOLVER")
 NVAR = 5
@@ -67,6 +69,7 @@ def test_balance_report_is_a_block_layout(grid):
     assert any("range" in a for a in j["assignment"]), "the 3-process deal splits no block"
 
 
+@pytest.mark.mpi
 def test_same_bytes_at_every_rank_count_and_strategy(grid):
     files = {}
     for n in (1, 2, 3):
@@ -105,6 +108,7 @@ def test_fortran_records_read_as_fortran_reads_them(grid):
     assert at == len(data)
 
 
+@pytest.mark.mpi
 def test_restart_on_another_process_count_ends_with_the_same_bytes(grid):
     mpirun(3, SOLVER, grid / "a3.json", grid / "whole.dat", 5)
     mpirun(2, SOLVER, grid / "a2.json", grid / "first.dat", 2)
@@ -221,6 +225,8 @@ def assert_only_complete_frames(out):
         assert out.stat().st_size == side["frames"] * side["frame_bytes"], (out.stat().st_size, side["frames"])
 
 
+@pytest.mark.mpi
+@pytest.mark.faults
 def test_a_file_size_limit_fails_every_rank_with_one_line(grid):
     """24 MiB (room for the MPI library's own files), where 10 frames take 35 MB."""
     def limit():
@@ -235,6 +241,8 @@ def test_a_file_size_limit_fails_every_rank_with_one_line(grid):
             assert_only_complete_frames(out)
 
 
+@pytest.mark.mpi
+@pytest.mark.faults
 def test_a_full_disk_fails_every_rank_with_one_line(grid, small_disk):
     for n in (2, 3):
         for options in ("strategy=collective", "strategy=independent", "format=hdf5"):

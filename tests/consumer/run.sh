@@ -38,6 +38,17 @@ for solver in "$work"/build/mini_solver_* "$work"/pkgconfig/mini_solver_*; do
   solvers=$((solvers + 1))
 done
 (( solvers >= 2 )) || { echo "consumer: a mini solver was not built (find_package and pkg-config)" >&2; exit 1; }
+# The multi-block solvers against the installed headers and module: the same bytes from C and Fortran.
+printf '1 6 5 4\n2 3 7 2\n3 9 4 1\n' > "$work/blocks.txt"
+"$ab" -q balance "$work/blocks.txt" -n 2 --json > "$work/two.json"
+for solver in "$work"/build/blocks_solver_*; do
+  timeout 120 "$mpiexec" -n 2 "$solver" "$work/two.json" "$work/$(basename "$solver").dat" 2 >/dev/null
+done
+[[ -s "$work/blocks_solver_c.dat" ]]
+if [[ -x "$work/build/blocks_solver_fortran" ]]; then
+  cmp "$work/blocks_solver_c.dat" "$work/blocks_solver_fortran.dat"
+  echo "consumer: the C and Fortran multi-block solvers write the same bits"
+fi
 # partel and gretel links for TELEMAC's par_path: installed, and answering as gretel.
 for tool in partel gretel; do
   [[ "$(readlink -f "$work/prefix/libexec/anabranch/telemac/$tool")" == "$(readlink -f "$ab")" ]] ||

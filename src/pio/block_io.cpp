@@ -164,17 +164,20 @@ class Stager {
 };
 
 // The independent reader's mirror: contiguous ranges gathered, read in one call, then
-// scattered to the caller's arrays.
+// converted into the caller's arrays.
+template <class T>
 class Gatherer {
  public:
-  Gatherer(MPI_File fh, std::string path, std::int64_t bytes) : fh_(fh), path_(std::move(path)), buf_(static_cast<std::size_t>(std::max<std::int64_t>(bytes, 1 << 16))) {}
+  Gatherer(MPI_File fh, std::string path, std::int64_t bytes, int rb)
+      : fh_(fh), path_(std::move(path)), buf_(static_cast<std::size_t>(std::max<std::int64_t>(bytes, 1 << 16))), rb_(rb) {}
   std::int64_t capacity() const { return static_cast<std::int64_t>(buf_.size()); }
-  // Asks for n bytes at `at`, given to `deliver` once read.
-  void get(std::int64_t at, std::int64_t n, std::function<void(const unsigned char*)> deliver) {
-    if (used_ > 0 && (at != start_ + used_ || used_ + n > capacity())) flush();
+  // Asks for n values at byte `at`, for dst.
+  void get(std::int64_t at, std::int64_t n, T* dst) {
+    const std::int64_t bytes = n * rb_;
+    if (used_ > 0 && (at != start_ + used_ || used_ + bytes > capacity())) flush();
     if (used_ == 0) start_ = at;
-    pending_.push_back({used_, std::move(deliver)});
-    used_ += n;
+    pending_.push_back({used_, n, dst});
+    used_ += bytes;
   }
   void flush() {
     if (used_ == 0) return;
@@ -190,17 +193,22 @@ class Gatherer {
         throw FormatError(path_, "block values", start_ + done + got, "the file ends " + std::to_string(chunk - got) + " bytes early");
       done += chunk;
     }
-    for (auto& [at, fn] : pending_) fn(buf_.data() + at);
+    for (const auto& p : pending_) from_file(buf_.data() + p.at, p.dst, p.n, rb_);
     pending_.clear();
     used_ = 0;
   }
 
  private:
+  struct Pending {
+    std::int64_t at, n;
+    T* dst;
+  };
   MPI_File fh_;
   std::string path_;
   std::vector<unsigned char> buf_;
+  int rb_;
   std::int64_t start_ = 0, used_ = 0;
-  std::vector<std::pair<std::int64_t, std::function<void(const unsigned char*)>>> pending_;
+  std::vector<Pending> pending_;
 };
 
 // The collective strategy's datatypes: one subarray of the block's array per target in
@@ -1012,15 +1020,14 @@ void BlockReader::Impl::read(std::int64_t frame, bool grid, int nvar, T* const* 
   const auto t = targets(layout, info, frame, nvar, grid, reinterpret_cast<void* const*>(arrays), false);
   if (options.strategy == "independent") {
     collective(comm, [&] {
-      Gatherer g(fh, info.path, options.buffer_bytes);
+      Gatherer<T> g(fh, info.path, options.buffer_bytes, rb);
       const std::int64_t cap_values = g.capacity() / rb;
       for (const auto& x : t) {
         T* mem = static_cast<T*>(x.mem);
         layout.for_each_run(x.piece, [&](const BlockRun& r) {
           for (std::int64_t c = 0; c < r.count; c += cap_values) {
             const std::int64_t n = std::min(cap_values, r.count - c);
-            T* dst = mem + r.memory_index + c;
-            g.get(x.base + (r.block_index + c) * rb, n * rb, [dst, n, rb](const unsigned char* src) { from_file(src, dst, n, rb); });
+            g.get(x.base + (r.block_index + c) * rb, n, mem + r.memory_index + c);
           }
         });
       }

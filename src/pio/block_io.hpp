@@ -49,7 +49,9 @@ struct BlockFileOptions {
   bool records = false;                 // raw: Fortran sequential records around each array
   bool atomic = false;                  // written under a temporary name, renamed by close()
   bool xdmf = true;                     // hdf5: the XDMF sidecar "<file>.xmf"
-  std::int64_t buffer_bytes = std::int64_t{16} << 20;  // independent: the staging buffer
+  // independent: the staging buffer. 1 MiB: copied into while it is still in the core's
+  // cache, then written (16 MiB wrote 1 GB frames 20% slower here); a common stripe size.
+  std::int64_t buffer_bytes = std::int64_t{1} << 20;
   Hints hints;                          // MPI-IO hints
 
   // "format=raw strategy=independent precision=4 records=fortran atomic=1 xdmf=0

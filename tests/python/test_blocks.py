@@ -530,3 +530,31 @@ def test_a_damaged_cgns_file_is_one_line(ab, tmp_path):
     r = ab("convert", tmp_path / "bad.cgns", tmp_path / "out.h5")
     assert r.returncode == 1 and "bad.cgns" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert not (tmp_path / "out.h5").exists()
+
+
+@pytest.mark.parametrize("target", ["out.h5", "out.dat", "out.cgns", "out.vtm"])
+def test_a_signal_during_convert_leaves_nothing(ab, grid, target):
+    """SIGTERM while a block file is converted: no output under its name, no temporary
+    (the CGNS helper removes its own when the stream stops)."""
+    import signal
+    import time
+    if target.endswith(".cgns"):
+        cgns_helper()
+    mpirun(3, SOLVER, grid / "a3.json", grid / "in.h5", 8)
+    out = grid / "out"
+    out.mkdir()
+    proc = subprocess.Popen([conftest.EXE, "convert", grid / "in.h5", out / target], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, env=dict(os.environ, ANABRANCH_PROGRESS="0"))
+    seen = []
+    deadline = time.time() + 60
+    while proc.poll() is None and time.time() < deadline and not seen:
+        seen = [p for p in out.rglob("*") if ".tmp." in p.name]
+        time.sleep(0.001)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=60)
+    assert seen, "the conversion ended before writing anything"
+    assert proc.returncode == -signal.SIGTERM
+    deadline = time.time() + 10
+    while time.time() < deadline and [p for p in out.rglob("*") if p.is_file()]:
+        time.sleep(0.05)
+    assert [p.name for p in out.rglob("*") if p.is_file()] == []

@@ -143,7 +143,8 @@ def main():
 
     print(f"{'variant':>22} {'blocks':>6} {'MB/s':>9} {'to disk MB/s':>13} {'/ceiling':>9} {'seconds':>9} {'peak MiB':>9} {'arrays MiB':>12}")
     digests = {}
-    for v in ("ceiling", "cosa-lines", "cosa-blocks", "raw-independent", "raw-collective", "hdf5", "hdf5-independent"):
+    for v in ("ceiling", "cosa-lines", "cosa-blocks", "raw-independent", "raw-collective", "raw-aggregated", "hdf5",
+              "hdf5-independent"):
         path = run(v, a.blocks, a.frame_bytes, keep=True)
         if v.startswith(("cosa", "raw")):
             digests[v] = md5(path)

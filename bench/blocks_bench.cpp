@@ -8,7 +8,7 @@
 // Variants (write): ceiling (plain pwrite of the same bytes, each rank its own contiguous
 // range of one shared file), cosa-lines (one MPI_File_write_at per grid line: COSA's first
 // restart writer), cosa-blocks (one write per block and variable, COSA's second), raw-
-// independent, raw-collective, hdf5 and hdf5-independent (anabranch's concatenated layout), hdf5-
+// independent, raw-collective, raw-aggregated, hdf5 and hdf5-independent (anabranch's concatenated layout), hdf5-
 // per-block (one dataset per block and variable: CGNS's layout); (read) read-pread (plain
 // pread of the same bytes), read-raw-collective, read-raw-independent, read-hdf5; open-hdf5
 // and open-hdf5-per-block (rank 0 opens the file and finds every block's dimensions).
@@ -214,10 +214,10 @@ int main(int argc, char** argv) {
         }
     }
     MPI_File_close(&fh);
-  } else if (v == "raw-independent" || v == "raw-collective" || v == "hdf5" || v == "hdf5-independent") {
+  } else if (v == "raw-independent" || v == "raw-collective" || v == "raw-aggregated" || v == "hdf5" || v == "hdf5-independent") {
     pio::BlockFileOptions o = pio::BlockFileOptions::parse(std::getenv("AB_BENCH_OPTIONS") ? std::getenv("AB_BENCH_OPTIONS") : "");
     o.format = v.rfind("hdf5", 0) == 0 ? "hdf5" : "raw";
-    o.strategy = v.find("independent") != std::string::npos ? "independent" : "collective";
+    o.strategy = v.find("independent") != std::string::npos ? "independent" : v.find("aggregated") != std::string::npos ? "aggregated" : "collective";
     pio::BlockWriter w(MPI_COMM_WORLD, path, l, names, o);
     const double t1 = now();
     for (int f = 0; f < a.frames; ++f) w.write_frame(0.1 * f, ptr.data());

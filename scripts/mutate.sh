@@ -92,6 +92,7 @@ block-check-marker#src/pio/block_io.cpp#            if (marker != n * rb)#      
 block-diff-where#src/pio/block_io.cpp#d.at = {idx % dims[0], (idx / dims[0]) % dims[1], idx / (dims[0] * dims[1])};#d.at = {idx / (dims[0] * dims[1]), (idx / dims[0]) % dims[1], idx % dims[0]};#py:test_blocks.py -k diff#diff names i and k swapped
 plot3d-no-swap#src/formats/plot3d.cpp#    if (swap) std::reverse(p, p + g.real_bytes);#    (void)swap;#py:test_blocks.py -k plot3d#big-endian PLOT3D coordinates read unswapped
 vts-points-one-slot#src/formats/vts.cpp#pts[3 * i + static_cast<std::uint64_t>(c)] = buf[i];#pts[3 * i] = buf[i];#py:test_blocks.py -k paraview#VTS points with z in the x slot
+block-aggregated-from#src/pio/block_io.cpp#          pieces.push_back({at, n, from});\n          from += n;#          pieces.push_back({at, n, from});#mpi_blocks#the node writer takes every stretch of a rank from its first bytes
 cgns-order-lost#src/cgns/cgns_tool.cpp#      if (cg_ordinal_read(&o) == CG_OK && o > 0) ordinal = o;#      (void)o;#py:test_blocks.py -k cgns#blocks read back from CGNS in the bases' order, not the file's
 EOF
 )

@@ -253,8 +253,9 @@ typedef struct ab_block_writer ab_block_writer;
 /* COLLECTIVE. Opens `path` for nvar variables named names[0..nvar-1]. Checks that the
  * ranks' pieces cover every point of every block once. options: NULL or "key=value" pairs:
  *   format=raw|hdf5 (default: hdf5 for .h5/.hdf5/.hdf names, raw otherwise),
- *   strategy=independent|collective (independent, the default: contiguous runs through
- *   one buffer; collective: MPI subarray datatypes, one MPI_File_write_all per frame),
+ *   strategy=independent|collective|aggregated (independent, the default: contiguous runs
+ *   through one buffer; collective: MPI subarray datatypes, one MPI_File_write_all per
+ *   frame; aggregated: one writer per node gathers the node's values in rounds),
  *   precision=4|8 (the file's; default 8), records=fortran|none (raw), atomic=0|1,
  *   xdmf=0|1 (hdf5), buffer_bytes=N (independent), any other key an MPI-IO hint. */
 int ab_block_writer_open(MPI_Comm comm, const char* path, const ab_blocks* layout, int nvar, const char* const* names,

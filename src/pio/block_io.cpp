@@ -18,6 +18,7 @@
 #include "formats/block_raw.hpp"
 #include "pio/mpi_util.hpp"
 #include "pio/strategy.hpp"
+#include "pio/topology.hpp"
 #ifdef ANABRANCH_HAVE_HDF5
 #include "pio/block_h5.hpp"
 #endif
@@ -346,7 +347,8 @@ BlockFileOptions BlockFileOptions::parse(const std::string& text) {
       if (v != "raw" && v != "hdf5") throw UsageError("format=" + v + ": expected raw or hdf5");
       o.format = v;
     } else if (k == "strategy") {
-      if (v != "collective" && v != "independent") throw UsageError("strategy=" + v + ": block files are written collective or independent");
+      if (v != "collective" && v != "independent" && v != "aggregated")
+        throw UsageError("strategy=" + v + ": block files are written independent, collective or aggregated");
       o.strategy = v;
     } else if (k == "precision") {
       if (v != "4" && v != "8" && v != "single" && v != "double") throw UsageError("precision=" + v + ": expected 4 (single) or 8 (double)");
@@ -597,6 +599,7 @@ struct BlockWriter::Impl {
   BlockFileInfo info;  // what the file holds so far
   MPI_Info mpi_info = MPI_INFO_NULL;
   MPI_File fh = MPI_FILE_NULL;
+  MPI_Comm node = MPI_COMM_NULL;  // aggregated: the ranks of this node
 #ifdef ANABRANCH_HAVE_HDF5
   std::unique_ptr<block_h5::File> h5;
 #endif
@@ -614,6 +617,7 @@ struct BlockWriter::Impl {
 
 void BlockWriter::Impl::abandon(std::int64_t complete_frames) {
   closed = true;
+  if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
   info.times.resize(static_cast<std::size_t>(complete_frames));
   if (fh != MPI_FILE_NULL) {
     if (info.format == "raw" && open_path == path)
@@ -702,6 +706,7 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
   Hints hints = Hints::from_environment();
   hints.merge(options.hints);
   m.mpi_info = hints.to_info();
+  if (options.strategy == "aggregated") m.node = split_node(comm);
   m.open_path = path;
   if (options.atomic) {
     long long pid = m.rank == 0 ? static_cast<long long>(::getpid()) : 0;
@@ -769,10 +774,151 @@ BlockWriter::~BlockWriter() {
 std::int64_t BlockWriter::frames() const { return impl_->info.frames(); }
 const std::string& BlockWriter::path() const { return impl_->path; }
 
+namespace {
+
+// The aggregated strategy: one writer per node (its node rank 0). In rounds, every rank of
+// the node packs up to `bytes` of its next values (and record markers) with their file
+// offsets; the writer gathers them, orders them by offset and writes the contiguous
+// stretches. Fewer ranks talk to the file system; memory: one buffer per rank, the node's
+// round at the writer. A failed write is kept and agreed after the frame (the rounds go
+// on without writing, so that no rank is left waiting).
+template <class T>
+void write_aggregated(MPI_Comm comm, MPI_Comm node, MPI_File fh, const std::string& path, const BlockLayout& layout,
+                      const std::vector<Target>& t, int rb, std::int64_t bytes) {
+  int node_rank = 0, node_size = 1;
+  MPI_Comm_rank(node, &node_rank);
+  MPI_Comm_size(node, &node_size);
+  const std::int64_t cap = std::max<std::int64_t>(bytes, 4096);
+  std::vector<std::int64_t> segs;  // (offset, length) pairs of this round
+  std::vector<unsigned char> data(static_cast<std::size_t>(cap));
+  std::int64_t used = 0;
+  auto add = [&](std::int64_t at, std::int64_t n) {
+    if (!segs.empty() && segs[segs.size() - 2] + segs.back() == at) segs.back() += n;
+    else segs.insert(segs.end(), {at, n});
+    unsigned char* p = data.data() + used;
+    used += n;
+    return p;
+  };
+  // Where this rank's stream stands: target i, run r of it, value c of that run.
+  std::size_t i = 0, r = 0;
+  std::int64_t c = 0;
+  int stage = 0;  // 0: the leading marker, 1: the runs, 2: the trailing marker
+  std::vector<BlockRun> runs;
+  if (!t.empty()) runs = layout.runs(t[0].piece);
+  auto fill = [&] {
+    segs.clear();
+    used = 0;
+    while (i < t.size()) {
+      const auto& x = t[i];
+      if (stage == 0) {
+        if (x.first_marker) {
+          if (used + 4 > cap) return;
+          const auto m = static_cast<std::int32_t>(x.record_bytes);
+          std::memcpy(add(x.base - 4, 4), &m, 4);
+        }
+        stage = 1;
+      }
+      if (stage == 1) {
+        const T* mem = static_cast<const T*>(x.mem);
+        while (r < runs.size()) {
+          const std::int64_t room = (cap - used) / rb;
+          if (room == 0) return;
+          const std::int64_t n = std::min(room, runs[r].count - c);
+          to_file(mem + runs[r].memory_index + c, add(x.base + (runs[r].block_index + c) * rb, n * rb), n, rb);
+          c += n;
+          if (c == runs[r].count) {
+            ++r;
+            c = 0;
+          }
+        }
+        stage = 2;
+      }
+      if (x.last_marker) {
+        if (used + 4 > cap) return;
+        const auto m = static_cast<std::int32_t>(x.record_bytes);
+        std::memcpy(add(x.base + x.record_bytes, 4), &m, 4);
+      }
+      ++i;
+      stage = 0;
+      r = 0;
+      c = 0;
+      if (i < t.size()) runs = layout.runs(t[i].piece);
+    }
+  };
+  std::exception_ptr failure;
+  std::vector<int> nsegs(static_cast<std::size_t>(node_size)), nbytes(static_cast<std::size_t>(node_size));
+  std::vector<int> seg_displs(static_cast<std::size_t>(node_size)), byte_displs(static_cast<std::size_t>(node_size));
+  std::vector<std::int64_t> all_segs;
+  std::vector<unsigned char> all_data, out;
+  for (;;) {
+    fill();
+    int more = used > 0 ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &more, 1, MPI_INT, MPI_LOR, node);
+    if (!more) break;
+    const int my[2] = {static_cast<int>(segs.size()), static_cast<int>(used)};
+    std::vector<int> both(static_cast<std::size_t>(2 * node_size));
+    MPI_Gather(my, 2, MPI_INT, both.data(), 2, MPI_INT, 0, node);
+    if (node_rank == 0) {
+      int sa = 0, ba = 0;
+      for (int q = 0; q < node_size; ++q) {
+        nsegs[static_cast<std::size_t>(q)] = both[static_cast<std::size_t>(2 * q)];
+        nbytes[static_cast<std::size_t>(q)] = both[static_cast<std::size_t>(2 * q + 1)];
+        seg_displs[static_cast<std::size_t>(q)] = sa;
+        byte_displs[static_cast<std::size_t>(q)] = ba;
+        sa += nsegs[static_cast<std::size_t>(q)];
+        ba += nbytes[static_cast<std::size_t>(q)];
+      }
+      all_segs.resize(static_cast<std::size_t>(sa));
+      all_data.resize(static_cast<std::size_t>(ba));
+    }
+    MPI_Gatherv(segs.data(), my[0], MPI_INT64_T, all_segs.data(), nsegs.data(), seg_displs.data(), MPI_INT64_T, 0, node);
+    MPI_Gatherv(data.data(), my[1], MPI_BYTE, all_data.data(), nbytes.data(), byte_displs.data(), MPI_BYTE, 0, node);
+    if (node_rank != 0 || failure) continue;
+    try {
+      // Every stretch with where its bytes are, ordered by file offset; then contiguous
+      // stretches written together.
+      struct Piece {
+        std::int64_t at, n, from;
+      };
+      std::vector<Piece> pieces;
+      for (int q = 0; q < node_size; ++q) {
+        std::int64_t from = byte_displs[static_cast<std::size_t>(q)];
+        for (int k = 0; k < nsegs[static_cast<std::size_t>(q)]; k += 2) {
+          const std::int64_t at = all_segs[static_cast<std::size_t>(seg_displs[static_cast<std::size_t>(q)] + k)];
+          const std::int64_t n = all_segs[static_cast<std::size_t>(seg_displs[static_cast<std::size_t>(q)] + k + 1)];
+          pieces.push_back({at, n, from});
+          from += n;
+        }
+      }
+      std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) { return a.at < b.at; });
+      out.clear();
+      std::int64_t start = -1;
+      for (const auto& p : pieces) {
+        if (start >= 0 && start + static_cast<std::int64_t>(out.size()) != p.at) {
+          write_at(fh, start, out.data(), static_cast<std::int64_t>(out.size()), path);
+          out.clear();
+        }
+        if (out.empty()) start = p.at;
+        out.insert(out.end(), all_data.begin() + p.from, all_data.begin() + p.from + p.n);
+      }
+      if (!out.empty()) write_at(fh, start, out.data(), static_cast<std::int64_t>(out.size()), path);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  agree(comm, failure);
+}
+
+}  // namespace
+
 template <class T>
 void BlockWriter::Impl::write(std::int64_t frame, bool grid, int nvar, const T* const* arrays) {
   const int rb = info.real_bytes;
   const auto t = targets(layout, info, frame, nvar, grid, const_cast<void* const*>(reinterpret_cast<const void* const*>(arrays)), true);
+  if (options.strategy == "aggregated") {
+    write_aggregated<T>(comm, node, fh, path, layout, t, rb, options.buffer_bytes);
+    return;
+  }
   if (options.strategy == "independent") {
     collective(comm, [&] {
       Stager st(fh, path, options.buffer_bytes);
@@ -906,6 +1052,7 @@ void BlockWriter::close() {
   if (m.closed) return;
   m.closed = true;
   try {
+    if (m.node != MPI_COMM_NULL) MPI_Comm_free(&m.node);
     int rc = MPI_File_close(&m.fh);
     collective(m.comm, [&] { check_mpi(rc, ("MPI_File_close " + m.path).c_str()); });
 #ifdef ANABRANCH_HAVE_HDF5
@@ -1018,7 +1165,7 @@ template <class T>
 void BlockReader::Impl::read(std::int64_t frame, bool grid, int nvar, T* const* arrays) {
   const int rb = info.real_bytes;
   const auto t = targets(layout, info, frame, nvar, grid, reinterpret_cast<void* const*>(arrays), false);
-  if (options.strategy == "independent") {
+  if (options.strategy == "independent" || options.strategy == "aggregated") {  // aggregated reads as independent
     collective(comm, [&] {
       Gatherer<T> g(fh, info.path, options.buffer_bytes, rb);
       const std::int64_t cap_values = g.capacity() / rb;

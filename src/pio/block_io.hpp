@@ -18,8 +18,10 @@
 // staging buffer; on one node and for blocks of thousands of points or more, the fastest)
 // and `collective` (MPI subarray datatypes for the file and for the caller's arrays, one
 // MPI_File_write_all per frame: MPI-IO's two-phase aggregation, for many ranks holding
-// small or split pieces on a parallel file system). Every strategy and every rank count
-// write the same bytes.
+// small or split pieces on a parallel file system) and `aggregated` (one writer per node
+// gathers its node's values in rounds of one buffer per rank and writes them in file
+// order: one client per node for the file system). Every strategy and every rank count
+// write the same bytes; the reader reads `aggregated` as `independent`.
 //
 // Typical use (every call collective over comm):
 //   pio::BlockWriter w(comm, "run.h5", layout, {"rho", "u", "v", "w", "p"});
@@ -44,7 +46,7 @@ namespace anabranch::pio {
 
 struct BlockFileOptions {
   std::string format;                   // "raw" or "hdf5"; empty: hdf5 for .h5/.hdf5/.hdf names, raw otherwise
-  std::string strategy = "independent";  // or "collective" (see above; bench/blocks.py compares them)
+  std::string strategy = "independent";  // or "collective", "aggregated" (see above; bench/blocks.py compares them)
   int real_bytes = 8;                   // the file's precision: 4 or 8
   bool records = false;                 // raw: Fortran sequential records around each array
   bool atomic = false;                  // written under a temporary name, renamed by close()

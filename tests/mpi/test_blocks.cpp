@@ -187,7 +187,7 @@ struct Case {
 
 std::vector<Case> cases() {
   std::vector<Case> c;
-  for (const char* s : {"collective", "independent"})
+  for (const char* s : {"collective", "independent", "aggregated"})
     for (int rb : {8, 4}) {
       c.push_back({"raw", s, rb, false});
       c.push_back({"raw", s, rb, true});
@@ -264,7 +264,7 @@ TEST(Blocks, SinglePrecisionArraysWriteTheSameFile) {
   const TempDir tmp{make_temp_dir()};
   const std::string dir = tmp;
   const BlockLayout l = dealt(size_of(), rank_of(), {1, 2, 0});
-  for (const char* s : {"collective", "independent"}) {
+  for (const char* s : {"collective", "independent", "aggregated"}) {
     const Case c{"raw", s, 4, true};
     const std::string path = dir + "/f-" + s + ".dat";
     write_case<float>(c, path, l, 2);
@@ -325,7 +325,7 @@ TEST(Blocks, MoreRanksThanBlocksAndRanksWithNothing) {
   if (r < 2) l.pieces.push_back({0, {{{0, 4}, {0, 3}, {r * 2 / std::min(n, 2), (r + 1) * 2 / std::min(n, 2)}}}});
   if (l.pieces.size() == 1 && l.pieces[0].range[2][0] == l.pieces[0].range[2][1]) l.pieces.clear();
   if (r == (n >= 3 ? 0 : n - 1)) l.pieces.push_back({1, {{{0, 3}, {0, 3}, {0, 3}}}});  // 3 ranks: rank 2 holds nothing
-  for (const char* strategy : {"collective", "independent"})
+  for (const char* strategy : {"collective", "independent", "aggregated"})
     for (const char* format : {"raw", "hdf5"}) {
 #ifndef ANABRANCH_HAVE_HDF5
       if (std::string(format) == "hdf5") continue;

@@ -73,7 +73,7 @@ def test_balance_report_is_a_block_layout(grid):
 def test_same_bytes_at_every_rank_count_and_strategy(grid):
     files = {}
     for n in (1, 2, 3):
-        for strategy in ("collective", "independent"):
+        for strategy in ("collective", "independent", "aggregated"):
             for records in ("none", "fortran"):
                 out = grid / f"r{n}{strategy}{records}.dat"
                 mpirun(n, SOLVER, grid / f"a{n}.json", out, 3, f"strategy={strategy} records={records}")
@@ -232,7 +232,7 @@ def test_a_file_size_limit_fails_every_rank_with_one_line(grid):
     def limit():
         resource.setrlimit(resource.RLIMIT_FSIZE, (24 << 20, 24 << 20))
     for n in (2, 3):
-        for options in ("strategy=collective", "strategy=independent", "format=hdf5"):
+        for options in ("strategy=collective", "strategy=independent", "strategy=aggregated", "format=hdf5"):
             out = grid / f"big{n}.{'h5' if 'hdf5' in options else 'dat'}"
             r = mpirun(n, SOLVER, grid / f"a{n}.json", out, 10, options, check=False, preexec_fn=limit, timeout=120)
             assert r.returncode not in (0, 124), (options, r.returncode, r.stderr)
@@ -245,7 +245,7 @@ def test_a_file_size_limit_fails_every_rank_with_one_line(grid):
 @pytest.mark.faults
 def test_a_full_disk_fails_every_rank_with_one_line(grid, small_disk):
     for n in (2, 3):
-        for options in ("strategy=collective", "strategy=independent", "format=hdf5"):
+        for options in ("strategy=collective", "strategy=independent", "strategy=aggregated", "format=hdf5"):
             out = small_disk / ("full.h5" if "hdf5" in options else "full.dat")
             r = mpirun(n, SOLVER, grid / f"a{n}.json", out, 2, options, check=False, timeout=120)
             assert r.returncode not in (0, 124), (options, r.returncode, r.stderr)

@@ -109,22 +109,23 @@ def main():
     d.mkdir(parents=True, exist_ok=True)
     rows = []
 
-    def run(variant, blocks, frame_bytes, keep=False, cold=False):
-        times, disk, rss, last = [], [], 0, None
-        for _ in range(a.repeat):
-            if variant.startswith(("read-", "open-")):
-                is_cold = drop_caches() if cold else False
-            else:
-                for f in d.glob("w-*"):
-                    f.unlink()
-                subprocess.run(["sync"], check=True)
-                is_cold = False
-            j, peak = measure(["timeout", "1800", "mpiexec", "-n", a.ranks, EXE, variant, d, "--blocks", blocks,
-                               "--frame-bytes", frame_bytes, "--frames", a.frames])
-            times.append(j["open_seconds"] if variant.startswith("open-") else j["seconds"])
-            disk.append(j["seconds_to_disk"])
-            rss = max(rss, peak)
-            last = j
+    def once(variant, blocks, frame_bytes, cold=False):
+        if variant.startswith(("read-", "open-")):
+            is_cold = drop_caches() if cold else False
+        else:
+            for f in d.glob("w-*"):
+                f.unlink()
+            subprocess.run(["sync"], check=True)
+            is_cold = False
+        j, peak = measure(["timeout", "1800", "mpiexec", "-n", a.ranks, EXE, variant, d, "--blocks", blocks,
+                           "--frame-bytes", frame_bytes, "--frames", a.frames])
+        return j, peak, is_cold
+
+    def report(variant, blocks, results):
+        times = [j["open_seconds"] if variant.startswith("open-") else j["seconds"] for j, _, _ in results]
+        disk = [j["seconds_to_disk"] for j, _, _ in results]
+        rss = max(peak for _, peak, _ in results)
+        last, is_cold = results[-1][0], results[-1][2]
         row = dict(variant=variant, blocks=blocks, ranks=a.ranks, bytes=last["bytes"], seconds=statistics.median(times),
                    seconds_to_disk=statistics.median(disk), peak_rss_bytes=rss, piece_bytes_rank0=last["piece_bytes_rank0"],
                    cold=is_cold, runs=times)
@@ -137,9 +138,21 @@ def main():
         ratio = f"{row['mbs'] / ref['mbs']:.2f}" if ref and "mbs" in row else "-"
         print(f"{variant:>22} {blocks:>6} {row.get('mbs', 0):>9.0f} {row.get('mbs_to_disk', 0):>13.0f} {ratio:>9} "
               f"{row['seconds']:>9.3f} {rss / 2**20:>9.0f} {last['piece_bytes_rank0'] / 2**20:>12.0f}", flush=True)
-        if keep:
-            return last["path"]
-        return None
+        return last["path"]
+
+    def run(variant, blocks, frame_bytes, keep=False, cold=False):
+        path = report(variant, blocks, [once(variant, blocks, frame_bytes, cold) for _ in range(a.repeat)])
+        return path if keep else None
+
+    def run_alternated(variants, blocks, frame_bytes, cold=False):
+        """Reads: the variants take turns, repeat after repeat (the disk's pace drifts between
+        runs more than the variants differ)."""
+        results = {v: [] for v in variants}
+        for _ in range(a.repeat):
+            for v in variants:
+                results[v].append(once(v, blocks, frame_bytes, cold))
+        for v in variants:
+            report(v, blocks, results[v])
 
     print(f"{'variant':>22} {'blocks':>6} {'MB/s':>9} {'to disk MB/s':>13} {'/ceiling':>9} {'seconds':>9} {'peak MiB':>9} {'arrays MiB':>12}")
     digests = {}
@@ -159,8 +172,7 @@ def main():
         run("raw-collective", a.blocks, a.frame_bytes)
         (d / "w-blocks.dat").replace(d / "blocks.dat")
         (d / "w-blocks.dat.json").replace(d / "blocks.dat.json")
-    for v in ("read-pread", "read-raw-collective", "read-raw-independent", "read-hdf5"):
-        run(v, a.blocks, a.frame_bytes, cold=True)
+    run_alternated(("read-pread", "read-raw-collective", "read-raw-independent", "read-hdf5"), a.blocks, a.frame_bytes, cold=True)
     cgns_export(d, a.blocks, rows)
     for f in d.glob("*"):
         f.unlink()
@@ -172,8 +184,7 @@ def main():
             (d / src).replace(d / dst)
     run("hdf5", a.small_blocks, a.small_frame_bytes)
     (d / "w-blocks.h5").replace(d / "blocks.h5")
-    for v in ("open-hdf5", "open-hdf5-per-block"):
-        run(v, a.small_blocks, a.small_frame_bytes, cold=True)
+    run_alternated(("open-hdf5", "open-hdf5-per-block"), a.small_blocks, a.small_frame_bytes, cold=True)
     cgns_export(d, a.small_blocks, rows)
     small = {r["variant"]: r for r in rows if r["blocks"] == a.small_blocks}
     best = min(small["hdf5"]["seconds"], small["hdf5-independent"]["seconds"])

@@ -423,12 +423,12 @@ Runner add_convert(CLI::App& app, Common& common) {
   sub->add_flag("--json", common.json, "print a JSON summary on stdout");
   return [o, &common]() {
     const std::string format =
-        cgns_file_name(o->input) || pio::is_block_file(o->input) || plot3d::is_plot3d(o->input) ? std::string() : target_format(*o);
+        cgns_file_name(o->input) || pio::is_block_file(o->input) || plot3d_name(o->input) ? std::string() : target_format(*o);
     if (o->input == o->output) throw UsageError("input and output are the same file: " + o->input);
     const auto t0 = std::chrono::steady_clock::now();
     provenance::add_input(o->input);
     const bool cgns_in = cgns_file_name(o->input);
-    const bool grid_in = !cgns_in && !pio::is_block_file(o->input) && plot3d::is_plot3d(o->input);
+    const bool grid_in = !cgns_in && plot3d_name(o->input) && !pio::is_block_file(o->input) && plot3d::is_plot3d(o->input);
     if (cgns_in || grid_in || pio::is_block_file(o->input)) {
       auto j = cgns_in ? convert_cgns(*o) : grid_in ? convert_plot3d(*o) : convert_blocks(*o);
       if (j.contains("quiet")) return 0;

@@ -407,12 +407,17 @@ std::int64_t BlockFileInfo::frame_end(std::int64_t frame, bool grid) const {
 }
 
 bool is_block_file(const std::string& path) {
-  if (block_raw::is_raw_blocks(path)) return true;
+  // Not a file (a base name of per-rank files, a missing one): not a block file; the
+  // caller's own open then says what is wrong with it.
+  if (!file_exists(path)) return false;
+  try {
+    if (block_raw::is_raw_blocks(path)) return true;
 #ifdef ANABRANCH_HAVE_HDF5
-  return block_h5::is_block_h5(path);
-#else
-  return false;
+    return block_h5::is_block_h5(path);
 #endif
+  } catch (const Error&) {
+  }
+  return false;
 }
 
 BlockFileInfo describe_block_file(const std::string& path) {

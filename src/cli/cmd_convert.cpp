@@ -15,6 +15,7 @@
 #include "cli/cgns_helper.hpp"
 #include "cli/paths.hpp"
 #include "core/error.hpp"
+#include "core/outputs.hpp"
 #include "core/progress.hpp"
 #include "core/provenance.hpp"
 #include "formats/serafin.hpp"
@@ -331,6 +332,9 @@ nlohmann::json convert_blocks(const ConvertOptions& o) {
       for (std::size_t b = 0; b < info.blocks.size(); ++b) {
         const auto& blk = info.blocks[b];
         const std::string name = "block_" + std::to_string(blk.id) + ".vts";
+        // Complete blocks count as temporaries until the index is written: a signal removes them.
+        register_temporary(stem + "/" + name);
+        written.push_back(stem + "/" + name);
         vts::write_block(stem + "/" + name, blk.dims, info.times[static_cast<std::size_t>(frame)], info.real_bytes, info.variables,
                          [&](int c, std::vector<double>& out) {
                            if (info.has_grid) return pio::read_block_array(info, 0, b, -(c + 1), out);
@@ -341,15 +345,18 @@ nlohmann::json convert_blocks(const ConvertOptions& o) {
                            }
                          },
                          [&](int v, std::vector<double>& out) { pio::read_block_array(info, frame, b, v, out); });
-        written.push_back(stem + "/" + name);
         entries.push_back({"block " + std::to_string(blk.id), dir_name + "/" + name});
         first += blk.points();
         progress.update(static_cast<std::int64_t>(b + 1));
       }
       vts::write_index(o.output, info.times[static_cast<std::size_t>(frame)], entries);
+      for (const auto& w : written) release_temporary(w);
       progress.finish();
     } catch (...) {
-      for (const auto& w : written) ::unlink(w.c_str());
+      for (const auto& w : written) {
+        ::unlink(w.c_str());
+        release_temporary(w);
+      }
       ::rmdir(stem.c_str());
       throw;
     }

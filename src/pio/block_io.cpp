@@ -738,9 +738,14 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
     if (m.info.format == "raw") {
       // A file left from before is truncated, and only then: on ext4, truncating to 0 makes
       // close() write the whole file back (its protection for replace-by-truncate).
+      // Every rank decides alike: the size agreed before any rank truncates (a rank that
+      // asked after another's truncation would skip the collective set_size and hang).
       MPI_Offset existing = 0;
       rc = MPI_File_get_size(m.fh, &existing);
-      if (rc == MPI_SUCCESS && existing > 0) rc = MPI_File_set_size(m.fh, 0);
+      collective(comm, [&] { check_mpi(rc, "MPI_File_get_size"); });
+      long long biggest = static_cast<long long>(existing);
+      MPI_Allreduce(MPI_IN_PLACE, &biggest, 1, MPI_LONG_LONG, MPI_MAX, comm);
+      if (biggest > 0) rc = MPI_File_set_size(m.fh, 0);
       collective(comm, [&] {
         check_mpi(rc, "MPI_File_set_size");
         if (m.rank != 0 || m.open_path != m.path) return;

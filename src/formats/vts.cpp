@@ -4,26 +4,9 @@
 
 #include "core/error.hpp"
 #include "core/io.hpp"
+#include "formats/vtu.hpp"
 
 namespace anabranch::vts {
-namespace {
-
-std::string escaped(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
 void write_block(const std::string& path, const std::array<std::int64_t, 3>& dims, double time, int real_bytes,
                  const std::vector<std::string>& names, const std::function<void(int c, std::vector<double>& out)>& xyz,
                  const std::function<void(int v, std::vector<double>& out)>& values) {
@@ -32,7 +15,7 @@ void write_block(const std::string& path, const std::array<std::int64_t, 3>& dim
   const char* real = rs == 4 ? "Float32" : "Float64";
   std::uint64_t at = 0;
   auto array = [&](const char* type, const std::string& name, int comps, std::uint64_t bytes) {
-    std::string s = "        <DataArray type=\"" + std::string(type) + "\" Name=\"" + escaped(name) + "\"" +
+    std::string s = "        <DataArray type=\"" + std::string(type) + "\" Name=\"" + vtu::xml_escape(name) + "\"" +
                     (comps > 1 ? " NumberOfComponents=\"" + std::to_string(comps) + "\"" : std::string()) +
                     " format=\"appended\" offset=\"" + std::to_string(at) + "\"/>\n";
     at += 8 + bytes;
@@ -83,7 +66,7 @@ void write_index(const std::string& path, double time, const std::vector<std::pa
   std::string xml = "<?xml version=\"1.0\"?>\n<VTKFile type=\"vtkMultiBlockDataSet\" version=\"1.0\" byte_order=\"LittleEndian\">\n"
                     "  <vtkMultiBlockDataSet>\n";
   for (std::size_t b = 0; b < blocks.size(); ++b)
-    xml += "    <DataSet index=\"" + std::to_string(b) + "\" name=\"" + escaped(blocks[b].first) + "\" file=\"" + escaped(blocks[b].second) + "\"/>\n";
+    xml += "    <DataSet index=\"" + std::to_string(b) + "\" name=\"" + vtu::xml_escape(blocks[b].first) + "\" file=\"" + vtu::xml_escape(blocks[b].second) + "\"/>\n";
   xml += "  </vtkMultiBlockDataSet>\n  <FieldData>\n    <DataArray type=\"Float64\" Name=\"TimeValue\" NumberOfTuples=\"1\" format=\"ascii\">" +
          [&] {
            char b[64];

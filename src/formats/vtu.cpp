@@ -27,19 +27,6 @@ const int* node_order(int ndp, int nplan) {
 
 namespace {
 
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '"') out += "&quot;";
-    else if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) out += '_';
-    else out += c;
-  }
-  return out;
-}
-
 // Little-endian bytes of the values as they are in memory (x86 and ARM are little-endian;
 // big-endian hosts swap).
 template <class T>
@@ -58,6 +45,19 @@ void put(ByteSink& sink, const T* v, std::size_t n) {
 void put_size(ByteSink& sink, std::uint64_t bytes) { put(sink, &bytes, 1); }
 
 }  // namespace
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '&') out += "&amp;";
+    else if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '"') out += "&quot;";
+    else if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) out += '_';
+    else out += c;
+  }
+  return out;
+}
 
 void write(const std::string& path, const serafin::Header& h, const Mesh& mesh, double time,
            const std::function<void(int var, std::vector<double>& out)>& values) {

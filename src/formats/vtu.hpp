@@ -12,6 +12,10 @@
 
 namespace anabranch::vtu {
 
+// Text for an XML attribute: & < > " as entities, control and non-ASCII bytes as '_'
+// (the VTK XML, VTS and XDMF writers).
+std::string xml_escape(const std::string& s);
+
 // VTK's cell type for SERAFIN elements of ndp nodes (nplan > 1: a 3D mesh); UsageError for
 // kinds VTK cannot show.
 std::uint8_t cell_type(int ndp, int nplan);

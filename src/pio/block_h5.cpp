@@ -12,6 +12,7 @@
 #include "core/io.hpp"
 #include "pio/h5.hpp"
 #include "pio/mpi_util.hpp"
+#include "formats/vtu.hpp"
 #include "pio/vtkhdf.hpp"
 
 namespace anabranch::pio::block_h5 {
@@ -310,7 +311,7 @@ void write_xdmf(const std::string& final_path, const BlockFileInfo& info) {
       }
       if (info.frames() > 0)
         for (const auto& v : info.variables) {
-          std::fprintf(out, "    <Attribute Name=\"%s\" AttributeType=\"Scalar\" Center=\"Node\">\n", v.c_str());
+          std::fprintf(out, "    <Attribute Name=\"%s\" AttributeType=\"Scalar\" Center=\"Node\">\n", vtu::xml_escape(v).c_str());
           slab(first, b, "/frames/" + frame_name(f) + "/" + v);
           std::fprintf(out, "    </Attribute>\n");
         }

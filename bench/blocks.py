@@ -21,8 +21,10 @@ import pathlib
 import statistics
 import subprocess
 import sys
-import threading
 import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import partition  # noqa: E402  (its sampler of every rank's memory)
 
 HERE = pathlib.Path(__file__).resolve().parent
 BUILD = pathlib.Path(os.environ.get("ANABRANCH_BUILD", HERE.parent / "build"))
@@ -32,31 +34,10 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 
 
 def measure(cmd):
-    """Runs cmd; returns (its JSON line, the largest peak VmRSS of any bench_blocks process)."""
-    peaks, stop = {}, threading.Event()
-
-    def sample():
-        while not stop.is_set():
-            for pid in os.listdir("/proc"):
-                if not pid.isdigit():
-                    continue
-                try:
-                    if pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode() != EXE:
-                        continue
-                    rss = next(int(l.split()[1]) * 1024 for l in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines()
-                               if l.startswith("VmRSS:"))
-                except (OSError, StopIteration, ValueError, IndexError):
-                    continue
-                peaks[pid] = max(peaks.get(pid, 0), rss)
-            stop.wait(0.02)
-    t = threading.Thread(target=sample)
-    t.start()
-    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=ENV)
-    stop.set()
-    t.join()
-    if r.returncode != 0:
-        sys.exit(f"failed: {' '.join(map(str, cmd))}\n{r.stderr[-2000:]}")
-    return json.loads(r.stdout.strip().splitlines()[-1]), max(peaks.values(), default=0)
+    """Runs cmd; returns (its JSON line, the largest peak VmRSS of any bench_blocks process),
+    sampled from outside as bench/partition.py samples."""
+    _, peak, stdout = partition.measure(cmd, EXE)
+    return json.loads(stdout.strip().splitlines()[-1]), peak
 
 
 def drop_caches():

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -75,6 +76,7 @@ struct File::Impl {
   std::int64_t total = 0;
   std::vector<std::string> variables;
   int real_bytes = 8;
+  std::int64_t end = 0;  // where the datasets allocated so far end
   Handle file, frames, xfer;
 };
 
@@ -131,20 +133,17 @@ File::File(MPI_Comm comm, const std::string& path, const std::string& name, cons
 File::~File() = default;
 
 // HDF5 cannot close a file whose allocated end lies past the file-size limit (closing
-// extends the file to it, fails, and the ranks part ways inside HDF5): space past the
-// limit is refused before HDF5 allocates it (1 MiB kept for the metadata).
+// extends the file to it and fails; the file stays open inside HDF5, which then crashes
+// closing it again in MPI_Finalize): space past the limit is refused before HDF5 allocates
+// it, from the end of the last dataset (1 MiB kept for the metadata). HDF5 1.10's
+// H5Fget_eoa fails under the MPI-IO driver.
 void File::check_room(std::int64_t bytes, const std::string& what) {
   Impl& m = *impl_;
   collective(m.comm, [&] {
     struct rlimit rl {};
     if (::getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
-    haddr_t eoa = 0;
-    if (H5Fget_eoa(m.file, &eoa) < 0) {
-      H5Eclear2(H5E_DEFAULT);
-      eoa = 0;
-    }
     const auto limit = static_cast<std::int64_t>(rl.rlim_cur);
-    if (static_cast<std::int64_t>(eoa) + bytes + (std::int64_t{1} << 20) > limit)
+    if (m.end + bytes + (std::int64_t{1} << 20) > limit)
       throw IoError("cannot write " + m.name + ": " + what + " would take it past the file-size limit (ulimit -f, " + std::to_string(limit) +
                     " bytes): File too large");
   });
@@ -159,6 +158,7 @@ std::vector<std::int64_t> File::add_frame(std::int64_t frame, double time) {
     h5::write_attribute<double>(g, "time", {time}, m.name);
     for (const auto& v : m.variables) out.push_back(contiguous(g, v, file_real(m.real_bytes), m.total, m.name));
   });
+  for (auto at : out) m.end = std::max(m.end, at + m.total * m.real_bytes);
   return out;
 }
 
@@ -181,6 +181,7 @@ std::vector<std::int64_t> File::add_grid() {
     Handle g(check(H5Gcreate2(m.file, "grid", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "cannot create /grid in", m.name));
     for (const char* c : {"x", "y", "z"}) out.push_back(contiguous(g, c, file_real(m.real_bytes), m.total, m.name));
   });
+  for (auto at : out) m.end = std::max(m.end, at + m.total * m.real_bytes);
   return out;
 }
 

@@ -2,6 +2,7 @@
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 
@@ -32,6 +33,15 @@ def mpirun(n, *args, timeout=120, preexec_fn=None, env=None):
     """Runs `mpiexec -n N ARGS...` under a timeout; returns the CompletedProcess (text)."""
     return subprocess.run(["timeout", str(timeout), MPIEXEC, "-n", str(n), *map(str, args)], capture_output=True, text=True,
                           env=dict(MPI_ENV, **(env or {})), preexec_fn=preexec_fn)
+
+
+CRASH = re.compile(r"Segmentation fault|Caught signal|exited on signal|core dumped|Aborted \(signal")
+
+
+def assert_failed_cleanly(proc, context=""):
+    """A failure as the fault rules want it: a non-zero exit, no timeout, no rank crashed."""
+    assert proc.returncode not in (0, 124, 137), (context, proc.returncode, proc.stderr)
+    assert not CRASH.search(proc.stdout + proc.stderr), (context, proc.returncode, proc.stderr)
 
 
 def said(folder, ranks):

@@ -139,6 +139,14 @@ partel::Names output_names(const PartitionOptions& o, bool with_cli) {
 
 // The serial route: the whole mesh in this process. `given`: every element's part, computed
 // elsewhere (empty: partition here, or read --partition).
+// partel splits sections, zones and weirs of 2D meshes only.
+void warn_cases_not_split(const PartitionOptions& o) {
+  for (const auto* f : {&o.sections, &o.zones, &o.weirs})
+    if (!f->empty())
+      std::fprintf(stderr, "anabranch partition: warning: %s is not split: partel splits sections, zones and weirs of 2D meshes only\n",
+                   f->c_str());
+}
+
 int run_serial(PartitionOptions& o, bool json, std::chrono::steady_clock::time_point t0, std::vector<std::int32_t> given) {
   if (o.method.empty()) o.method = metis_available() ? "metis" : "sfc";
   const PartitionMethod method = o.method == "ptscotch" ? PartitionMethod::Sfc : parse_partition_method(o.method);
@@ -263,10 +271,7 @@ int run_serial(PartitionOptions& o, bool json, std::chrono::steady_clock::time_p
     const partel::Names names = output_names(o, !cli.lines.empty());
     std::vector<partel::PartText> texts;
     if (nplan > 1) {
-      for (const auto* f : {&o.sections, &o.zones, &o.weirs})
-        if (!f->empty())
-          std::fprintf(stderr, "anabranch partition: warning: %s is not split: partel splits sections, zones and weirs of 2D meshes only\n",
-                       f->c_str());
+      warn_cases_not_split(o);
     } else {
       if (!o.sections.empty()) {
         if (ndp2 != 3) throw UsageError(o.sections + ": control sections need a mesh of triangles");
@@ -364,8 +369,6 @@ int dry_run(const PartitionOptions& o, int ranks, bool json) {
   std::printf("  --method sfc       %s\n", human_bytes(static_cast<double>(sfc)).c_str());
   std::printf("  --method ptscotch  %s\n", human_bytes(static_cast<double>(pt)).c_str());
   std::printf("  (one process with METIS: about %s)\n", human_bytes(static_cast<double>(r.serial_metis)).c_str());
-  if (!o.sections.empty() || !o.zones.empty() || !o.weirs.empty())
-    std::printf("  with --sections, --zones or --weirs, rank 0 writes every part (the serial route's memory)\n");
   return 0;
 }
 
@@ -406,8 +409,7 @@ int run_distributed(PartitionOptions& o, bool json, std::chrono::steady_clock::t
                               : pio::partition_ptscotch_distributed(comm, *reader, slice, o.parts, weights);
   });
   const double part_s = seconds_since(t);
-  const bool own_files = !epart_only && o.sections.empty() && o.zones.empty() && o.weirs.empty();
-  pio::DistributedQuality q = pio::distributed_quality(comm, slice, parts, o.parts, !own_files);
+  pio::DistributedQuality q = pio::distributed_quality(comm, slice, parts, o.parts, epart_only);
   t = std::chrono::steady_clock::now();
   std::int64_t files = 1, bytes = 0;
   if (epart_only) {
@@ -415,7 +417,7 @@ int run_distributed(PartitionOptions& o, bool json, std::chrono::steady_clock::t
     const std::string path = epart::file_name(o.output, name, o.parts);
     pio::write_partition_file(comm, path, parts);
     if (rank == 0) bytes = file_size(path);
-  } else if (own_files) {
+  } else {
     // Every rank writes the files of a range of parts.
     std::optional<boundary::File> cli;
     std::vector<std::unique_ptr<serafin::Reader>> also;
@@ -435,20 +437,12 @@ int run_distributed(PartitionOptions& o, bool json, std::chrono::steady_clock::t
       }
       names = output_names(o, cli.has_value());
     });
+    const pio::CaseFiles cases{o.sections, o.zones, o.weirs};
+    if (nplan > 1 && cases.any() && rank == 0) warn_cases_not_split(o);
     const auto report = pio::write_parts_distributed(comm, *reader, also_ptrs, slice, std::move(parts), o.parts, cli ? &*cli : nullptr, names,
-                                                   partel::parse_layout(o.layout), &q.edge_cut);
+                                                   partel::parse_layout(o.layout), cases, &q.edge_cut);
     files = report.files;
     bytes = report.bytes;
-  } else {
-    // Case files split per part (sections, zones, weirs: partel's rules need the whole mesh): rank 0 writes them all.
-    std::vector<std::int32_t> all = pio::gather_parts(comm, parts, nelem2, 0);
-    slice = {};
-    parts = {};
-    int rc = 0;
-    pio::collective(comm, [&] {
-      if (rank == 0) rc = run_serial(o, json, t0, std::move(all));
-    });
-    return rc;
   }
   const double write_s = seconds_since(t);
   std::int64_t peak = peak_rss_bytes(), largest = 0;

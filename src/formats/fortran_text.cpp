@@ -1,12 +1,14 @@
 // Fortran text records (gfortran's rules). See fortran_text.hpp.
 #include "formats/fortran_text.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/io.hpp"
 
 namespace anabranch::fortran {
 namespace {
@@ -104,20 +106,36 @@ std::string iw_group(const std::vector<std::int64_t>& values, int w) {
   return s;
 }
 
+ListReader::ListReader(const std::string& path) : path_(path), file_(std::make_shared<FileSource>(path)) {}
+
+bool ListReader::refill() {
+  constexpr std::int64_t kWindow = std::int64_t{4} << 20;
+  if (!file_ || next_ >= file_->size()) return false;
+  text_.erase(0, pos_);  // only what was read already goes
+  base_ += static_cast<std::int64_t>(pos_);
+  pos_ = 0;
+  const std::size_t have = text_.size(), n = static_cast<std::size_t>(std::min(kWindow, file_->size() - next_));
+  text_.resize(have + n);
+  file_->read_at(next_, text_.data() + have, n);
+  next_ += static_cast<std::int64_t>(n);
+  return true;
+}
+
 std::vector<std::string> ListReader::read(int n, const char* what) {
   std::vector<std::string> values;
   start_line_ = line_;
-  start_offset_ = static_cast<std::int64_t>(pos_);
-  if (pos_ >= text_.size())
-    throw FormatError(path_, std::string(what) + " (line " + std::to_string(line_) + ")", start_offset_, "the file ends here");
+  if (!more())
+    throw FormatError(path_, std::string(what) + " (line " + std::to_string(line_) + ")", base_ + static_cast<std::int64_t>(pos_),
+                      "the file ends here");
+  start_offset_ = base_ + static_cast<std::int64_t>(pos_);
   auto end_record = [&] {
-    while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
-    if (pos_ < text_.size()) ++pos_;
+    while (more() && text_[pos_] != '\n') ++pos_;
+    if (more()) ++pos_;
     ++line_;
   };
   bool slash = false;
   while (static_cast<int>(values.size()) < n && !slash) {
-    if (pos_ >= text_.size())
+    if (!more())
       throw FormatError(path_, std::string(what) + " (line " + std::to_string(start_line_) + ")", start_offset_,
                         "the file ends after " + std::to_string(values.size()) + " of " + std::to_string(n) + " values");
     const char c = text_[pos_];
@@ -137,10 +155,10 @@ std::vector<std::string> ListReader::read(int n, const char* what) {
     std::string v;
     if (c == '\'' || c == '"') {
       ++pos_;
-      while (pos_ < text_.size() && text_[pos_] != c && text_[pos_] != '\n') v += text_[pos_++];
-      if (pos_ < text_.size() && text_[pos_] == c) ++pos_;
+      while (more() && text_[pos_] != c && text_[pos_] != '\n') v += text_[pos_++];
+      if (more() && text_[pos_] == c) ++pos_;
     } else {
-      while (pos_ < text_.size() && !std::strchr(" \t\r\n,/", text_[pos_])) v += text_[pos_++];
+      while (more() && !std::strchr(" \t\r\n,/", text_[pos_])) v += text_[pos_++];
     }
     values.push_back(std::move(v));
   }

@@ -4,8 +4,13 @@
 // files depends on these rules; docs/formats/telemac-partitions.md lists them.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+namespace anabranch {
+class FileSource;
+}
 
 namespace anabranch::fortran {
 
@@ -46,6 +51,9 @@ std::string iw_group(const std::vector<std::int64_t>& values, int w);
 class ListReader {
  public:
   ListReader(std::string text, std::string path) : text_(std::move(text)), path_(std::move(path)) {}
+  // Streams the file (a window of a few MiB in memory, read as an input): for files of any
+  // size, such as a friction-zones file with a line per node.
+  explicit ListReader(const std::string& path);
   // One READ of n values (n = 0 skips a record). Throws FormatError naming the file, the
   // line and its byte offset when the file ends first.
   std::vector<std::string> read(int n, const char* what);
@@ -55,15 +63,22 @@ class ListReader {
   // Line number (1-based) and byte offset of the record the last READ started in.
   std::int64_t line() const { return start_line_; }
   std::int64_t offset() const { return start_offset_; }
+  // Byte offset where the next READ starts.
+  std::int64_t here() const { return base_ + static_cast<std::int64_t>(pos_); }
   const std::string& path() const { return path_; }
-  bool at_end() const { return pos_ >= text_.size(); }
+  bool at_end() { return !more(); }
 
  private:
   template <class T, class Parse>
   std::vector<T> read_numbers(int n, const char* what, const char* kind, Parse parse);
+  // Whether a byte is left at pos_, reading the next window of a streamed file when needed.
+  bool more() { return pos_ < text_.size() || refill(); }
+  bool refill();
   std::string text_, path_;
   std::size_t pos_ = 0;
   std::int64_t line_ = 1, start_line_ = 1, start_offset_ = 0;
+  std::shared_ptr<const FileSource> file_;  // a streamed file, or none
+  std::int64_t base_ = 0, next_ = 0;  // file offsets of text_[0] and of the first byte not read yet
 };
 
 }  // namespace anabranch::fortran

@@ -18,57 +18,114 @@ namespace {
 
 using fortran::ListRecord;
 
-// Local numbers (1-based) of some nodes in every part holding them: partel's KNOGL,
-// for the nodes a case file names only.
-class LocalNumbers {
- public:
-  LocalNumbers(const Plan& plan, const std::vector<std::int32_t>& nodes) {
-    for (auto n : nodes) at_.emplace(n, std::vector<std::pair<int, std::int32_t>>{});
-    for (int p = 0; p < plan.nparts; ++p) {
-      const std::int32_t* k = plan.part_knolg(p);
-      for (std::int64_t i = 0; i < plan.part_npoin(p); ++i) {
-        auto it = at_.find(k[i]);
-        if (it != at_.end()) it->second.emplace_back(p, static_cast<std::int32_t>(i + 1));
-      }
-    }
-  }
-  // (part, local number) of node n (0-based), parts increasing.
-  const std::vector<std::pair<int, std::int32_t>>& parts(std::int32_t n) const { return at_.at(n); }
-  // Local number of node n in part p, 0 when p does not hold it.
-  std::int32_t local(std::int32_t n, int p) const {
-    for (auto& [q, l] : parts(n))
-      if (q == p) return l;
-    return 0;
-  }
-
- private:
-  std::unordered_map<std::int32_t, std::vector<std::pair<int, std::int32_t>>> at_;
-};
-
 FormatError bad(const fortran::ListReader& in, const std::string& record, const std::string& what) {
   return FormatError(in.path(), record + " (line " + std::to_string(in.line()) + ")", in.offset(), what);
 }
 
 }  // namespace
 
-PartText control_sections(const std::string& path, const Plan& plan, const std::int32_t* ikle2, const Coordinates& x,
-                          const Coordinates& y) {
+NodeParts NodeParts::of(const Plan& plan, const std::vector<std::int32_t>& nodes) {
+  NodeParts r;
+  for (auto n : nodes) r.at_.emplace(n, std::vector<std::pair<int, std::int32_t>>{});
+  for (int p = 0; p < plan.nparts; ++p) {
+    const std::int32_t* k = plan.part_knolg(p);
+    for (std::int64_t i = 0; i < plan.part_npoin(p); ++i) {
+      auto it = r.at_.find(k[i]);
+      if (it != r.at_.end()) it->second.emplace_back(p, static_cast<std::int32_t>(i + 1));
+    }
+  }
+  return r;
+}
+
+void NodeParts::sort() {
+  for (auto& [n, v] : at_) std::sort(v.begin(), v.end());
+}
+
+const std::vector<std::pair<int, std::int32_t>>& NodeParts::parts(std::int32_t n) const {
+  static const std::vector<std::pair<int, std::int32_t>> none;
+  auto it = at_.find(n);
+  return it == at_.end() ? none : it->second;
+}
+
+std::int32_t NodeParts::local(std::int32_t n, int p) const {
+  for (auto& [q, l] : parts(n))
+    if (q == p) return l;
+  return 0;
+}
+
+SectionMesh whole_mesh(const std::int32_t* ikle2, std::int64_t nelem, const Coordinates& x, const Coordinates& y) {
+  const auto npoin = static_cast<std::int64_t>(x.size());
+  // Elements around each node, in increasing order (each once): partel scans all elements
+  // in order for those holding the current node.
+  auto off = std::make_shared<std::vector<std::int64_t>>(static_cast<std::size_t>(npoin) + 1, 0);
+  for (std::int64_t e = 0; e < nelem * 3; ++e) ++(*off)[static_cast<std::size_t>(ikle2[e])];
+  for (std::int64_t i = 0; i < npoin; ++i) (*off)[static_cast<std::size_t>(i) + 1] += (*off)[static_cast<std::size_t>(i)];
+  auto around = std::make_shared<std::vector<std::int32_t>>(static_cast<std::size_t>(off->back()));
+  auto end = std::make_shared<std::vector<std::int64_t>>(off->begin(), off->end() - 1);
+  for (std::int64_t e = 0; e < nelem; ++e)
+    for (int k = 0; k < 3; ++k) {
+      const auto n = static_cast<std::size_t>(ikle2[e * 3 + k] - 1);
+      auto& at = (*end)[n];
+      if (at > (*off)[n] && (*around)[static_cast<std::size_t>(at - 1)] == e) continue;
+      (*around)[static_cast<std::size_t>(at++)] = static_cast<std::int32_t>(e);
+    }
+  SectionMesh m;
+  m.npoin = npoin;
+  const Coordinates* px = &x;
+  const Coordinates* py = &y;
+  m.d2 = [px, py](std::int32_t a, std::int32_t b) {
+    const double dx = (*px)[static_cast<std::size_t>(a)] - (*px)[static_cast<std::size_t>(b)];
+    const double dy = (*py)[static_cast<std::size_t>(a)] - (*py)[static_cast<std::size_t>(b)];
+    return dx * dx + dy * dy;
+  };
+  m.nearest = [px, py, npoin](const std::vector<double>& xy) {
+    const std::size_t n = xy.size() / 2;
+    std::vector<std::int32_t> best(n, 0);
+    std::vector<double> dist(n, 0);
+    for (std::int64_t i = 0; i < npoin; ++i) {
+      const double xi = (*px)[static_cast<std::size_t>(i)], yi = (*py)[static_cast<std::size_t>(i)];
+      for (std::size_t j = 0; j < n; ++j) {
+        const double d = (xy[2 * j] - xi) * (xy[2 * j] - xi) + (xy[2 * j + 1] - yi) * (xy[2 * j + 1] - yi);
+        if (i == 0 || d < dist[j]) best[j] = static_cast<std::int32_t>(i), dist[j] = d;
+      }
+    }
+    return best;
+  };
+  auto d2 = m.d2;
+  m.step = [off, end, around, ikle2, d2](std::int32_t pt, std::int32_t to, double& dist) {
+    std::int32_t best = pt;
+    for (std::int64_t i = (*off)[static_cast<std::size_t>(pt)]; i < (*end)[static_cast<std::size_t>(pt)]; ++i) {
+      const std::int32_t* v = ikle2 + static_cast<std::int64_t>((*around)[static_cast<std::size_t>(i)]) * 3;
+      for (int k = 0; k < 3; ++k) {
+        const double d = d2(v[k] - 1, to);
+        if (d < dist) dist = d, best = v[k] - 1;
+      }
+    }
+    return best;
+  };
+  return m;
+}
+
+struct ControlSections::Section {
+  std::string name;
+  std::string record;             // "section NAME (line L)", for messages
+  std::int64_t offset = 0;        // byte of its name in the file
+  std::int32_t beg = 0, end = 0;  // 0-based terminal nodes
+  std::vector<std::pair<std::int32_t, std::int32_t>> segments;
+};
+
+ControlSections::ControlSections(const std::string& path, const SectionMesh& mesh)
+    : path_(path), secs_(std::make_shared<std::vector<Section>>()) {
   constexpr int kMaxSegments = 500;  // partel's NSEMAX
-  const std::int64_t npoin = plan.npoin, nelem = plan.nelem;
+  const std::int64_t npoin = mesh.npoin;
   fortran::ListReader in(read_text_file(path), path);
   in.read(0, "comment");
   const auto head = in.read_integers(2, "NSEC, IHOWSEC");
   const std::int64_t nsec = head[0], ihowsec = head[1];
   if (nsec < 0 || nsec > 1000000) throw bad(in, "NSEC, IHOWSEC", "impossible number of sections " + std::to_string(nsec));
-  struct Section {
-    std::string name;
-    std::string record;       // "section NAME (line L)", for messages
-    std::int64_t offset = 0;  // byte of its name in the file
-    std::int32_t beg = 0, end = 0;  // 0-based terminal nodes
-    std::vector<std::pair<std::int32_t, std::int32_t>> segments;
-    std::vector<int> part;
-  };
-  std::vector<Section> secs(static_cast<std::size_t>(nsec));
+  auto& secs = *secs_;
+  secs.resize(static_cast<std::size_t>(nsec));
+  std::vector<double> points;  // terminal coordinates (IHOWSEC >= 0), begin and end of each section
   for (auto& s : secs) {
     auto d = in.read(1, "section name");
     s.name = d.empty() ? "" : d[0].substr(0, 24);  // CHARACTER(LEN=24)
@@ -83,140 +140,136 @@ PartText control_sections(const std::string& path, const Plan& plan, const std::
       s.end = static_cast<std::int32_t>(n[1] - 1);
     } else {
       const auto c = in.read_reals(4, "section terminal coordinates");
-      // The nearest nodes (the first of equals), as partel finds them.
-      double db = 0, de = 0;
-      for (std::int64_t i = 0; i < npoin; ++i) {
-        const double xi = x[static_cast<std::size_t>(i)], yi = y[static_cast<std::size_t>(i)];
-        const double b = (c[0] - xi) * (c[0] - xi) + (c[1] - yi) * (c[1] - yi);
-        const double e = (c[2] - xi) * (c[2] - xi) + (c[3] - yi) * (c[3] - yi);
-        if (i == 0 || b < db) s.beg = static_cast<std::int32_t>(i), db = b;
-        if (i == 0 || e < de) s.end = static_cast<std::int32_t>(i), de = e;
-      }
+      points.insert(points.end(), c.begin(), c.end());
     }
   }
-  // Elements around each node, in increasing order (each once): partel scans all elements
-  // in order for those holding the current node.
-  std::vector<std::int64_t> off(static_cast<std::size_t>(npoin) + 1, 0);
-  for (std::int64_t e = 0; e < nelem * 3; ++e) ++off[static_cast<std::size_t>(ikle2[e])];
-  for (std::int64_t i = 0; i < npoin; ++i) off[static_cast<std::size_t>(i) + 1] += off[static_cast<std::size_t>(i)];
-  std::vector<std::int32_t> around(static_cast<std::size_t>(off.back()));
-  std::vector<std::int64_t> end(off.begin(), off.end() - 1);
-  for (std::int64_t e = 0; e < nelem; ++e)
-    for (int k = 0; k < 3; ++k) {
-      const auto n = static_cast<std::size_t>(ikle2[e * 3 + k] - 1);
-      if (end[n] > off[n] && around[static_cast<std::size_t>(end[n] - 1)] == e) continue;
-      around[static_cast<std::size_t>(end[n]++)] = static_cast<std::int32_t>(e);
-    }
-  auto d2 = [&](std::int32_t a, std::int32_t b) {
-    const double dx = x[static_cast<std::size_t>(a)] - x[static_cast<std::size_t>(b)];
-    const double dy = y[static_cast<std::size_t>(a)] - y[static_cast<std::size_t>(b)];
-    return dx * dx + dy * dy;
-  };
+  if (ihowsec >= 0 && nsec > 0) {  // the nearest nodes, as partel finds them
+    const auto near = mesh.nearest(points);
+    for (std::size_t i = 0; i < secs.size(); ++i) secs[i].beg = near[2 * i], secs[i].end = near[2 * i + 1];
+  }
+  if (mesh.prepare) {
+    std::vector<std::pair<std::int32_t, std::int32_t>> ends;
+    for (const auto& s : secs) ends.emplace_back(s.beg, s.end);
+    mesh.prepare(ends);
+  }
   // The walk from the first terminal node to the second: each step goes to the vertex of
   // an element around the current node that is strictly nearest the end so far.
   for (auto& s : secs) {
     if (s.beg == s.end)
       throw FormatError(path, s.record, s.offset, "both terminal nodes are node " + std::to_string(s.beg + 1) + ": the section is empty");
     std::int32_t pt = s.beg;
-    double dist = d2(s.beg, s.end);
+    double dist = mesh.d2(s.beg, s.end);
     while (true) {
-      std::int32_t best = pt, from = pt;
-      for (std::int64_t i = off[static_cast<std::size_t>(pt)]; i < end[static_cast<std::size_t>(pt)]; ++i) {
-        const std::int32_t* v = ikle2 + static_cast<std::int64_t>(around[static_cast<std::size_t>(i)]) * 3;
-        for (int k = 0; k < 3; ++k) {
-          const double d = d2(v[k] - 1, s.end);
-          if (d < dist) {
-            dist = d;
-            best = v[k] - 1;
-            from = pt;
-          }
-        }
-      }
+      const std::int32_t best = mesh.step(pt, s.end, dist);
       if (best == pt)
         throw FormatError(path, s.record, s.offset,
                           "no path of mesh edges from node " + std::to_string(s.beg + 1) + " to node " + std::to_string(s.end + 1) +
                               " that always comes nearer the end (stuck at node " + std::to_string(pt + 1) + ")");
-      s.segments.emplace_back(from, best);
+      s.segments.emplace_back(pt, best);
       if (static_cast<int>(s.segments.size()) > kMaxSegments)
         throw FormatError(path, s.record, s.offset, "more than " + std::to_string(kMaxSegments) + " segments (partel's NSEMAX)");
       pt = best;
       if (pt == s.end) break;
     }
   }
+}
+
+std::vector<std::int32_t> ControlSections::nodes() const {
   std::vector<std::int32_t> nodes;
-  for (auto& s : secs)
+  for (auto& s : *secs_)
     for (auto& [a, b] : s.segments) nodes.push_back(a), nodes.push_back(b);
-  auto loc = std::make_shared<LocalNumbers>(plan, nodes);
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  return nodes;
+}
+
+PartText ControlSections::split(const NodeParts& where, int nparts) const {
   // Each segment goes to the highest-numbered part holding both its ends.
-  for (auto& s : secs)
+  auto part = std::make_shared<std::vector<std::vector<int>>>();
+  for (auto& s : *secs_) {
+    part->emplace_back();
     for (auto& [a, b] : s.segments) {
-      int part = -1;
-      for (auto& [p, l] : loc->parts(a))
-        if (loc->local(b, p) > 0) part = p;
-      if (part < 0)
-        throw FormatError(path, s.record, s.offset,
-                          "no part holds both nodes " + std::to_string(a + 1) + " and " + std::to_string(b + 1));
-      s.part.push_back(part);
+      int to = -1;
+      for (auto& [p, l] : where.parts(a))
+        if (where.local(b, p) > 0) to = p;
+      if (to < 0)
+        throw FormatError(path_, s.record, s.offset, "no part holds both nodes " + std::to_string(a + 1) + " and " + std::to_string(b + 1));
+      part->back().push_back(to);
     }
-  auto shared = std::make_shared<std::vector<Section>>(std::move(secs));
-  const int nparts = plan.nparts;
-  return {base_name(path), [shared, loc, nparts](int p) {
+  }
+  // The local numbers of the segments' ends, kept for the texts.
+  auto loc = std::make_shared<NodeParts>();
+  for (auto n : nodes())
+    for (auto& [p, l] : where.parts(n)) loc->add(n, p, l);
+  auto secs = secs_;
+  return {base_name(path_), [secs, part, loc, nparts](int p) {
             std::string out = ListRecord().text("# SECTIONS PARTITIONED FOR ").text(suffix(nparts, p)).line();
-            out += ListRecord().integer(static_cast<std::int64_t>(shared->size())).integer(1).line();
-            for (const auto& s : *shared) {
+            out += ListRecord().integer(static_cast<std::int64_t>(secs->size())).integer(1).line();
+            for (std::size_t i = 0; i < secs->size(); ++i) {
+              const auto& s = (*secs)[i];
+              const auto& to = (*part)[i];
               out += ListRecord().text(s.name.substr(0, s.name.find_last_not_of(' ') + 1)).line();
-              out += ListRecord().integer(std::count(s.part.begin(), s.part.end(), p)).line();
-              for (std::size_t i = 0; i < s.segments.size(); ++i)
-                if (s.part[i] == p)
-                  out += ListRecord().integer(loc->local(s.segments[i].first, p)).integer(loc->local(s.segments[i].second, p)).line();
+              out += ListRecord().integer(std::count(to.begin(), to.end(), p)).line();
+              for (std::size_t k = 0; k < s.segments.size(); ++k)
+                if (to[k] == p)
+                  out += ListRecord().integer(loc->local(s.segments[k].first, p)).integer(loc->local(s.segments[k].second, p)).line();
             }
             return out;
           }};
 }
 
-PartText friction_zones(const std::string& path, const Plan& plan) {
-  const std::int64_t npoin = plan.npoin;
-  fortran::ListReader in(read_text_file(path), path);
-  auto zone = std::make_shared<std::vector<std::int64_t>>(static_cast<std::size_t>(npoin), 0);
+PartText control_sections(const std::string& path, const Plan& plan, const std::int32_t* ikle2, const Coordinates& x,
+                          const Coordinates& y) {
+  const ControlSections secs(path, whole_mesh(ikle2, plan.nelem, x, y));
+  return secs.split(NodeParts::of(plan, secs.nodes()), plan.nparts);
+}
+
+FrictionZones::FrictionZones(const std::string& path, std::int64_t npoin, const std::function<std::int64_t(std::int32_t)>& slot,
+                             std::int64_t slots)
+    : path_(path), slot_(slot), zone_(static_cast<std::size_t>(slots), 0) {
+  fortran::ListReader in(path);
   for (std::int64_t j = 0; j < npoin; ++j) {
     if (in.at_end())
-      throw FormatError(path, "line " + std::to_string(in.line() + 1), static_cast<std::int64_t>(in.offset()),
+      throw FormatError(path, "line " + std::to_string(in.line() + 1), in.here(),
                         "the file ends after " + std::to_string(j) + " of " + std::to_string(npoin) + " nodes");
     const auto v = in.read_integers(2, "node, zone");
     if (v[0] < 1 || v[0] > npoin)
       throw bad(in, "node, zone", "node " + std::to_string(v[0]) + " is outside the mesh (1.." + std::to_string(npoin) + ")");
-    (*zone)[static_cast<std::size_t>(v[0] - 1)] = v[1];
+    if (const std::int64_t at = slot(static_cast<std::int32_t>(v[0] - 1)); at >= 0) zone_[static_cast<std::size_t>(at)] = v[1];
   }
-  const Plan* pl = &plan;
-  return {base_name(path), [zone, pl](int p) {
-            std::string out;
-            const std::int32_t* k = pl->part_knolg(p);
-            for (std::int64_t i = 0; i < pl->part_npoin(p); ++i)
-              out += ListRecord().integer(i + 1).integer((*zone)[static_cast<std::size_t>(k[i])]).line();
-            return out;
-          }};
 }
 
-PartText weirs(const std::string& path, const Plan& plan) {
-  constexpr int kMaxShare = 10;  // NBMAXNSHARE
-  const std::int64_t npoin = plan.npoin;
-  const int nparts = plan.nparts;
-  struct Weir {
-    double x1, y1, z1, x2, y2, z2, rp1, rp2;
-    std::int32_t n1[4], n2[4];  // 0-based
-    std::int64_t ip1, ip2, deb, fin;
-  };
-  struct State {
-    std::int64_t opseu = 0;
-    double relax = 0;
-    std::vector<Weir> w;
-    std::vector<std::vector<int>> parts_of_weir;    // CSEU_P: parts touching weir j, increasing
-    std::vector<std::vector<std::int32_t>> recv;    // LRECV_P: per part, weir nodes, increasing
-    std::vector<std::vector<std::int32_t>> send;    // LSEND_P: per part, its weir nodes, increasing
-    std::vector<std::vector<std::vector<int>>> send_to;  // LSEND_PP: per part and send node
-    std::unique_ptr<LocalNumbers> loc;
-  };
-  auto st = std::make_shared<State>();
+std::string FrictionZones::text(const std::int32_t* knolg, std::int64_t n) const {
+  std::string out;
+  for (std::int64_t i = 0; i < n; ++i)
+    out += ListRecord().integer(i + 1).integer(zone_[static_cast<std::size_t>(slot_(knolg[i]))]).line();
+  return out;
+}
+
+std::string FrictionZones::name() const { return base_name(path_); }
+
+PartText friction_zones(const std::string& path, const Plan& plan) {
+  auto zones = std::make_shared<FrictionZones>(path, plan.npoin, [](std::int32_t n) { return static_cast<std::int64_t>(n); }, plan.npoin);
+  const Plan* pl = &plan;
+  return {zones->name(), [zones, pl](int p) { return zones->text(pl->part_knolg(p), pl->part_npoin(p)); }};
+}
+
+namespace {
+struct Weir {
+  double x1, y1, z1, x2, y2, z2, rp1, rp2;
+  std::int32_t n1[4], n2[4];  // 0-based
+  std::int64_t ip1, ip2, deb, fin;
+};
+}  // namespace
+
+struct Weirs::State {
+  std::int64_t opseu = 0;
+  double relax = 0;
+  std::vector<Weir> w;
+};
+
+Weirs::Weirs(const std::string& path, std::int64_t npoin) : path_(path), st_(std::make_shared<State>()) {
+  State* st = st_.get();
   fortran::ListReader in(read_text_file(path), path);
   in.read(0, "comment");
   const auto head = in.read(3, "number of weirs, option, relaxation");
@@ -255,17 +308,38 @@ PartText weirs(const std::string& path, const Plan& plan) {
       st->w.push_back(w);
     }
   }
+}
+
+std::vector<std::int32_t> Weirs::nodes() const {
   std::vector<std::int32_t> nodes;
-  for (const auto& w : st->w)
+  for (const auto& w : st_->w)
     for (int k = 0; k < 4; ++k) nodes.push_back(w.n1[k]), nodes.push_back(w.n2[k]);
-  st->loc = std::make_unique<LocalNumbers>(plan, nodes);
-  const LocalNumbers& numbers = *st->loc;
-  const std::size_t nw = st->w.size();
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  return nodes;
+}
+
+PartText Weirs::split(const NodeParts& where, int nparts) const {
+  constexpr int kMaxShare = 10;  // NBMAXNSHARE
+  struct Split {
+    std::shared_ptr<const State> parsed;
+    std::vector<std::vector<int>> parts_of_weir;    // CSEU_P: parts touching weir j, increasing
+    std::vector<std::vector<std::int32_t>> recv;    // LRECV_P: per part, weir nodes, increasing
+    std::vector<std::vector<std::int32_t>> send;    // LSEND_P: per part, its weir nodes, increasing
+    std::vector<std::vector<std::vector<int>>> send_to;  // LSEND_PP: per part and send node
+    NodeParts loc;
+  };
+  auto st = std::make_shared<Split>();
+  st->parsed = st_;
+  for (auto n : nodes())
+    for (auto& [p, l] : where.parts(n)) st->loc.add(n, p, l);
+  const NodeParts& numbers = st->loc;
+  const std::size_t nw = st->parsed->w.size();
   st->parts_of_weir.resize(nw);
   for (std::size_t j = 0; j < nw; ++j) {
     std::set<int> ps;
     for (int k = 0; k < 4; ++k)
-      for (auto n : {st->w[j].n1[k], st->w[j].n2[k]})
+      for (auto n : {st->parsed->w[j].n1[k], st->parsed->w[j].n2[k]})
         for (auto& pl : numbers.parts(n)) ps.insert(pl.first);
     st->parts_of_weir[j].assign(ps.begin(), ps.end());
   }
@@ -275,7 +349,7 @@ PartText weirs(const std::string& path, const Plan& plan) {
   std::vector<std::set<std::int32_t>> recv_sets(static_cast<std::size_t>(nparts));
   std::vector<std::vector<std::pair<std::int32_t, std::vector<int>>>> send_lists(static_cast<std::size_t>(nparts));
   for (std::size_t j = 0; j < nw; ++j) {
-    const auto& w = st->w[j];
+    const auto& w = st->parsed->w[j];
     for (int n : st->parts_of_weir[j]) {
       for (int k = 0; k < 4; ++k)
         for (auto node : {w.n1[k], w.n2[k]}) {
@@ -305,8 +379,8 @@ PartText weirs(const std::string& path, const Plan& plan) {
       st->send_to[static_cast<std::size_t>(n)].push_back(ps);
     }
   }
-  return {base_name(path), [st, nparts](int n) {
-            const LocalNumbers& loc = *st->loc;
+  return {base_name(path_), [st, nparts](int n) {
+            const NodeParts& loc = st->loc;
             const auto& recv = st->recv[static_cast<std::size_t>(n)];
             const auto& send = st->send[static_cast<std::size_t>(n)];
             const auto& send_to = st->send_to[static_cast<std::size_t>(n)];
@@ -323,15 +397,15 @@ PartText weirs(const std::string& path, const Plan& plan) {
               return s + "\n";
             };
             std::string out = ListRecord().text(" NB DE SINGULARITES OPTION UTAN").line();
-            out += ListRecord().text("1  ").integer(st->opseu).real8(st->relax).line();
+            out += ListRecord().text("1  ").integer(st->parsed->opseu).real8(st->parsed->relax).line();
             out += ListRecord().text("#Comment line").line();
             std::int64_t mine = 0;
-            for (std::size_t j = 0; j < st->w.size(); ++j) mine += touches(j, n);
+            for (std::size_t j = 0; j < st->parsed->w.size(); ++j) mine += touches(j, n);
             out += ListRecord().integer(mine).line();
             for (int i = 0; i < 3; ++i) out += ListRecord().text("#Comment line").line();
-            for (std::size_t j = 0; j < st->w.size(); ++j) {
+            for (std::size_t j = 0; j < st->parsed->w.size(); ++j) {
               if (!touches(j, n)) continue;
-              const auto& w = st->w[j];
+              const auto& w = st->parsed->w[j];
               std::string s = fortran::i0(static_cast<std::int64_t>(j + 1));
               auto f = [&](double v) { s += ' ' + fortran::fw(v, 27, 15); };
               auto i = [&](std::int64_t v) { s += ' ' + fortran::i0(v); };
@@ -343,7 +417,7 @@ PartText weirs(const std::string& path, const Plan& plan) {
               out += s + '\n';
             }
             out += " /1/ : FOR EACH ELEMENT, NUMBER AND LIST OF SD WHICH WILL ALSO COMPUTE DISCHARGE ON IT\n";
-            for (std::size_t j = 0; j < st->w.size(); ++j) {
+            for (std::size_t j = 0; j < st->parsed->w.size(); ++j) {
               if (!touches(j, n)) continue;
               ListRecord others;
               std::int64_t count = 0;
@@ -354,7 +428,7 @@ PartText weirs(const std::string& path, const Plan& plan) {
             }
             out += " /2/ : FOR EACH SD, NUMBER AND LIST OF ELEMENT WHICH WILL BE COMPUTED\n";
             std::vector<std::vector<std::int64_t>> common(static_cast<std::size_t>(nparts));
-            for (std::size_t j = 0; j < st->w.size(); ++j)
+            for (std::size_t j = 0; j < st->parsed->w.size(); ++j)
               if (touches(j, n))
                 for (int q : st->parts_of_weir[j])
                   if (q != n) common[static_cast<std::size_t>(q)].push_back(static_cast<std::int64_t>(j + 1));
@@ -415,6 +489,11 @@ PartText weirs(const std::string& path, const Plan& plan) {
             }
             return out;
           }};
+}
+
+PartText weirs(const std::string& path, const Plan& plan) {
+  const Weirs w(path, plan.npoin);
+  return w.split(NodeParts::of(plan, w.nodes()), plan.nparts);
 }
 
 }  // namespace anabranch::partel

@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "core/byteorder.hpp"
@@ -18,6 +20,7 @@
 #include "core/outputs.hpp"
 #include "core/radix_sort.hpp"
 #include "formats/fortran_text.hpp"
+#include "formats/partel_extras.hpp"
 #include "partition/partitioner.hpp"
 #include "pio/mpi_util.hpp"
 #include "pio/strategy.hpp"
@@ -566,6 +569,139 @@ namespace {
 
 constexpr int kSolid = 2;  // LIHBOR code of a wall
 
+// The section walks' view of a mesh held in slices: a node's coordinates read from the file
+// when needed; the nearest nodes found on every rank's own range of nodes (streamed), then
+// agreed; the slice's elements around the nodes of the walks' discs (a walk only visits
+// nodes nearer its end than its beginning) indexed once; each step of a walk agreed among
+// the ranks' own first nearest vertices (element order, then vertex order: partel's).
+partel::SectionMesh sliced_mesh(MPI_Comm comm, const serafin::Reader& geo, const MeshSlice& s) {
+  struct State {
+    MPI_Comm comm;
+    const serafin::Reader* geo;
+    const MeshSlice* s;
+    std::vector<std::uint64_t> around;  // (node << 32 | slice element), increasing
+    std::pair<double, double> xy(std::int32_t n) const {
+      const auto& h = geo->header();
+      const int rs = h.precision == Precision::Double ? 8 : 4;
+      double v[2];
+      for (int c = 0; c < 2; ++c) {
+        unsigned char b[8];
+        geo->source().read_at((c ? geo->y_offset() : geo->x_offset()) + 4 + static_cast<std::int64_t>(n) * rs, b, static_cast<std::size_t>(rs));
+        v[c] = rs == 8 ? load<double>(b, h.byte_order) : static_cast<double>(load<float>(b, h.byte_order));
+      }
+      return {v[0], v[1]};
+    }
+    // fn(node, x, y) for this rank's own range of nodes, read in chunks.
+    void own_nodes(const std::function<void(std::int32_t, double, double)>& fn) const {
+      const Slices nodes{s->npoin, comm_size(comm)};
+      const int rank = comm_rank(comm);
+      constexpr std::int64_t kChunk = std::int64_t{1} << 18;
+      std::vector<std::int32_t> chunk;
+      for (std::int64_t a = nodes.first(rank), b = nodes.first(rank + 1); a < b; a += kChunk) {
+        chunk.resize(static_cast<std::size_t>(std::min(kChunk, b - a)));
+        for (std::size_t i = 0; i < chunk.size(); ++i) chunk[i] = static_cast<std::int32_t>(a + static_cast<std::int64_t>(i));
+        const auto x = read_reals_of(*geo, geo->x_offset() + 4, chunk), y = read_reals_of(*geo, geo->y_offset() + 4, chunk);
+        for (std::size_t i = 0; i < chunk.size(); ++i) fn(chunk[i], x[i], y[i]);
+      }
+    }
+  };
+  auto st = std::make_shared<State>(State{comm, &geo, &s, {}});
+  partel::SectionMesh m;
+  m.npoin = s.npoin;
+  m.d2 = [st](std::int32_t a, std::int32_t b) {
+    std::pair<double, double> pa, pb;
+    collective(st->comm, [&] { pa = st->xy(a), pb = st->xy(b); });
+    const double dx = pa.first - pb.first, dy = pa.second - pb.second;
+    return dx * dx + dy * dy;
+  };
+  m.nearest = [st](const std::vector<double>& xy) {
+    struct Loc {
+      double d;
+      int node;
+    };
+    const std::size_t n = xy.size() / 2;
+    std::vector<Loc> best(n, Loc{std::numeric_limits<double>::infinity(), std::numeric_limits<int>::max()});
+    collective(st->comm, [&] {
+      st->own_nodes([&](std::int32_t node, double x, double y) {
+        for (std::size_t j = 0; j < n; ++j) {
+          const double d = (xy[2 * j] - x) * (xy[2 * j] - x) + (xy[2 * j + 1] - y) * (xy[2 * j + 1] - y);
+          if (d < best[j].d) best[j] = {d, node};
+        }
+      });
+    });
+    // The smallest distance, the lowest node among equals: the first of equals.
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, best.data(), static_cast<int>(n), MPI_DOUBLE_INT, MPI_MINLOC, st->comm), "MPI_Allreduce");
+    std::vector<std::int32_t> r;
+    for (const auto& b : best) r.push_back(b.node);
+    return r;
+  };
+  m.prepare = [st](const std::vector<std::pair<std::int32_t, std::int32_t>>& ends) {
+    std::vector<std::uint64_t> near;
+    collective(st->comm, [&] {
+      std::vector<std::pair<double, double>> centre;
+      std::vector<double> r2;
+      for (auto [b, e] : ends) {
+        centre.push_back(st->xy(e));
+        const auto pb = st->xy(b);
+        r2.push_back((pb.first - centre.back().first) * (pb.first - centre.back().first) +
+                     (pb.second - centre.back().second) * (pb.second - centre.back().second));
+      }
+      st->own_nodes([&](std::int32_t node, double x, double y) {
+        for (std::size_t j = 0; j < centre.size(); ++j)
+          if ((x - centre[j].first) * (x - centre[j].first) + (y - centre[j].second) * (y - centre[j].second) <= r2[j]) {
+            near.push_back(static_cast<std::uint64_t>(node));
+            break;
+          }
+      });
+    });
+    NodeSet in(st->s->npoin);
+    for (auto n : all_words(st->comm, near)) in.insert(static_cast<std::int64_t>(n));
+    for (auto [b, e] : ends) in.insert(b);
+    const MeshSlice& sl = *st->s;
+    for (std::int64_t i = 0; i < sl.count(); ++i)
+      for (int k = 0; k < sl.ndp; ++k)
+        if (const std::int32_t v = sl.ikle[static_cast<std::size_t>(i * sl.ndp + k)] - 1; in.contains(v))
+          st->around.push_back((static_cast<std::uint64_t>(v) << 32) | static_cast<std::uint64_t>(i));
+    radix_sort(st->around);
+  };
+  m.step = [st](std::int32_t pt, std::int32_t to, double& dist) {
+    // This rank's candidate: distance, position (element * 3 + vertex), vertex.
+    double mine[3] = {std::numeric_limits<double>::infinity(), 0, -1};
+    collective(st->comm, [&] {
+      const MeshSlice& sl = *st->s;
+      const auto pto = st->xy(to);
+      const std::uint64_t key = static_cast<std::uint64_t>(pt) << 32;
+      double best = dist;
+      for (auto it = std::lower_bound(st->around.begin(), st->around.end(), key); it != st->around.end() && (*it >> 32) == static_cast<std::uint64_t>(pt); ++it) {
+        const auto i = static_cast<std::int64_t>(*it & 0xffffffffu);
+        for (int k = 0; k < sl.ndp; ++k) {
+          const std::int32_t v = sl.ikle[static_cast<std::size_t>(i * sl.ndp + k)] - 1;
+          const auto pv = st->xy(v);
+          const double d = (pv.first - pto.first) * (pv.first - pto.first) + (pv.second - pto.second) * (pv.second - pto.second);
+          if (d < best) {
+            best = d;
+            mine[0] = d, mine[1] = static_cast<double>((sl.first + i) * sl.ndp + k), mine[2] = v;
+          }
+        }
+      }
+    });
+    const int size = comm_size(st->comm);
+    std::vector<double> all(static_cast<std::size_t>(3 * size));
+    check_mpi(MPI_Allgather(mine, 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, st->comm), "MPI_Allgather");
+    // The smallest distance, then the first position (every candidate is nearer than dist).
+    std::int32_t next = pt;
+    double bd = std::numeric_limits<double>::infinity(), bp = 0;
+    for (int r = 0; r < size; ++r) {
+      const double* c = all.data() + 3 * r;
+      if (c[2] < 0) continue;
+      if (c[0] < bd || (c[0] == bd && c[1] < bp)) bd = c[0], bp = c[1], next = static_cast<std::int32_t>(c[2]);
+    }
+    if (next != pt) dist = bd;
+    return next;
+  };
+  return m;
+}
+
 // Hands each element of `words` (pair words, sorted by element) and its row of IKLE (the
 // first ndp values) to on_row(i, row), reading the record in chunks that hold any of them.
 template <class OnRow>
@@ -734,7 +870,8 @@ class PartOutputs {
 partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader& geo,
                                             const std::vector<const serafin::Reader*>& also, MeshSlice& s,
                                             std::vector<std::int32_t> parts, int nparts, const boundary::File* cli,
-                                            const partel::Names& names, partel::Layout layout, std::int64_t* edge_cut) {
+                                            const partel::Names& names, partel::Layout layout, const CaseFiles& cases,
+                                            std::int64_t* edge_cut) {
   const int size = comm_size(comm), rank = comm_rank(comm);
   std::int64_t edge_cut_here = 0;
   const auto& g = geo.header();
@@ -777,6 +914,17 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
       for (int k = 0; k < ndp; ++k) words.push_back(static_cast<std::uint64_t>(v[k]));
     }
   }
+  // Case files (2D): the sections walked on the slices and the weirs read, on every rank.
+  const bool with_cases = nplan == 1 && cases.any();
+  std::optional<partel::ControlSections> sections;
+  std::optional<partel::Weirs> weirs;
+  if (with_cases && !cases.sections.empty()) {
+    collective(comm, [&] {
+      if (ndp != 3) throw UsageError(cases.sections + ": control sections need a mesh of triangles");
+    });
+    sections.emplace(cases.sections, sliced_mesh(comm, geo, s));
+  }
+  if (with_cases && !cases.weirs.empty()) collective(comm, [&] { weirs.emplace(cases.weirs, npoin2); });
   std::vector<std::int32_t>().swap(s.ikle);  // the slice's part is done: the parts' rows are read again below
 
   // 1. Each part's elements, to the rank writing it; their rows of IKLE read in element
@@ -836,6 +984,33 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
         lp.ikle[keyed[i] & 0xffffffffu] = lp.local_of[static_cast<std::size_t>(grp)].second + 1;
       }
     }
+  }
+
+  // The parts holding the nodes the sections and weirs name, and their local numbers there:
+  // every rank's to every rank (a few nodes); each rank then splits the files for its parts.
+  std::vector<partel::PartText> case_texts;
+  if (sections || weirs) {
+    std::vector<std::int32_t> wanted = sections ? sections->nodes() : std::vector<std::int32_t>{};
+    if (weirs) {
+      const auto w = weirs->nodes();
+      wanted.insert(wanted.end(), w.begin(), w.end());
+    }
+    std::vector<std::uint64_t> held;  // node, part, local number (1-based)
+    for (const auto& lp : mine)
+      for (auto n : wanted)
+        if (const std::int32_t l = lp.local(n); l >= 0)
+          held.insert(held.end(), {static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(lp.p), static_cast<std::uint64_t>(l + 1)});
+    partel::NodeParts where;
+    const auto all = all_words(comm, held);
+    for (std::size_t i = 0; i + 2 < all.size(); i += 3)
+      where.add(static_cast<std::int32_t>(all[i]), static_cast<int>(all[i + 1]), static_cast<std::int32_t>(all[i + 2]));
+    where.sort();
+    collective(comm, [&] {
+      if (sections) case_texts.push_back(sections->split(where, nparts));
+      if (weirs) case_texts.push_back(weirs->split(where, nparts));
+    });
+    sections.reset();
+    weirs.reset();
   }
 
   // 3. Interface nodes: (node, part) to the node's rank, the lists of sharing parts back.
@@ -1082,9 +1257,10 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     source_names.push_back(names.also[i]);
   }
   std::vector<double> gx, gy;  // their coordinates
+  NodeSet held(npoin2 * nplan);  // the rank's nodes (every plane)
+  std::optional<partel::FrictionZones> zones;  // their zones
   collective(comm, [&] {
-    // The rank's nodes (every plane) once each, and where each part's sit among them.
-    NodeSet held(npoin2 * nplan);
+    // The rank's nodes once each, and where each part's sit among them.
     for (const auto& lp : mine)
       for (int j = 0; j < nplan; ++j)
         for (auto node : lp.knolg) held.insert(node + j * npoin2);
@@ -1097,6 +1273,8 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     }
     gx = read_reals_of(geo, geo.x_offset() + 4, gnodes);
     gy = read_reals_of(geo, geo.y_offset() + 4, gnodes);
+    if (with_cases && !cases.zones.empty())
+      zones.emplace(cases.zones, npoin2, [&held](std::int32_t n) { return held.contains(n) ? held.place(n) : std::int64_t{-1}; }, held.size());
     for (std::size_t src = 0; src < sources.size(); ++src) {
       const auto& sg = sources[src]->header();
       headers.emplace_back();
@@ -1169,11 +1347,16 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     if (with_par || concat) text_kind(names.dir + "/" + names.par, pars, with_par ? PartOutputs::kParIndex : PartOutputs::kEmptyIndex);
   });
   TempOutputs out;
+  std::vector<std::size_t> text_ids, zone_ids;  // the case files' parts (by text, then part), the zones' parts
   std::vector<PartOutputs> kinds;
   kinds.reserve(plan.size());
   collective(comm, [&] {
     const CreatingTemporary creating;
     for (const auto& k : plan) kinds.emplace_back(comm, out, concat, k.base, p0, nparts, k.sizes, k.lines, k.index_kind);
+    for (const auto& t : case_texts)
+      for (const auto& lp : mine) text_ids.push_back(out.add(names.dir + "/" + t.name + partel::suffix(nparts, lp.p)));
+    if (zones)
+      for (const auto& lp : mine) zone_ids.push_back(out.add(names.dir + "/" + zones->name() + partel::suffix(nparts, lp.p)));
   });
   collective(comm, [&] {
     // Header and mesh, a part at a time for every source; then the part's elements, its
@@ -1217,6 +1400,14 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
       if (kinds.size() > sources.size() + 1 && i < pars.size()) {
         kinds[sources.size() + 1].write(i, pars[i].data(), pars[i].size(), 0);
         std::string().swap(pars[i]);
+      }
+      for (std::size_t t = 0; t < case_texts.size(); ++t) {
+        const std::string text = case_texts[t].text(lp.p);
+        out.write_at(text_ids[t * mine.size() + i], text.data(), text.size(), 0);
+      }
+      if (zones) {
+        const std::string text = zones->text(lp.knolg.data(), static_cast<std::int64_t>(lp.knolg.size()));
+        out.write_at(zone_ids[i], text.data(), text.size(), 0);
       }
       std::vector<std::int32_t>().swap(lp.elems);
       std::vector<std::int32_t>().swap(lp.ikle);

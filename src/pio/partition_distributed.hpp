@@ -63,17 +63,26 @@ void write_partition_file(MPI_Comm comm, const std::string& path, const std::vec
 std::vector<std::int32_t> gather_parts(MPI_Comm comm, const std::vector<std::int32_t>& slice_parts, std::int64_t nelem,
                                        int root);
 
+// Case files split per part as partel splits them (2D meshes), by path; empty: not given.
+struct CaseFiles {
+  std::string sections, zones, weirs;
+  bool any() const { return !sections.empty() || !zones.empty() || !weirs.empty(); }
+};
+
 // Collective: TELEMAC's per-part files (the telemac or concat layout) written by the ranks, each the
 // parts of a contiguous range: every part's SERAFIN file (geometry and frames, and of each
 // `also` file), .cli and (2D) PAR file, byte for byte what the serial command writes for the
 // same partition. Each rank reads from the files only its parts' elements, nodes and
 // values; the interface nodes, the boundary contour and the halo are found together.
 // edge_cut: the dual-graph edges whose two elements lie in different parts (every rank).
-// The slice's IKLE and the parts (moved in) are let go on the way.
+// The slice's IKLE and the parts (moved in) are let go on the way. cases: the control
+// sections (walked on the slices), friction zones (each rank keeps its nodes' zones) and
+// weirs, split per part as the serial command splits them.
 partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader& geo,
                                             const std::vector<const serafin::Reader*>& also, MeshSlice& slice,
                                             std::vector<std::int32_t> parts, int nparts, const boundary::File* cli,
-                                            const partel::Names& names, partel::Layout layout, std::int64_t* edge_cut = nullptr);
+                                            const partel::Names& names, partel::Layout layout, const CaseFiles& cases = {},
+                                            std::int64_t* edge_cut = nullptr);
 
 // Quality of a distributed partition, without any rank holding it whole: elements per
 // part, and the dual-graph edges (shared element edges) whose two elements lie in

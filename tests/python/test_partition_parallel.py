@@ -134,6 +134,36 @@ def test_concatenated_parts_are_the_serial_bytes(ab, meshes, tmp_path):
     same_as_serial(ab, tmp_path, 3, meshes / "m3.slf", 4, METHOD, ["--cli", meshes / "m3.cli"], layout="concat")
 
 
+@pytest.mark.parametrize("case,geo,option,source", [
+    ("sections", "geo_tracer_decay", "--sections", "Control_Section.dat"),
+    ("weirs", "geo_weirs2", "--weirs", "weirs2.txt"),
+    ("zones", "geo_donau", "--zones", "gitter_09_tbl.bfr"),
+])
+def test_case_files_split_on_the_ranks_are_the_serial_bytes(ab, data, tmp_path, case, geo, option, source):
+    """TELEMAC's examples of control sections (walked on the ranks' slices), weirs and
+    friction zones (each rank keeps its own nodes' zones), 7 parts on 3 ranks: the serial
+    command's files, which are partel's (test_telemac_v8)."""
+    ref = data / "telemac-v8" / f"partel-{case}-p3"
+    names = same_as_serial(ab, tmp_path, 3, ref / f"{geo}.slf", 7, METHOD, ["--cli", ref / f"{geo}.cli", option, ref / source])
+    assert len([n for n in names if n.startswith(source)]) == 7
+
+
+def test_sections_by_coordinates_walk_across_the_slices(ab, meshes, tmp_path):
+    """Sections given by their ends' coordinates, across the whole mesh: the nearest nodes
+    are found on every rank's own nodes and the walks cross every rank's slice; the
+    concatenated layout, 2 ranks."""
+    m = read(meshes / "m2.slf")
+    x0, x1, y0, y1 = float(m.x.min()), float(m.x.max()), float(m.y.min()), float(m.y.max())
+    ends = [(x0, y0, x1, y1), (x1, y0, x0, y1), (x0, (y0 + y1) / 2, x1, (y0 + y1) / 2)]
+    text = f"# across the mesh\n{len(ends)} 1\n" + "".join(f"S{i}\n{a} {b} {c} {d}\n" for i, (a, b, c, d) in enumerate(ends))
+    (tmp_path / "sec.txt").write_text(text)
+    same_as_serial(ab, tmp_path, 2, meshes / "m2.slf", 5, METHOD, ["--cli", meshes / "m2.cli", "--sections", tmp_path / "sec.txt"],
+                   layout="concat")
+    segments = sum(len(t.splitlines()) - 2 - 2 * len(ends) for t in (tmp_path / "par" / f"sec.txt00004-0000{p}" for p in range(5))
+                   for t in [t.read_text()])
+    assert segments > 100, segments
+
+
 def test_metis_under_mpiexec_is_refused_in_one_line(meshes, tmp_path):
     proc = mpirun(2, EXE, "partition", meshes / "m2.slf", "-n", 4, "--method", "metis", "-o", tmp_path / "o")
     assert proc.returncode != 0
@@ -156,6 +186,23 @@ def test_a_bad_mesh_stops_every_rank_and_leaves_nothing(meshes, tmp_path):
     assert proc.returncode != 0
     lines = error_lines(proc.stderr)
     assert lines and all("bad.slf: IKLE at byte" in line and f"node {m.npoin + 5} outside" in line for line in lines), proc.stderr
+    assert list((tmp_path / "o").iterdir()) == []
+
+
+@pytest.mark.parametrize("option,text,words", [
+    ("--sections", "# c\n2 -1\nA\n1 2\nB\n3 999999\n", ["sec.txt: section B", "line 6", "999999 is outside the mesh"]),
+    ("--sections", "# c\n1 -1\nA\n7 7\n", ["sec.txt: section A (line 3) at byte 9", "the section is empty"]),
+    ("--zones", "1 1\n2 1\n", ["sec.txt: line 3 at byte 8", "the file ends after 2 of"]),
+    ("--weirs", "# c\n1 0 0.5\n# w\n1\n# a\n# b\n# c\n" + " ".join(["1"] * 4 + ["99999999"] + ["1"] * 14) + "\n",
+     ["sec.txt: weir element 1", "99999999", "outside the mesh"]),
+])
+def test_a_bad_case_file_stops_every_rank_with_one_line_and_leaves_nothing(meshes, tmp_path, option, text, words):
+    (tmp_path / "sec.txt").write_text(text)
+    proc = mpirun(3, EXE, "partition", meshes / "m2.slf", "--cli", meshes / "m2.cli", "-n", 4, "--method", METHOD, option,
+                  tmp_path / "sec.txt", "-o", tmp_path / "o")
+    assert proc.returncode not in (0, 124), proc.stderr
+    lines = error_lines(proc.stderr)
+    assert lines and all(all(w in line for w in words) for line in lines), proc.stderr
     assert list((tmp_path / "o").iterdir()) == []
 
 

@@ -60,3 +60,31 @@ TEST(FortranText, ListDirectedInput) {
     EXPECT_NE(m.find("'x'"), std::string::npos) << m;
   }
 }
+
+// A streamed file is read as the same text in memory: records, values split across the
+// windows' edges, line numbers and byte offsets.
+TEST(FortranText, StreamedInputReadsAsInMemory) {
+  abtest::TempDir dir;
+  std::string text;
+  for (int i = 1; i <= 800000; ++i) text += std::to_string(i) + (i % 7 == 0 ? "\n  " : "   ") + std::to_string(i % 13) + "\n";
+  text += "42 x\n";
+  const std::string path = dir.file("zones.txt");
+  abtest::write_bytes(path, std::vector<unsigned char>(text.begin(), text.end()));
+  ASSERT_GT(text.size(), std::size_t{8} << 20);  // more than two windows
+  fortran::ListReader streamed(path), whole(text, path);
+  for (int i = 1; i <= 800000; ++i) {
+    const auto a = streamed.read_integers(2, "node, zone");
+    ASSERT_EQ(a, whole.read_integers(2, "node, zone")) << i;
+    ASSERT_EQ(a[0], i);
+    ASSERT_EQ(streamed.line(), whole.line());
+    ASSERT_EQ(streamed.offset(), whole.offset());
+  }
+  try {
+    streamed.read_integers(2, "node, zone");
+    FAIL() << "'x' read as an integer";
+  } catch (const FormatError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("at byte " + std::to_string(text.size() - 5)), std::string::npos) << m;
+  }
+  EXPECT_TRUE(streamed.at_end());
+}

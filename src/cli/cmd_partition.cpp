@@ -137,8 +137,6 @@ partel::Names output_names(const PartitionOptions& o, bool with_cli) {
   return names;
 }
 
-// The serial route: the whole mesh in this process. `given`: every element's part, computed
-// elsewhere (empty: partition here, or read --partition).
 // partel splits sections, zones and weirs of 2D meshes only.
 void warn_cases_not_split(const PartitionOptions& o) {
   for (const auto* f : {&o.sections, &o.zones, &o.weirs})
@@ -147,7 +145,8 @@ void warn_cases_not_split(const PartitionOptions& o) {
                    f->c_str());
 }
 
-int run_serial(PartitionOptions& o, bool json, std::chrono::steady_clock::time_point t0, std::vector<std::int32_t> given) {
+// The serial route: the whole mesh in this process (partitioned here, or --partition read).
+int run_serial(PartitionOptions& o, bool json, std::chrono::steady_clock::time_point t0) {
   if (o.method.empty()) o.method = metis_available() ? "metis" : "sfc";
   const PartitionMethod method = o.method == "ptscotch" ? PartitionMethod::Sfc : parse_partition_method(o.method);
   const bool epart_only = o.layout == "partition-file";
@@ -204,10 +203,7 @@ int run_serial(PartitionOptions& o, bool json, std::chrono::steady_clock::time_p
   std::vector<std::int32_t> epart;
   int ndp2 = 0;
   Coordinates x, y;
-  if (!given.empty()) {  // a partition computed elsewhere (--partition, or the ranks under mpiexec)
-    epart = std::move(given);
-    if (static_cast<std::int64_t>(epart.size()) != nelem2) throw UsageError("the given partition does not fit the mesh");
-  } else if (!o.partition.empty()) {
+  if (!o.partition.empty()) {
     epart = epart::read(o.partition, o.parts, nelem2);
   } else if (method == PartitionMethod::Metis || method == PartitionMethod::Scotch) {
     auto eind = base_ikle(reader, ndp2);
@@ -568,7 +564,7 @@ Runner add_partition(CLI::App& app, Common& common) {
     if (o->dry_run) return dry_run(*o, o->ranks > 0 ? o->ranks : size, common.json);
     if (o->method.empty()) o->method = size > 1 ? (pio::ptscotch_available() ? "ptscotch" : "sfc") : metis_available() ? "metis" : "sfc";
     if (size > 1 || o->method == "ptscotch") return run_distributed(*o, common.json, t0);
-    return run_serial(*o, common.json, t0, {});
+    return run_serial(*o, common.json, t0);
   };
 }
 

@@ -526,21 +526,6 @@ void write_partition_file(MPI_Comm comm, const std::string& path, const std::vec
   release_temporary(temp);
 }
 
-std::vector<std::int32_t> gather_parts(MPI_Comm comm, const std::vector<std::int32_t>& slice_parts, std::int64_t nelem, int root) {
-  const int size = comm_size(comm), rank = comm_rank(comm);
-  const Slices slices{nelem, size};
-  std::vector<int> counts(static_cast<std::size_t>(size)), displ(static_cast<std::size_t>(size));
-  for (int r = 0; r < size; ++r) {
-    counts[static_cast<std::size_t>(r)] = static_cast<int>(slices.first(r + 1) - slices.first(r));
-    displ[static_cast<std::size_t>(r)] = static_cast<int>(slices.first(r));
-  }
-  std::vector<std::int32_t> all(rank == root ? static_cast<std::size_t>(nelem) : 0);
-  check_mpi(MPI_Gatherv(slice_parts.data(), static_cast<int>(slice_parts.size()), MPI_INT32_T, all.data(), counts.data(),
-                        displ.data(), MPI_INT32_T, root, comm),
-            "MPI_Gatherv");
-  return all;
-}
-
 DistributedQuality distributed_quality(MPI_Comm comm, const MeshSlice& s, const std::vector<std::int32_t>& parts, int nparts,
                                        bool count_cut) {
   DistributedQuality q;

@@ -59,10 +59,6 @@ std::vector<std::int32_t> partition_ptscotch_distributed(MPI_Comm comm, const se
 // rank's slice through MPI-IO, under a temporary name renamed when complete.
 void write_partition_file(MPI_Comm comm, const std::string& path, const std::vector<std::int32_t>& slice_parts);
 
-// Collective: rank `root` receives every element's part (the others get an empty vector).
-std::vector<std::int32_t> gather_parts(MPI_Comm comm, const std::vector<std::int32_t>& slice_parts, std::int64_t nelem,
-                                       int root);
-
 // Case files split per part as partel splits them (2D meshes), by path; empty: not given.
 struct CaseFiles {
   std::string sections, zones, weirs;

@@ -25,6 +25,7 @@
 #include "partition/partitioner.hpp"
 #include "pio/mpi_util.hpp"
 #include "pio/partition_distributed.hpp"
+#include "pio/vtkhdf.hpp"
 
 namespace anabranch::cli {
 namespace {
@@ -165,7 +166,7 @@ int run_serial(PartitionOptions& o, bool json, std::chrono::steady_clock::time_p
   };
 
   auto t = std::chrono::steady_clock::now();
-  serafin::Reader reader(o.mesh);
+  serafin::Reader reader(pio::vtkhdf::serafin_source(o.mesh));
   report_integrity("partition", reader);
   const auto& h = reader.header();
   const int nplan = h.nplan();
@@ -176,7 +177,7 @@ int run_serial(PartitionOptions& o, bool json, std::chrono::steady_clock::time_p
   std::vector<const serafin::Reader*> also_ptrs;
   std::vector<std::unique_ptr<serafin::Reader>> also;
   for (const auto& f : o.also) {
-    also.push_back(std::make_unique<serafin::Reader>(f));
+    also.push_back(std::make_unique<serafin::Reader>(pio::vtkhdf::serafin_source(f)));
     const auto& ah = also.back()->header();
     if (ah.npoin != h.npoin || ah.nelem != h.nelem || ah.ndp != h.ndp)
       throw UsageError(f + " is not on the mesh of " + o.mesh + " (NELEM, NPOIN or NDP differ)");
@@ -348,7 +349,7 @@ RankEstimate estimate(std::int64_t nelem, std::int64_t npoin, int ranks) {
 }
 
 int dry_run(const PartitionOptions& o, int ranks, bool json) {
-  const serafin::Reader reader(o.mesh);
+  const serafin::Reader reader(pio::vtkhdf::serafin_source(o.mesh));
   const auto& h = reader.header();
   const int nplan = h.nplan();
   const std::int64_t nelem2 = nplan > 1 ? h.nelem / (nplan - 1) : h.nelem, npoin2 = h.npoin / nplan;
@@ -387,7 +388,7 @@ int run_distributed(PartitionOptions& o, bool json, std::chrono::steady_clock::t
     if (::access(o.output.c_str(), W_OK) != 0) throw IoError::from_errno("cannot write into output folder", o.output);
   });
   std::optional<serafin::Reader> reader;
-  pio::collective(comm, [&] { reader.emplace(o.mesh); });
+  pio::collective(comm, [&] { reader.emplace(pio::vtkhdf::serafin_source(o.mesh)); });
   const auto& h = reader->header();
   const int nplan = h.nplan();
   const std::int64_t nelem2 = nplan > 1 ? h.nelem / (nplan - 1) : h.nelem;
@@ -425,7 +426,7 @@ int run_distributed(PartitionOptions& o, bool json, std::chrono::steady_clock::t
         boundary::validate(*cli, slice.npoin, o.mesh);
       }
       for (const auto& f : o.also) {
-        also.push_back(std::make_unique<serafin::Reader>(f));
+        also.push_back(std::make_unique<serafin::Reader>(pio::vtkhdf::serafin_source(f)));
         const auto& ah = also.back()->header();
         if (ah.npoin != h.npoin || ah.nelem != h.nelem || ah.ndp != h.ndp)
           throw UsageError(f + " is not on the mesh of " + o.mesh + " (NELEM, NPOIN or NDP differ)");
@@ -482,7 +483,7 @@ int run_distributed(PartitionOptions& o, bool json, std::chrono::steady_clock::t
 Runner add_partition(CLI::App& app, Common& common) {
   auto o = std::make_shared<PartitionOptions>();
   auto* sub = app.add_subcommand("partition", "Split a mesh into P parts for P MPI processes (TELEMAC partel replacement)");
-  sub->add_option("mesh", o->mesh, "SERAFIN mesh (geometry) file; its frames are carried into the parts")->check(CLI::ExistingFile);
+  sub->add_option("mesh", o->mesh, "SERAFIN mesh (geometry) file, or an anabranch HDF5 mesh; its frames are carried into the parts (SERAFIN)")->check(CLI::ExistingFile);
   sub->add_option("--cli", o->cli, "boundary-conditions file (needed for TELEMAC's .cli and PAR part files)")->check(CLI::ExistingFile);
   sub->add_option("-n,--parts", o->parts, "number of parts P (1..100000)");
   sub->add_option("--method", o->method,

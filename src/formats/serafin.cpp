@@ -517,9 +517,6 @@ void check_record_limits(const Header& h, const WriteOptions& options) {
   check("X", h.npoin * rs, std::to_string(h.npoin) + " nodes in " + to_string(h.precision) + " precision");
 }
 
-namespace {
-
-// Title through the sizes record.
 void write_header_records(ByteSink& sink, const Header& h, const WriteOptions& options) {
   check_record_limits(h, options);
   if (h.nelem > 2147483647 || h.npoin > 2147483647) throw UsageError("NELEM and NPOIN must fit in 32 bits");
@@ -546,8 +543,6 @@ void write_header_records(ByteSink& sink, const Header& h, const WriteOptions& o
   for (int i = 0; i < 4; ++i) store<std::int32_t>(&tmp[i], sizes[i], bo);
   put_record(sink, tmp, 16, bo);
 }
-
-}  // namespace
 
 void write_header(ByteSink& sink, const Header& h, const Mesh& mesh, const WriteOptions& options) {
   if (mesh.nelem != h.nelem || mesh.npoin != h.npoin || mesh.ndp != h.ndp)

@@ -151,6 +151,8 @@ struct WriteOptions {
   bool atomic = true;
 };
 
+// The records before the mesh (title through the sizes) to a sink, in header.byte_order.
+void write_header_records(ByteSink& sink, const Header& header, const WriteOptions& options = {});
 // Header records (title through Y) to a sink, in header.precision and header.byte_order.
 // Throws UsageError, naming the record and what to use instead, when a record would
 // exceed the record limit.

@@ -9,9 +9,12 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <set>
 
+#include "core/byteorder.hpp"
 #include "core/error.hpp"
+#include "core/io.hpp"
 #include "core/provenance.hpp"
 #include "formats/vtu.hpp"
 #include "pio/h5.hpp"
@@ -678,44 +681,62 @@ std::map<std::string, std::string> Input::provenance() const {
   return out;
 }
 
-Mesh Input::read_mesh() const {
+void Input::read_ikle(std::int64_t first, std::int64_t count, std::int32_t* out) const {
   const Impl& m = *impl_;
   const std::string& f = m.path;
   const serafin::Header& h = m.header;
-  Mesh mesh;
-  mesh.nelem = h.nelem;
-  mesh.npoin = h.npoin;
-  mesh.ndp = h.ndp;
-  mesh.nplan = h.nplan();
+  if (first < 0 || count < 0 || first + count > h.nelem) throw UsageError("elements out of range in " + f);
   Handle conn(check(H5Dopen2(m.root, "Connectivity", H5P_DEFAULT), "no /VTKHDF/Connectivity in", f));
-  std::vector<std::int64_t> c(static_cast<std::size_t>(h.nelem * h.ndp));
-  h5::read_range<std::int64_t>(conn, 0, h.nelem * h.ndp, c.data(), m.xfer, f);
-  mesh.ikle.resize(c.size());
-  const int* order = m.format_version >= 2 ? vtu::node_order(mesh.ndp, mesh.nplan) : vtu::node_order(0, 1);
+  const std::int64_t ndp = h.ndp;
+  std::vector<std::int64_t> c(static_cast<std::size_t>(count * ndp));
+  h5::read_range<std::int64_t>(conn, first * ndp, count * ndp, c.data(), m.xfer, f);
+  const int* order = m.format_version >= 2 ? vtu::node_order(h.ndp, h.nplan()) : vtu::node_order(0, 1);
   for (std::size_t i = 0; i < c.size(); ++i) {
     if (c[i] < 0 || c[i] >= h.npoin)
-      throw FormatError(f, "/VTKHDF/Connectivity", static_cast<std::int64_t>(i), "node " + std::to_string(c[i]) + " out of range");
-    const std::size_t ndp = static_cast<std::size_t>(mesh.ndp), e = i / ndp;
-    mesh.ikle[e * ndp + static_cast<std::size_t>(order[i % ndp])] = static_cast<std::int32_t>(c[i] + 1);
+      throw FormatError(f, "/VTKHDF/Connectivity", first * ndp + static_cast<std::int64_t>(i), "node " + std::to_string(c[i]) + " out of range");
+    const std::size_t e = i / static_cast<std::size_t>(ndp);
+    out[e * static_cast<std::size_t>(ndp) + static_cast<std::size_t>(order[i % static_cast<std::size_t>(ndp)])] = static_cast<std::int32_t>(c[i] + 1);
   }
-  Handle ipobo(check(H5Dopen2(m.file, "/anabranch/IPOBO", H5P_DEFAULT), "no /anabranch/IPOBO in", f));
-  mesh.ipobo.resize(static_cast<std::size_t>(h.npoin));
-  h5::read_range<std::int32_t>(ipobo, 0, h.npoin, mesh.ipobo.data(), m.xfer, f);
+}
+
+void Input::read_ipobo(std::int64_t first, std::int64_t count, std::int32_t* out) const {
+  const Impl& m = *impl_;
+  if (first < 0 || count < 0 || first + count > m.header.npoin) throw UsageError("nodes out of range in " + m.path);
+  Handle ipobo(check(H5Dopen2(m.file, "/anabranch/IPOBO", H5P_DEFAULT), "no /anabranch/IPOBO in", m.path));
+  h5::read_range<std::int32_t>(ipobo, first, count, out, m.xfer, m.path);
+}
+
+void Input::read_coordinates(int column, std::int64_t first, std::int64_t count, double* out) const {
+  const Impl& m = *impl_;
+  const std::string& f = m.path;
+  if (first < 0 || count < 0 || first + count > m.header.npoin) throw UsageError("nodes out of range in " + f);
   Handle pts(check(H5Dopen2(m.root, "Points", H5P_DEFAULT), "no /VTKHDF/Points in", f));
   {
     Handle space(check(H5Dget_space(pts), "H5Dget_space", f));
     hsize_t dims[2] = {0, 0};
     if (H5Sget_simple_extent_ndims(space) != 2 || H5Sget_simple_extent_dims(space, dims, nullptr) != 2 ||
-        dims[0] != static_cast<hsize_t>(h.npoin) || dims[1] != 3)
+        dims[0] != static_cast<hsize_t>(m.header.npoin) || dims[1] != 3)
       throw FormatError(f + ": /VTKHDF/Points is not NPOIN x 3");
   }
+  auto [fspace, mspace] = h5::range_spaces(pts, first, count, f, column);
+  check_status(H5Dread(pts, H5T_NATIVE_DOUBLE, mspace, fspace, m.xfer, out), "cannot read Points in", f);
+}
+
+Mesh Input::read_mesh() const {
+  const serafin::Header& h = impl_->header;
+  Mesh mesh;
+  mesh.nelem = h.nelem;
+  mesh.npoin = h.npoin;
+  mesh.ndp = h.ndp;
+  mesh.nplan = h.nplan();
+  mesh.ikle.resize(static_cast<std::size_t>(h.nelem * h.ndp));
+  read_ikle(0, h.nelem, mesh.ikle.data());
+  mesh.ipobo.resize(static_cast<std::size_t>(h.npoin));
+  read_ipobo(0, h.npoin, mesh.ipobo.data());
   mesh.x.resize(static_cast<std::size_t>(h.npoin));
   mesh.y.resize(static_cast<std::size_t>(h.npoin));
-  for (int col = 0; col < 2; ++col) {
-    auto [fspace, mspace] = h5::range_spaces(pts, 0, h.npoin, f, col);
-    check_status(H5Dread(pts, H5T_NATIVE_DOUBLE, mspace, fspace, m.xfer, (col == 0 ? mesh.x : mesh.y).data()),
-                 "cannot read Points in", f);
-  }
+  read_coordinates(0, 0, h.npoin, mesh.x.data());
+  read_coordinates(1, 0, h.npoin, mesh.y.data());
   return mesh;
 }
 
@@ -746,5 +767,134 @@ template void Input::read_values<float>(std::int64_t, int, std::int64_t, std::in
 template void Input::read_values<double>(std::int64_t, int, std::int64_t, std::int64_t, double*) const;
 template void Input::read_nodes<float>(std::int64_t, int, const std::int64_t*, std::int64_t, float*) const;
 template void Input::read_nodes<double>(std::int64_t, int, const std::int64_t*, std::int64_t, double*) const;
+
+namespace {
+
+// The SERAFIN bytes of an anabranch HDF5 file: the records before the mesh made once from
+// the header; a mesh or frame record's length markers and values made on demand, for the
+// whole elements or nodes the bytes asked for cover.
+class SerafinView final : public ByteSource {
+ public:
+  explicit SerafinView(const std::string& path) : held_(path), in_(path), name_(path) {
+    const serafin::Header& h = in_.header();
+    MemorySink sink;
+    serafin::write_header_records(sink, h);
+    prefix_ = std::move(sink.bytes);
+    layout_ = serafin::Layout::of(h);
+    rs_ = layout_.real_bytes;
+    const std::int64_t ikle = static_cast<std::int64_t>(prefix_.size());
+    records_ = {{ikle, h.nelem * h.ndp * 4, kIkle},
+                {ikle + 8 + h.nelem * h.ndp * 4, h.npoin * 4, kIpobo},
+                {ikle + 16 + h.nelem * h.ndp * 4 + h.npoin * 4, h.npoin * rs_, kX},
+                {ikle + 24 + h.nelem * h.ndp * 4 + h.npoin * 4 + h.npoin * rs_, h.npoin * rs_, kY}};
+    size_ = layout_.frame_offset(in_.frame_count());
+  }
+  std::int64_t size() const override { return size_; }
+  const std::string& name() const override { return name_; }
+
+  void read_at(std::int64_t offset, void* dst, std::size_t n) const override {
+    if (offset < 0 || offset + static_cast<std::int64_t>(n) > size_)
+      throw IoError("cannot read " + std::to_string(n) + " bytes at byte " + std::to_string(offset) + " of the SERAFIN view of " + name_ +
+                    " (" + std::to_string(size_) + " bytes)");
+    const std::lock_guard<std::mutex> lock(mutex_);
+    auto* out = static_cast<unsigned char*>(dst);
+    while (n > 0) {
+      std::size_t done = 0;
+      if (offset < static_cast<std::int64_t>(prefix_.size())) {
+        done = std::min(n, prefix_.size() - static_cast<std::size_t>(offset));
+        std::memcpy(out, prefix_.data() + offset, done);
+      } else {
+        const Record r = record_at(offset);
+        const std::int64_t rel = offset - r.at;
+        if (rel < 4 || rel >= 4 + r.bytes) {  // a length marker
+          unsigned char marker[4];
+          store<std::int32_t>(marker, static_cast<std::int32_t>(r.bytes), in_.header().byte_order);
+          const std::int64_t m = rel < 4 ? rel : rel - 4 - r.bytes;
+          done = std::min<std::size_t>(n, static_cast<std::size_t>(4 - m));
+          std::memcpy(out, marker + m, done);
+        } else {
+          done = std::min<std::size_t>(n, static_cast<std::size_t>(4 + r.bytes - rel));
+          values(r, rel - 4, out, done);
+        }
+      }
+      out += done;
+      offset += static_cast<std::int64_t>(done);
+      n -= done;
+    }
+  }
+
+ private:
+  enum Kind { kIkle, kIpobo, kX, kY, kTime, kValues };
+  struct Record {
+    std::int64_t at = 0, bytes = 0;  // where its leading marker is; its values' bytes
+    Kind kind = kIkle;
+    std::int64_t frame = 0;
+    int var = 0;
+  };
+  Record record_at(std::int64_t offset) const {
+    if (offset < layout_.header_bytes) {
+      for (int i = 3; i >= 0; --i)
+        if (offset >= records_[static_cast<std::size_t>(i)].at) return records_[static_cast<std::size_t>(i)];
+    }
+    const std::int64_t frame = (offset - layout_.header_bytes) / layout_.frame_bytes;
+    const std::int64_t at = layout_.frame_offset(frame), rel = offset - at;
+    if (rel < 8 + rs_) return {at, rs_, kTime, frame, 0};
+    const std::int64_t each = 8 + layout_.npoin * rs_;
+    const int var = static_cast<int>((rel - 8 - rs_) / each);
+    return {at + 8 + rs_ + var * each, layout_.npoin * rs_, kValues, frame, var};
+  }
+  // n bytes from byte `from` of record r's values.
+  void values(const Record& r, std::int64_t from, unsigned char* out, std::size_t n) const {
+    const serafin::Header& h = in_.header();
+    const int size = r.kind == kIkle || r.kind == kIpobo ? 4 : rs_;
+    const std::int64_t first = from / size, last = (from + static_cast<std::int64_t>(n) - 1) / size;
+    const std::int64_t count = last - first + 1;
+    scratch_.resize(static_cast<std::size_t>(count * size));
+    if (r.kind == kIkle || r.kind == kIpobo) {
+      std::vector<std::int32_t> v;
+      if (r.kind == kIkle) {  // whole elements
+        const std::int64_t e0 = first / h.ndp, e1 = last / h.ndp;
+        v.resize(static_cast<std::size_t>((e1 - e0 + 1) * h.ndp));
+        in_.read_ikle(e0, e1 - e0 + 1, v.data());
+        v.erase(v.begin(), v.begin() + (first - e0 * h.ndp));
+        v.resize(static_cast<std::size_t>(count));
+      } else {
+        v.resize(static_cast<std::size_t>(count));
+        in_.read_ipobo(first, count, v.data());
+      }
+      for (std::int64_t i = 0; i < count; ++i) store<std::int32_t>(scratch_.data() + 4 * i, v[static_cast<std::size_t>(i)], h.byte_order);
+    } else {
+      std::vector<double> v(static_cast<std::size_t>(count));
+      if (r.kind == kX || r.kind == kY)
+        in_.read_coordinates(r.kind == kX ? 0 : 1, first, count, v.data());
+      else if (r.kind == kTime)
+        v[0] = in_.read_time(r.frame);
+      else
+        in_.read_values<double>(r.frame, r.var, first, count, v.data());
+      serafin::encode_reals(v.data(), count, h.precision, h.byte_order, scratch_.data());
+    }
+    std::memcpy(out, scratch_.data() + (from - first * size), n);
+  }
+
+  FileSource held_;  // holds the file as an input
+  Input in_;
+  std::string name_;
+  std::vector<unsigned char> prefix_;
+  serafin::Layout layout_;
+  int rs_ = 4;
+  std::vector<Record> records_;  // IKLE, IPOBO, X, Y
+  std::int64_t size_ = 0;
+  mutable std::mutex mutex_;
+  mutable std::vector<unsigned char> scratch_;
+};
+
+}  // namespace
+
+std::shared_ptr<const ByteSource> serafin_view(const std::string& path) { return std::make_shared<SerafinView>(path); }
+
+std::shared_ptr<const ByteSource> serafin_source(const std::string& path) {
+  if (is_hdf5(path)) return serafin_view(path);
+  return std::make_shared<FileSource>(path);
+}
 
 }  // namespace anabranch::pio::vtkhdf

@@ -104,6 +104,12 @@ class Input {
   std::map<std::string, std::string> provenance() const;
 
   Mesh read_mesh() const;
+  // Pieces of the mesh, as SERAFIN holds them: IKLE of elements [first, first + count)
+  // (1-based, ndp per element, SERAFIN's node order), IPOBO and the X (column 0) or Y
+  // (column 1) of nodes [first, first + count).
+  void read_ikle(std::int64_t first, std::int64_t count, std::int32_t* out) const;
+  void read_ipobo(std::int64_t first, std::int64_t count, std::int32_t* out) const;
+  void read_coordinates(int column, std::int64_t first, std::int64_t count, double* out) const;
   // Values of nodes [first, first + count) of one variable of one frame.
   template <class T>
   void read_values(std::int64_t frame, int var, std::int64_t first, std::int64_t count, T* out) const;
@@ -115,5 +121,16 @@ class Input {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// The SERAFIN file an anabranch HDF5 file holds (its header, mesh and frames), as bytes
+// made on demand from the datasets, a range of elements or nodes at a time: serafin::Reader
+// and everything built on it (partition, split, merge...) read the HDF5 file through it
+// without converting it first. Reads are serialised (this HDF5 is not thread-safe). The
+// file is held as an input (no output may replace it).
+std::shared_ptr<const ByteSource> serafin_view(const std::string& path);
+
+// The SERAFIN bytes of path (for serafin::Reader): the file itself, or the SERAFIN an
+// anabranch HDF5 file holds.
+std::shared_ptr<const ByteSource> serafin_source(const std::string& path);
 
 }  // namespace anabranch::pio::vtkhdf

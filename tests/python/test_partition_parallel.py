@@ -164,6 +164,23 @@ def test_sections_by_coordinates_walk_across_the_slices(ab, meshes, tmp_path):
     assert segments > 100, segments
 
 
+def test_an_hdf5_mesh_is_partitioned_as_its_serafin(ab, meshes, tmp_path):
+    """The mesh converted to HDF5 (with a frame): each rank reads its slice from the
+    datasets; in one process and on 3 ranks, the files of the SERAFIN mesh, byte for byte."""
+    assert ab("convert", meshes / "m2.slf", tmp_path / "m2.h5").returncode == 0
+    common = ["-n", 5, "--cli", meshes / "m2.cli", "--method", "sfc", "--names", "T2DGEO,T2DCLI"]
+    r = ab("partition", meshes / "m2.slf", *common, "-o", tmp_path / "slf")
+    assert r.returncode == 0, r.stderr
+    runs = [ab("partition", tmp_path / "m2.h5", *common, "-o", tmp_path / "one"),
+            mpirun(3, EXE, "partition", tmp_path / "m2.h5", *common, "-o", tmp_path / "three")]
+    for proc, out in zip(runs, ("one", "three")):
+        assert proc.returncode == 0, proc.stderr
+        names = sorted(p.name for p in (tmp_path / "slf").iterdir())
+        assert names == sorted(p.name for p in (tmp_path / out).iterdir()) and len(names) == 15
+        for name in names:
+            assert (tmp_path / out / name).read_bytes() == (tmp_path / "slf" / name).read_bytes(), (out, name)
+
+
 def test_metis_under_mpiexec_is_refused_in_one_line(meshes, tmp_path):
     proc = mpirun(2, EXE, "partition", meshes / "m2.slf", "-n", 4, "--method", "metis", "-o", tmp_path / "o")
     assert proc.returncode != 0

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
+#include <thread>
 
 #include "core/error.hpp"
 #include "core/progress.hpp"
@@ -78,6 +80,78 @@ bool scotch_available() {
 #endif
 }
 
+void dual_graph(const std::int32_t* eind, std::int64_t nelem, int ndp, std::int64_t npoin, int base, std::vector<std::int32_t>& xadj,
+                std::vector<std::int32_t>& adjncy) {
+  if (ndp != 3 && ndp != 4) throw UsageError("the dual graph needs triangles or quadrilaterals (" + std::to_string(ndp) + " nodes per element)");
+  if (nelem * ndp > std::numeric_limits<std::int32_t>::max()) throw UsageError("too many elements for 32-bit graph indices");
+  // The elements around each node, increasing (a counting sort).
+  std::vector<std::int32_t> nptr(static_cast<std::size_t>(npoin) + 1, 0), nind(static_cast<std::size_t>(nelem * ndp));
+  for (std::int64_t j = 0; j < nelem * ndp; ++j) {
+    const std::int32_t v = eind[j];
+    if (v < 0 || v >= npoin) throw UsageError("element " + std::to_string(j / ndp + 1) + " names node " + std::to_string(v + 1) + " outside the mesh");
+    ++nptr[static_cast<std::size_t>(v) + 1];
+  }
+  for (std::int64_t n = 0; n < npoin; ++n) nptr[static_cast<std::size_t>(n) + 1] += nptr[static_cast<std::size_t>(n)];
+  {
+    std::vector<std::int32_t> at(nptr.begin(), nptr.end() - 1);
+    for (std::int64_t e = 0; e < nelem; ++e)
+      for (int k = 0; k < ndp; ++k) nind[static_cast<std::size_t>(at[static_cast<std::size_t>(eind[e * ndp + k])]++)] = static_cast<std::int32_t>(e);
+  }
+  // Whether a list of elements (increasing) holds x: most lists are a handful long.
+  auto holds = [](const std::int32_t* lo, const std::int32_t* hi, std::int32_t x) {
+    if (hi - lo > 16) return std::binary_search(lo, hi, x);
+    for (; lo != hi && *lo <= x; ++lo)
+      if (*lo == x) return true;
+    return false;
+  };
+  // Element e's neighbours to out: an element of the k-th node's list, not e and in no
+  // earlier list, is a neighbour when a later list holds it too (two shared nodes:
+  // METIS's overlap >= ncommon).
+  auto neighbours = [&](std::int64_t e, std::vector<std::int32_t>& out) {
+    const std::int32_t* lo[4];
+    const std::int32_t* hi[4];
+    for (int k = 0; k < ndp; ++k) {
+      const auto v = static_cast<std::size_t>(eind[e * ndp + k]);
+      lo[k] = nind.data() + nptr[v];
+      hi[k] = nind.data() + nptr[v + 1];
+    }
+    const std::size_t before = out.size();
+    for (int k = 0; k + 1 < ndp; ++k)
+      for (const std::int32_t* x = lo[k]; x != hi[k]; ++x) {
+        if (*x == e) continue;
+        bool seen = false, again = false;
+        for (int j = 0; j < k && !seen; ++j) seen = holds(lo[j], hi[j], *x);
+        for (int j = k + 1; j < ndp && !seen && !again; ++j) again = holds(lo[j], hi[j], *x);
+        if (!seen && again) out.push_back(*x + base);
+      }
+    return static_cast<std::int32_t>(out.size() - before);
+  };
+  // Each thread a range of elements into its own list, then the lists one after another.
+  const int threads = static_cast<int>(std::max(1u, std::min(8u, std::thread::hardware_concurrency())));
+  xadj.assign(static_cast<std::size_t>(nelem) + 1, 0);
+  std::vector<std::vector<std::int32_t>> lists(static_cast<std::size_t>(threads));
+  {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        auto& list = lists[static_cast<std::size_t>(t)];
+        const std::int64_t first = nelem * t / threads, end = nelem * (t + 1) / threads;
+        list.reserve(static_cast<std::size_t>((end - first) * ndp));
+        for (std::int64_t e = first; e < end; ++e) xadj[static_cast<std::size_t>(e) + 1] = neighbours(e, list);
+      });
+    for (auto& th : pool) th.join();
+  }
+  for (std::int64_t e = 0; e < nelem; ++e) xadj[static_cast<std::size_t>(e) + 1] += xadj[static_cast<std::size_t>(e)];
+  adjncy.resize(static_cast<std::size_t>(xadj.back()));
+  for (int t = 0; t < threads; ++t) {
+    auto& list = lists[static_cast<std::size_t>(t)];
+    std::copy(list.begin(), list.end(), adjncy.begin() + xadj[static_cast<std::size_t>(nelem * t / threads)]);
+    std::vector<std::int32_t>().swap(list);
+  }
+  if (base != 0)
+    for (auto& x : xadj) x += base;
+}
+
 bool metis_available() {
 #ifdef ANABRANCH_HAVE_METIS
   return true;
@@ -98,20 +172,14 @@ std::vector<std::int32_t> partition_metis(std::vector<std::int32_t>&& eind, std:
   std::vector<std::int32_t> epart(static_cast<std::size_t>(nelem), 0);
   if (nparts > 1) {
     const Busy busy("partition: METIS, " + std::to_string(nelem) + " elements into " + std::to_string(nparts) + " parts");
-    idx_t ne = static_cast<idx_t>(nelem), nn = static_cast<idx_t>(npoin), ncommon = 2, numflag = 0;
-    std::vector<idx_t> eptr(static_cast<std::size_t>(nelem) + 1);
-    for (std::int64_t e = 0; e <= nelem; ++e) eptr[static_cast<std::size_t>(e)] = static_cast<idx_t>(e * ndp);
-    idx_t *xadj = nullptr, *adjncy = nullptr;
-    int rc = METIS_MeshToDual(&ne, &nn, eptr.data(), eind.data(), &ncommon, &numflag, &xadj, &adjncy);
-    if (rc != METIS_OK) throw Error("METIS_MeshToDual failed (code " + std::to_string(rc) + ")");
-    std::vector<idx_t>().swap(eptr);
+    idx_t ne = static_cast<idx_t>(nelem);
+    std::vector<idx_t> xadj, adjncy;
+    dual_graph(eind.data(), nelem, ndp, npoin, 0, xadj, adjncy);
     std::vector<std::int32_t>().swap(eind);
     idx_t ncon = 1, np = nparts, objval = 0;
     std::vector<idx_t> vwgt(weights.begin(), weights.end());
-    rc = METIS_PartGraphKway(&ne, &ncon, xadj, adjncy, vwgt.empty() ? nullptr : vwgt.data(), nullptr, nullptr, &np,
-                             nullptr, nullptr, nullptr, &objval, epart.data());
-    METIS_Free(xadj);
-    METIS_Free(adjncy);
+    const int rc = METIS_PartGraphKway(&ne, &ncon, xadj.data(), adjncy.data(), vwgt.empty() ? nullptr : vwgt.data(), nullptr, nullptr,
+                                       &np, nullptr, nullptr, nullptr, &objval, epart.data());
     if (rc != METIS_OK) throw Error("METIS_PartGraphKway failed (code " + std::to_string(rc) + ")");
     if (stats) stats->objective = objval;
   }
@@ -134,17 +202,13 @@ std::vector<std::int32_t> partition_scotch(std::vector<std::int32_t>&& eind, std
   std::vector<std::int32_t> epart(static_cast<std::size_t>(nelem), 0);
   if (nparts > 1) {
     const Busy busy("partition: SCOTCH, " + std::to_string(nelem) + " elements into " + std::to_string(nparts) + " parts");
-    // As partel does: the dual graph (ncommon 2) 1-based from METIS_MeshToDual, built into
-    // a SCOTCH graph with base 1, no weights, partitioned with the default strategy.
-    idx_t ne = static_cast<idx_t>(nelem), nn = static_cast<idx_t>(npoin), ncommon = 2, numflag = 1;
-    std::vector<idx_t> eptr(static_cast<std::size_t>(nelem) + 1);
-    for (std::int64_t e = 0; e <= nelem; ++e) eptr[static_cast<std::size_t>(e)] = static_cast<idx_t>(e * ndp + 1);
-    for (auto& v : eind) ++v;
-    idx_t *xadj = nullptr, *adjncy = nullptr;
-    int rc = METIS_MeshToDual(&ne, &nn, eptr.data(), eind.data(), &ncommon, &numflag, &xadj, &adjncy);
-    if (rc != METIS_OK) throw Error("METIS_MeshToDual failed (code " + std::to_string(rc) + ")");
-    std::vector<idx_t>().swap(eptr);
+    // As partel does: the dual graph (ncommon 2) 1-based as METIS_MeshToDual builds it,
+    // built into a SCOTCH graph with base 1, no weights, partitioned with the default strategy.
+    const auto ne = static_cast<SCOTCH_Num>(nelem);
+    std::vector<std::int32_t> xadj, adjncy;
+    dual_graph(eind.data(), nelem, ndp, npoin, 1, xadj, adjncy);
     std::vector<std::int32_t>().swap(eind);
+    int rc = 0;
     // One difference: Debian's SCOTCH seeds its random generator from the clock, so the
     // same call gives another partition on every run; a context with a fixed seed and
     // deterministic threads makes the partition repeat.
@@ -159,7 +223,7 @@ std::vector<std::int32_t> partition_scotch(std::vector<std::int32_t>&& eind, std
     SCOTCH_contextRandomClone(&context);
     SCOTCH_contextRandomSeed(&context, 1);
     const SCOTCH_Num edges = xadj[ne] - 1;
-    rc = SCOTCH_graphBuild(&graph, 1, ne, xadj, xadj + 1, nullptr, nullptr, edges, adjncy, nullptr);
+    rc = SCOTCH_graphBuild(&graph, 1, ne, xadj.data(), xadj.data() + 1, nullptr, nullptr, edges, adjncy.data(), nullptr);
     if (rc == 0) rc = SCOTCH_graphCheck(&graph);
     bool bound_ok = false;
     if (rc == 0) bound_ok = (rc = SCOTCH_contextBindGraph(&context, &graph, &bound)) == 0;
@@ -168,8 +232,6 @@ std::vector<std::int32_t> partition_scotch(std::vector<std::int32_t>&& eind, std
     SCOTCH_graphExit(&graph);
     SCOTCH_contextExit(&context);
     SCOTCH_stratExit(&strat);
-    METIS_Free(xadj);
-    METIS_Free(adjncy);
     if (rc != 0) throw Error("SCOTCH could not partition the dual graph (code " + std::to_string(rc) + ")");
   }
   if (stats) {

@@ -22,7 +22,16 @@ struct PartitionStats {
   std::int64_t objective = 0;    // METIS's edge cut (0 for sfc)
 };
 
-// METIS: the dual graph with ncommon = 2 (METIS_MeshToDual), then METIS_PartGraphKway with
+// The dual graph of a mesh of triangles or quadrilaterals (elements sharing two nodes), as
+// METIS_MeshToDual builds it with ncommon = 2: each element's neighbours in the order METIS
+// finds them (the element's nodes in turn, the elements around each in increasing order,
+// each neighbour where it is first seen), so METIS and SCOTCH partition it into the same
+// parts. Built on several threads, without METIS's per-element marker arrays. eind:
+// 0-based nodes, ndp per element; base 0 or 1 (Fortran numbering, METIS's numflag).
+void dual_graph(const std::int32_t* eind, std::int64_t nelem, int ndp, std::int64_t npoin, int base, std::vector<std::int32_t>& xadj,
+                std::vector<std::int32_t>& adjncy);
+
+// METIS: the dual graph with ncommon = 2 (dual_graph: METIS_MeshToDual's), then METIS_PartGraphKway with
 // default options: exactly what METIS_PartMeshDual does, so the partition equals partel's.
 // eind holds 0-based node numbers, ndp per element; it is freed as soon as the dual graph
 // exists, so METIS's partitioning runs without the mesh held twice.
@@ -30,8 +39,8 @@ std::vector<std::int32_t> partition_metis(std::vector<std::int32_t>&& eind, std:
                                           std::int64_t npoin, int nparts, const std::vector<std::int32_t>& weights,
                                           PartitionStats* stats = nullptr);
 
-// SCOTCH, called as partel's method 2 calls it: the 1-based dual graph from
-// METIS_MeshToDual (ncommon = 2) built into a SCOTCH graph, SCOTCH_graphPart with the
+// SCOTCH, called as partel's method 2 calls it: the 1-based dual graph of
+// METIS_MeshToDual (ncommon = 2, dual_graph) built into a SCOTCH graph, SCOTCH_graphPart with the
 // default strategy. eind: 0-based node numbers, freed once the dual graph exists.
 std::vector<std::int32_t> partition_scotch(std::vector<std::int32_t>&& eind, std::int64_t nelem, int ndp,
                                            std::int64_t npoin, int nparts, PartitionStats* stats = nullptr);

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <numeric>
 #include <set>
+#include <tuple>
 
 #include "core/generate.hpp"
 #include "core/plan.hpp"
@@ -34,6 +35,22 @@ TEST(Metis, EqualsPartMeshDual) {
   meshes.push_back(make_channel(o).mesh);
   if (abtest::have_telemac_data()) meshes.push_back(serafin::Reader(abtest::telemac_data() + "/geo_malpasset-small.slf").read_mesh());
   for (const auto& m : meshes) {
+    // The dual graph, bit for bit METIS_MeshToDual's (both numberings).
+    for (idx_t base : {0, 1}) {
+      std::vector<std::int32_t> xadj, adjncy;
+      dual_graph(zero_based(m.ikle).data(), m.nelem, 3, m.npoin, base, xadj, adjncy);
+      idx_t ne = static_cast<idx_t>(m.nelem), nn = static_cast<idx_t>(m.npoin), ncommon = 2, numflag = base;
+      std::vector<idx_t> eptr(static_cast<std::size_t>(ne) + 1);
+      for (idx_t e = 0; e <= ne; ++e) eptr[static_cast<std::size_t>(e)] = 3 * e + base;
+      auto eind = zero_based(m.ikle);
+      for (auto& v : eind) v += base;
+      idx_t *mx = nullptr, *ma = nullptr;
+      ASSERT_EQ(METIS_MeshToDual(&ne, &nn, eptr.data(), eind.data(), &ncommon, &numflag, &mx, &ma), METIS_OK);
+      EXPECT_EQ(xadj, std::vector<std::int32_t>(mx, mx + ne + 1)) << "base " << base;
+      EXPECT_EQ(adjncy, std::vector<std::int32_t>(ma, ma + (mx[ne] - base))) << "base " << base;
+      METIS_Free(mx);
+      METIS_Free(ma);
+    }
     for (int nparts : {2, 7, 64}) {
       auto ours = partition_metis(zero_based(m.ikle), m.nelem, 3, m.npoin, nparts, {});
       idx_t ne = static_cast<idx_t>(m.nelem), nn = static_cast<idx_t>(m.npoin), ncommon = 2, np = nparts, objval = 0;
@@ -46,6 +63,36 @@ TEST(Metis, EqualsPartMeshDual) {
                 METIS_OK);
       EXPECT_EQ(ours, epart) << "nparts " << nparts;
     }
+  }
+}
+
+// Quadrilaterals (four lists per element) and a node shared by many elements (a fan): the
+// same graph as METIS's.
+TEST(Metis, DualGraphOfQuadsAndFansIsMetis) {
+  const int n = 30;
+  std::vector<std::int32_t> quads;  // an n x n grid of quads, then a fan of triangles around one node
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) {
+      const int a = j * (n + 1) + i;
+      quads.insert(quads.end(), {a, a + 1, a + n + 2, a + n + 1});
+    }
+  std::vector<std::int32_t> fan;
+  const int spokes = 500;
+  for (int k = 0; k < spokes; ++k) fan.insert(fan.end(), {0, 1 + k, 1 + (k + 1) % spokes});
+  for (auto [eind, ndp, npoin] : {std::tuple{quads, 4, (n + 1) * (n + 1)}, std::tuple{fan, 3, spokes + 1}}) {
+    const auto nelem = static_cast<std::int64_t>(eind.size()) / ndp;
+    std::vector<std::int32_t> xadj, adjncy;
+    dual_graph(eind.data(), nelem, ndp, npoin, 0, xadj, adjncy);
+    idx_t ne = static_cast<idx_t>(nelem), nn = npoin, ncommon = 2, numflag = 0;
+    std::vector<idx_t> eptr(static_cast<std::size_t>(ne) + 1);
+    for (idx_t e = 0; e <= ne; ++e) eptr[static_cast<std::size_t>(e)] = ndp * e;
+    idx_t *mx = nullptr, *ma = nullptr;
+    ASSERT_EQ(METIS_MeshToDual(&ne, &nn, eptr.data(), eind.data(), &ncommon, &numflag, &mx, &ma), METIS_OK);
+    EXPECT_EQ(xadj, std::vector<std::int32_t>(mx, mx + ne + 1)) << ndp;
+    EXPECT_EQ(adjncy, std::vector<std::int32_t>(ma, ma + mx[ne])) << ndp;
+    EXPECT_GT(adjncy.size(), static_cast<std::size_t>(nelem));
+    METIS_Free(mx);
+    METIS_Free(ma);
   }
 }
 #endif

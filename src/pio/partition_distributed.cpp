@@ -1,5 +1,6 @@
 #include "pio/partition_distributed.hpp"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -170,11 +171,12 @@ void edge_pairs(MPI_Comm comm, const MeshSlice& s, const std::vector<std::int32_
 
 // Reads the reals of `nodes` (sorted, 0-based) from a NPOIN-real record at `offset` (after
 // its marker), to doubles; the record is read in chunks holding any wanted node.
-std::vector<double> read_reals_of(const serafin::Reader& r, std::int64_t offset, const std::vector<std::int32_t>& nodes) {
+template <class T>
+std::vector<T> read_reals_as(const serafin::Reader& r, std::int64_t offset, const std::vector<std::int32_t>& nodes) {
   const auto& h = r.header();
   const int rs = h.precision == Precision::Double ? 8 : 4;
   constexpr std::int64_t kChunk = std::int64_t{1} << 18;
-  std::vector<double> out;
+  std::vector<T> out;
   out.reserve(nodes.size());
   std::vector<unsigned char> buf;
   for (auto it = nodes.begin(); it != nodes.end();) {
@@ -183,10 +185,20 @@ std::vector<double> read_reals_of(const serafin::Reader& r, std::int64_t offset,
     r.source().read_at(offset + first * rs, buf.data(), buf.size());
     for (; it != nodes.end() && *it < first + count; ++it) {
       const unsigned char* p = buf.data() + (*it - first) * rs;
-      out.push_back(rs == 8 ? load<double>(p, h.byte_order) : static_cast<double>(load<float>(p, h.byte_order)));
+      out.push_back(static_cast<T>(rs == 8 ? load<double>(p, h.byte_order) : static_cast<double>(load<float>(p, h.byte_order))));
     }
   }
   return out;
+}
+
+std::vector<double> read_reals_of(const serafin::Reader& r, std::int64_t offset, const std::vector<std::int32_t>& nodes) {
+  return read_reals_as<double>(r, offset, nodes);
+}
+
+// The same, kept in the file's precision (half the memory for a single-precision file).
+Coordinates read_coordinates_of(const serafin::Reader& r, std::int64_t offset, const std::vector<std::int32_t>& nodes) {
+  if (r.header().precision == Precision::Double) return Coordinates(read_reals_as<double>(r, offset, nodes));
+  return Coordinates(read_reals_as<float>(r, offset, nodes));
 }
 
 }  // namespace
@@ -1241,7 +1253,7 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     sources.push_back(also[i]);
     source_names.push_back(names.also[i]);
   }
-  std::vector<double> gx, gy;  // their coordinates
+  Coordinates gx, gy;  // their coordinates, in the file's precision
   NodeSet held(npoin2 * nplan);  // the rank's nodes (every plane)
   std::optional<partel::FrictionZones> zones;  // their zones
   collective(comm, [&] {
@@ -1256,10 +1268,6 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
       for (int j = 0; j < nplan; ++j)
         for (auto node : lp.knolg) lp.at.push_back(static_cast<std::uint32_t>(held.place(node + j * npoin2)));
     }
-    gx = read_reals_of(geo, geo.x_offset() + 4, gnodes);
-    gy = read_reals_of(geo, geo.y_offset() + 4, gnodes);
-    if (with_cases && !cases.zones.empty())
-      zones.emplace(cases.zones, npoin2, [&held](std::int32_t n) { return held.contains(n) ? held.place(n) : std::int64_t{-1}; }, held.size());
     for (std::size_t src = 0; src < sources.size(); ++src) {
       const auto& sg = sources[src]->header();
       headers.emplace_back();
@@ -1280,46 +1288,91 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
       }
       plan.push_back(std::move(kind));
     }
-    if (!with_cli) return;
-    for (const auto& lp : mine) {
-      std::string text;
-      for (auto k : lp.bpoints) {
-        const auto& line = cli->lines[static_cast<std::size_t>(k)];
-        text += boundary::format_telemac(line, lp.local(static_cast<std::int32_t>(line.n - 1)) + 1, line.k);
-        text += '\n';
-      }
-      clis.push_back(std::move(text));
-      if (!with_par) {
-        pars.emplace_back();  // partel writes PAR files for 2D meshes only (its concatenated layout: an empty pair)
-        continue;
-      }
-      partel::ParText t;
-      t.ndp = ndp;
-      for (auto k : lp.bpoints) {
-        partel::ParBoundaryPoint b;
-        const auto next = contour.next[static_cast<std::size_t>(k)], prev = contour.prev[static_cast<std::size_t>(k)];
-        int away = 0;
-        if (sub_part[static_cast<std::size_t>(contour.nelbor[static_cast<std::size_t>(k)])] != lp.p) {
-          b.iseg = cli->lines[static_cast<std::size_t>(next)].n;
-          b.xs = static_cast<float>(bx[static_cast<std::size_t>(next)]), b.ys = static_cast<float>(by[static_cast<std::size_t>(next)]);
-          ++away;
-        }
-        if (sub_part[static_cast<std::size_t>(contour.nelbor[static_cast<std::size_t>(prev)])] != lp.p) {
-          b.iseg = -cli->lines[static_cast<std::size_t>(prev)].n;
-          b.xs = static_cast<float>(bx[static_cast<std::size_t>(prev)]), b.ys = static_cast<float>(by[static_cast<std::size_t>(prev)]);
-          ++away;
-        }
-        if (away == 2) b.iseg = -9999;
-        const auto& line = cli->lines[static_cast<std::size_t>(k)];
-        b.colour = line.k;
-        b.local = lp.local(static_cast<std::int32_t>(line.n - 1)) + 1;
-        b.numliq = numliq[static_cast<std::size_t>(k)];
-        t.boundary.push_back(b);
-      }
-      t.iface = lp.iface;
-      t.halo = lp.halo;
-      pars.push_back(partel::format_par(t));
+    if (with_cli && !concat) {  // a file per part: written as soon as made (no sizes needed first)
+      plan.push_back(Kind{names.dir + "/" + names.cli, std::vector<std::int64_t>(mine.size(), 0), {}, PartOutputs::kCliIndex});
+      if (with_par) plan.push_back(Kind{names.dir + "/" + names.par, std::vector<std::int64_t>(mine.size(), 0), {}, PartOutputs::kParIndex});
     }
+  });
+  TempOutputs out;
+  std::vector<std::size_t> text_ids, zone_ids;  // the case files' parts (by text, then part), the zones' parts
+  std::vector<PartOutputs> kinds;
+  kinds.reserve(plan.size() + 2);
+  auto create = [&](std::size_t from) {
+    collective(comm, [&] {
+      const CreatingTemporary creating;
+      for (std::size_t k = from; k < plan.size(); ++k)
+        kinds.emplace_back(comm, out, concat, plan[k].base, p0, nparts, plan[k].sizes, plan[k].lines, plan[k].index_kind);
+      if (from > 0) return;
+      for (const auto& t : case_texts)
+        for (const auto& lp : mine) text_ids.push_back(out.add(names.dir + "/" + t.name + partel::suffix(nparts, lp.p)));
+      if (with_cases && !cases.zones.empty())
+        for (const auto& lp : mine) zone_ids.push_back(out.add(names.dir + "/" + partel::base_name(cases.zones) + partel::suffix(nparts, lp.p)));
+    });
+  };
+  create(0);
+  collective(comm, [&] {
+    // Each part's .cli and PAR texts: written at once to a file per part; the concatenated
+    // layout keeps them until every part's size is known.
+    if (with_cli) {
+      for (std::size_t i = 0; i < mine.size(); ++i) {
+        auto& lp = mine[i];
+        std::string text;
+        for (auto k : lp.bpoints) {
+          const auto& line = cli->lines[static_cast<std::size_t>(k)];
+          text += boundary::format_telemac(line, lp.local(static_cast<std::int32_t>(line.n - 1)) + 1, line.k);
+          text += '\n';
+        }
+        std::string par;
+        if (with_par) {  // partel writes PAR files for 2D meshes only (its concatenated layout: an empty pair)
+          partel::ParText t;
+          t.ndp = ndp;
+          for (auto k : lp.bpoints) {
+            partel::ParBoundaryPoint b;
+            const auto next = contour.next[static_cast<std::size_t>(k)], prev = contour.prev[static_cast<std::size_t>(k)];
+            int away = 0;
+            if (sub_part[static_cast<std::size_t>(contour.nelbor[static_cast<std::size_t>(k)])] != lp.p) {
+              b.iseg = cli->lines[static_cast<std::size_t>(next)].n;
+              b.xs = static_cast<float>(bx[static_cast<std::size_t>(next)]), b.ys = static_cast<float>(by[static_cast<std::size_t>(next)]);
+              ++away;
+            }
+            if (sub_part[static_cast<std::size_t>(contour.nelbor[static_cast<std::size_t>(prev)])] != lp.p) {
+              b.iseg = -cli->lines[static_cast<std::size_t>(prev)].n;
+              b.xs = static_cast<float>(bx[static_cast<std::size_t>(prev)]), b.ys = static_cast<float>(by[static_cast<std::size_t>(prev)]);
+              ++away;
+            }
+            if (away == 2) b.iseg = -9999;
+            const auto& line = cli->lines[static_cast<std::size_t>(k)];
+            b.colour = line.k;
+            b.local = lp.local(static_cast<std::int32_t>(line.n - 1)) + 1;
+            b.numliq = numliq[static_cast<std::size_t>(k)];
+            t.boundary.push_back(b);
+          }
+          t.iface = std::move(lp.iface);
+          t.halo = std::move(lp.halo);
+          par = partel::format_par(t);
+        }
+        if (concat) {
+          clis.push_back(std::move(text));
+          pars.push_back(std::move(par));
+        } else {
+          kinds[sources.size()].write(i, text.data(), text.size(), 0);
+          if (with_par) kinds[sources.size() + 1].write(i, par.data(), par.size(), 0);
+        }
+      }
+    }
+    // What the rest needs no more goes before the coordinates come (the largest arrays here),
+    // and the heap is given back: parts' small arrays would otherwise stay in the process.
+    for (auto& lp : mine) {
+      std::vector<std::int32_t>().swap(lp.elems);
+      std::vector<std::pair<std::int32_t, std::int32_t>>().swap(lp.local_of);
+      std::vector<std::pair<std::int32_t, std::vector<std::int64_t>>>().swap(lp.iface);
+      std::vector<std::vector<std::int64_t>>().swap(lp.halo);
+      std::vector<std::int32_t>().swap(lp.bpoints);
+    }
+    ::malloc_trim(0);
+  });
+  if (with_cli && concat) {
+    const std::size_t from = plan.size();
     auto text_kind = [&](const std::string& base, const std::vector<std::string>& texts, int index_kind) {
       Kind kind{base, {}, {}, index_kind};
       for (const auto& t : texts) {
@@ -1329,26 +1382,21 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
       plan.push_back(std::move(kind));
     };
     text_kind(names.dir + "/" + names.cli, clis, PartOutputs::kCliIndex);
-    if (with_par || concat) text_kind(names.dir + "/" + names.par, pars, with_par ? PartOutputs::kParIndex : PartOutputs::kEmptyIndex);
-  });
-  TempOutputs out;
-  std::vector<std::size_t> text_ids, zone_ids;  // the case files' parts (by text, then part), the zones' parts
-  std::vector<PartOutputs> kinds;
-  kinds.reserve(plan.size());
+    text_kind(names.dir + "/" + names.par, pars, with_par ? PartOutputs::kParIndex : PartOutputs::kEmptyIndex);
+    create(from);
+  }
   collective(comm, [&] {
-    const CreatingTemporary creating;
-    for (const auto& k : plan) kinds.emplace_back(comm, out, concat, k.base, p0, nparts, k.sizes, k.lines, k.index_kind);
-    for (const auto& t : case_texts)
-      for (const auto& lp : mine) text_ids.push_back(out.add(names.dir + "/" + t.name + partel::suffix(nparts, lp.p)));
-    if (zones)
-      for (const auto& lp : mine) zone_ids.push_back(out.add(names.dir + "/" + zones->name() + partel::suffix(nparts, lp.p)));
+    gx = read_coordinates_of(geo, geo.x_offset() + 4, gnodes);
+    gy = read_coordinates_of(geo, geo.y_offset() + 4, gnodes);
+    if (with_cases && !cases.zones.empty())
+      zones.emplace(cases.zones, npoin2, [&held](std::int32_t n) { return held.contains(n) ? held.place(n) : std::int64_t{-1}; }, held.size());
   });
   collective(comm, [&] {
     // Header and mesh, a part at a time for every source; then the part's elements, its
     // texts and the coordinates are let go: the frames need only where its nodes sit.
     for (std::size_t i = 0; i < mine.size(); ++i) {
       auto& lp = mine[i];
-      const auto ne = static_cast<std::int64_t>(lp.elems.size()), np = static_cast<std::int64_t>(lp.knolg.size());
+      const auto ne = static_cast<std::int64_t>(lp.ikle.size()) / ndp, np = static_cast<std::int64_t>(lp.knolg.size());
       for (std::size_t src = 0; src < sources.size(); ++src) {
         const serafin::Header& h = headers[src][i];
         Mesh m;
@@ -1394,12 +1442,11 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
         const std::string text = zones->text(lp.knolg.data(), static_cast<std::int64_t>(lp.knolg.size()));
         out.write_at(zone_ids[i], text.data(), text.size(), 0);
       }
-      std::vector<std::int32_t>().swap(lp.elems);
       std::vector<std::int32_t>().swap(lp.ikle);
-      std::vector<std::pair<std::int32_t, std::int32_t>>().swap(lp.local_of);
     }
-    std::vector<double>().swap(gx);
-    std::vector<double>().swap(gy);
+    gx.clear();
+    gy.clear();
+    ::malloc_trim(0);
     for (std::size_t src = 0; src < sources.size(); ++src) {
       PartOutputs& files = kinds[src];
       // Frames: each record read once at this rank's nodes, then cut into its parts.

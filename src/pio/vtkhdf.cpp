@@ -98,13 +98,20 @@ std::string xml_escape(const std::string& s) {
 
 std::map<std::string, std::string> parallel_facts(MPI_Comm comm) {
   int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
   char host[MPI_MAX_PROCESSOR_NAME] = {0};
-  int len = 0;
-  MPI_Get_processor_name(host, &len);
+  if (comm == MPI_COMM_NULL) {  // one process without MPI
+    ::gethostname(host, sizeof host - 1);
+  } else {
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int len = 0;
+    MPI_Get_processor_name(host, &len);
+  }
   std::vector<char> all(static_cast<std::size_t>(size) * MPI_MAX_PROCESSOR_NAME);
-  MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm);
+  if (comm == MPI_COMM_NULL)
+    std::memcpy(all.data(), host, sizeof host);
+  else
+    MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm);
   std::string text;
   if (rank == 0) {
     std::map<std::string, std::string> f = provenance::facts();
@@ -133,10 +140,12 @@ std::map<std::string, std::string> parallel_facts(MPI_Comm comm) {
     f["hdf5_library"] = std::to_string(maj) + "." + std::to_string(min) + "." + std::to_string(rel);
     for (const auto& [k, v] : f) text += k + '\0' + v + '\0';
   }
-  long long n = static_cast<long long>(text.size());
-  MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, comm);
-  text.resize(static_cast<std::size_t>(n));
-  MPI_Bcast(text.data(), static_cast<int>(n), MPI_CHAR, 0, comm);
+  if (comm != MPI_COMM_NULL) {
+    long long n = static_cast<long long>(text.size());
+    MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, comm);
+    text.resize(static_cast<std::size_t>(n));
+    MPI_Bcast(text.data(), static_cast<int>(n), MPI_CHAR, 0, comm);
+  }
   std::map<std::string, std::string> out;
   for (std::size_t at = 0; at < text.size();) {
     const std::size_t k_end = text.find('\0', at);
@@ -253,11 +262,16 @@ struct Output::Impl {
   void abandon() {
     if (!file.valid()) return;
     int finalized = 0;
-    MPI_Finalized(&finalized);
+    if (comm != MPI_COMM_NULL) MPI_Finalized(&finalized);
     if (finalized) return;
     release_objects();
     void* handle = nullptr;
-    if (H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) >= 0 && handle) MPI_File_set_size(*static_cast<MPI_File*>(handle), 0);
+    if (H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) >= 0 && handle) {
+      if (comm != MPI_COMM_NULL)
+        MPI_File_set_size(*static_cast<MPI_File*>(handle), 0);
+      else if (const int rc = ::ftruncate(*static_cast<int*>(handle), 0); rc != 0)  // the POSIX driver's descriptor
+        H5Eclear2(H5E_DEFAULT);
+    }
     if (H5Fclose(file.release()) < 0) H5Eclear2(H5E_DEFAULT);
     H5Eclear2(H5E_DEFAULT);
   }
@@ -286,9 +300,11 @@ void Output::Impl::create() {
   h5::quiet();
   const std::string& f = name;
   Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", f));
-  check_status(H5Pset_fapl_mpio(fapl, comm, info), "H5Pset_fapl_mpio", f);
-  check_status(H5Pset_all_coll_metadata_ops(fapl, true), "H5Pset_all_coll_metadata_ops", f);
-  check_status(H5Pset_coll_metadata_write(fapl, true), "H5Pset_coll_metadata_write", f);
+  if (comm != MPI_COMM_NULL) {  // else one process without MPI: HDF5's POSIX driver
+    check_status(H5Pset_fapl_mpio(fapl, comm, info), "H5Pset_fapl_mpio", f);
+    check_status(H5Pset_all_coll_metadata_ops(fapl, true), "H5Pset_all_coll_metadata_ops", f);
+    check_status(H5Pset_coll_metadata_write(fapl, true), "H5Pset_coll_metadata_write", f);
+  }
   if (options.alignment > 0)
     check_status(H5Pset_alignment(fapl, static_cast<hsize_t>(std::min<std::int64_t>(options.alignment, 1 << 20)),
                                   static_cast<hsize_t>(options.alignment)),
@@ -297,11 +313,13 @@ void Output::Impl::create() {
   // Transfers every rank takes part in; a lone writer skips MPI-IO's collective buffering
   // (one more copy of every frame, for nothing to gather).
   int writers = 1;
-  MPI_Comm_size(comm, &writers);
+  if (comm != MPI_COMM_NULL) MPI_Comm_size(comm, &writers);
   xfer_collective = Handle(check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate", f));
-  check_status(H5Pset_dxpl_mpio(xfer_collective, writers > 1 ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT), "H5Pset_dxpl_mpio", f);
   xfer_independent = Handle(check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate", f));
-  check_status(H5Pset_dxpl_mpio(xfer_independent, H5FD_MPIO_INDEPENDENT), "H5Pset_dxpl_mpio", f);
+  if (comm != MPI_COMM_NULL) {
+    check_status(H5Pset_dxpl_mpio(xfer_collective, writers > 1 ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT), "H5Pset_dxpl_mpio", f);
+    check_status(H5Pset_dxpl_mpio(xfer_independent, H5FD_MPIO_INDEPENDENT), "H5Pset_dxpl_mpio", f);
+  }
 
   const serafin::Header& h = header;
   const std::int64_t npoin = h.npoin, nelem = h.nelem, ndp = h.ndp;
@@ -449,7 +467,7 @@ Output::Output(MPI_Comm comm, const std::string& path, const serafin::Header& he
   impl_->header = header;
   impl_->options = options;
   impl_->info = info;
-  MPI_Comm_rank(comm, &impl_->rank);
+  if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &impl_->rank);
   try {
     collective(comm, [&] {
       vtu::cell_type(header.ndp, header.nplan());  // refuses element kinds VTK cannot show

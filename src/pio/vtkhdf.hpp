@@ -54,7 +54,8 @@ struct OutputOptions {
 class Output {
  public:
   // Collective over comm: creates path (replacing it), the groups, the mesh datasets, the
-  // SERAFIN header attributes and the provenance.
+  // SERAFIN header attributes and the provenance. MPI_COMM_NULL: one process without MPI
+  // (HDF5's POSIX driver), the same file.
   Output(MPI_Comm comm, const std::string& path, const serafin::Header& header, MPI_Info info,
          const OutputOptions& options = {});
   ~Output();

@@ -127,52 +127,24 @@ void convert_alone(const pio::ResultFile& in, const std::string& output) {
   progress.finish();
 }
 
-// Alone, an HDF5 output is written by HDF5's POSIX driver: no MPI at all. A frame at a
-// time, under a temporary name renamed when the file is complete.
+// Alone, an HDF5 output is written by HDF5's POSIX driver: no MPI at all. A frame at a time.
 template <class T>
 void convert_alone_hdf5(const pio::ResultFile& in, const std::string& output) {
-  refuse_open_input(output);
   const serafin::Header& h = in.header();
-  const std::string temp = output + ".tmp." + std::to_string(::getpid()), sidecar = pio::vtkhdf::xdmf_path(output);
-  register_temporary(temp);
-  bool closing = false;
-  try {
-    pio::vtkhdf::OutputOptions options;
-    options.final_path = output;
-    options.provenance = {{"strategy", "serial"}};
-    std::optional<pio::vtkhdf::Output> out;
-    {
-      const CreatingTemporary creating;
-      out.emplace(MPI_COMM_NULL, temp, h, MPI_INFO_NULL, options);
-    }
-    const Mesh mesh = in.read_mesh();
-    out->write_mesh(&mesh);
-    const std::int64_t frames = in.frame_count();
-    const auto times = in.times();
-    std::vector<T> values(static_cast<std::size_t>(h.nvar() * h.npoin));
-    Progress progress("convert", frames);
-    for (std::int64_t f = 0; f < frames; ++f) {
-      for (int v = 0; v < h.nvar(); ++v) in.read_values(f, v, 0, h.npoin, values.data() + static_cast<std::size_t>(v) * static_cast<std::size_t>(h.npoin));
-      out->write_frame(times[static_cast<std::size_t>(f)], 0, h.npoin, values.data());
-      progress.update(f + 1);
-    }
-    progress.finish();
-    // The sidecar is written by close() under its final name: a signal removes it until the
-    // file it describes has its own.
-    register_temporary(sidecar);
-    closing = true;
-    out->close();
-    out.reset();
-    if (std::rename(temp.c_str(), output.c_str()) != 0) throw IoError::from_errno("cannot rename " + temp + " to", output);
-  } catch (...) {
-    ::unlink(temp.c_str());
-    if (closing) ::unlink(sidecar.c_str());
-    release_temporary(temp);
-    release_temporary(sidecar);
-    throw;
+  pio::vtkhdf::LoneOutput file(output, h, {{"strategy", "serial"}});
+  const Mesh mesh = in.read_mesh();
+  file.out().write_mesh(&mesh);
+  const std::int64_t frames = in.frame_count();
+  const auto times = in.times();
+  std::vector<T> values(static_cast<std::size_t>(h.nvar() * h.npoin));
+  Progress progress("convert", frames);
+  for (std::int64_t f = 0; f < frames; ++f) {
+    for (int v = 0; v < h.nvar(); ++v) in.read_values(f, v, 0, h.npoin, values.data() + static_cast<std::size_t>(v) * static_cast<std::size_t>(h.npoin));
+    file.out().write_frame(times[static_cast<std::size_t>(f)], 0, h.npoin, values.data());
+    progress.update(f + 1);
   }
-  release_temporary(temp);
-  release_temporary(sidecar);
+  progress.finish();
+  file.commit();
 }
 
 void convert_vtu(const pio::ResultFile& in, const std::string& output, std::int64_t frame) {

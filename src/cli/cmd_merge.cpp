@@ -83,9 +83,9 @@ Runner add_merge(CLI::App& app, Common& common) {
     if (m->o.strategy == "hdf5" && !hdf5_file_name(m->o.output))
       throw UsageError("--strategy hdf5 writes HDF5: name the output .h5, .hdf, .hdf5 or .vtkhdf (" + m->o.output + ")");
     // Alone (no MPI launcher), merge without MPI: its start-up would cost more than the
-    // merge of a small file. HDF5 is written through MPI-IO, also alone.
+    // merge of a small file (HDF5 through its POSIX driver).
     std::optional<pio::MpiSession> mpi;
-    if (pio::started_by_launcher() || m->o.strategy == "hdf5") mpi.emplace(nullptr, nullptr);
+    if (pio::started_by_launcher()) mpi.emplace(nullptr, nullptr);
     const MPI_Comm comm = mpi ? MPI_COMM_WORLD : MPI_COMM_NULL;
     int rank = 0;
     if (mpi) MPI_Comm_rank(comm, &rank);

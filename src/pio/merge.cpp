@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <memory>
+#include <optional>
 
 #include "core/byteorder.hpp"
 #include "core/error.hpp"
@@ -17,6 +19,7 @@
 #include "formats/partel.hpp"
 #include "formats/serafin.hpp"
 #include "pio/mpi_util.hpp"
+#include "pio/vtkhdf.hpp"
 #include "pio/writer.hpp"
 
 namespace anabranch::pio {
@@ -148,9 +151,21 @@ void scatter(const unsigned char* local, const std::int32_t* gid, std::int64_t n
 // gained about 6% here for one more variable of memory: not worth it.)
 void merge_alone(const std::vector<Part>& parts, const MergeOptions& o, const serafin::Header& out, const Mesh* mesh,
                  const std::vector<double>& times, std::int64_t frames, MergeReport& report) {
-  serafin::Writer w = mesh ? serafin::Writer(o.output, out, *mesh) : serafin::Writer(o.output, out, serafin::Reader(o.geometry));
+  // SERAFIN records as they are assembled; HDF5 (HDF5's POSIX driver) a frame at a time.
+  std::optional<serafin::Writer> w;
+  std::optional<vtkhdf::LoneOutput> h5;
+  if (o.strategy == "hdf5") {
+    h5.emplace(o.output, out, std::map<std::string, std::string>{{"strategy", "serial"}});
+    const Mesh whole = mesh ? *mesh : serafin::Reader(o.geometry).read_mesh();
+    h5->out().write_mesh(&whole);
+  } else if (mesh) {
+    w.emplace(o.output, out, *mesh);
+  } else {
+    w.emplace(o.output, out, serafin::Reader(o.geometry));
+  }
   const int rs = real_size(out.precision);
   const int nvar = out.nvar();
+  std::vector<unsigned char> frame(h5 ? static_cast<std::size_t>(nvar * out.npoin * rs) : 0);
   const std::int64_t records = frames * nvar;
   // Frames [0, requested) of every part have been asked for; keep `ahead` frames (about
   // 64 MiB of parts) requested beyond the one being merged, one contiguous range per part.
@@ -186,12 +201,27 @@ void merge_alone(const std::vector<Part>& parts, const MergeOptions& o, const se
         }
       }
     }
-    if (v == 0) w.begin_frame(times[static_cast<std::size_t>(f)]);
-    w.write_variable_encoded(global.data());
+    if (h5) {  // the frame's values in native order
+      unsigned char* at = frame.data() + static_cast<std::size_t>(v) * global.size();
+      std::memcpy(at, global.data(), global.size());
+      if (rs == 4)
+        to_order<4>(at, static_cast<std::size_t>(out.npoin), out.byte_order);
+      else
+        to_order<8>(at, static_cast<std::size_t>(out.npoin), out.byte_order);
+      if (v + 1 == nvar) h5->out().write_frame(times[static_cast<std::size_t>(f)], 0, out.npoin, frame.data());
+    } else {
+      if (v == 0) w->begin_frame(times[static_cast<std::size_t>(f)]);
+      w->write_variable_encoded(global.data());
+    }
     progress.update(k + 1);
   }
-  report.bytes = w.bytes_written();
-  w.close();
+  if (h5) {
+    h5->commit();
+    report.bytes = file_size(o.output);
+  } else {
+    report.bytes = w->bytes_written();
+    w->close();
+  }
 }
 
 // Several ranks: each holds the union of its parts' nodes (values in the file's precision,
@@ -369,7 +399,7 @@ MergeReport merge_parts(MPI_Comm comm, const MergeOptions& o) {
   });
   const Mesh* made = extrude && rank == 0 ? &mesh : nullptr;
 
-  if (size == 1 && o.strategy != "hdf5")
+  if (size == 1 && (o.strategy != "hdf5" || comm == MPI_COMM_NULL))
     merge_alone(parts, o, out, made, times0, frames, report);
   else if (out.precision == Precision::Single)
     merge_together<float>(comm, parts, o, out, made, times0, frames, report);

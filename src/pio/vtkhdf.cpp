@@ -15,6 +15,7 @@
 #include "core/byteorder.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
+#include "core/outputs.hpp"
 #include "core/provenance.hpp"
 #include "formats/vtu.hpp"
 #include "pio/h5.hpp"
@@ -567,6 +568,13 @@ void Output::close() {
 
 // ---------------------------------------------------------------------------------------
 
+// HDF5 as Debian builds it is not thread-safe: every read of an Input holds this (diff reads
+// two files side by side; the partition writer's threads read a SERAFIN view).
+static std::unique_lock<std::recursive_mutex> hdf5_lock() {
+  static std::recursive_mutex m;
+  return std::unique_lock<std::recursive_mutex>(m);
+}
+
 struct Input::Impl {
   std::string path;
   std::int64_t bytes = 0;
@@ -581,6 +589,7 @@ struct Input::Impl {
 };
 
 Input::Input(const std::string& path, MPI_Comm comm) : impl_(std::make_unique<Impl>()) {
+  const auto lock = hdf5_lock();
   h5::quiet();
   Impl& m = *impl_;
   m.path = path;
@@ -679,12 +688,14 @@ std::string Input::vtkhdf_version() const { return impl_->version; }
 std::vector<std::string> Input::point_data_names() const { return impl_->names; }
 
 std::vector<double> Input::times() const {
+  const auto lock = hdf5_lock();
   std::vector<double> t(static_cast<std::size_t>(impl_->frames));
   h5::read_range<double>(impl_->steps_values, 0, impl_->frames, t.data(), impl_->xfer, impl_->path);
   return t;
 }
 
 double Input::read_time(std::int64_t frame) const {
+  const auto lock = hdf5_lock();
   if (frame < 0 || frame >= impl_->frames) throw UsageError("frame " + std::to_string(frame) + " out of range in " + impl_->path);
   double t = 0;
   h5::read_range<double>(impl_->steps_values, frame, 1, &t, impl_->xfer, impl_->path);
@@ -692,6 +703,7 @@ double Input::read_time(std::int64_t frame) const {
 }
 
 std::map<std::string, std::string> Input::provenance() const {
+  const auto lock = hdf5_lock();
   std::map<std::string, std::string> out;
   if (!h5::exists(impl_->file, "/anabranch/provenance")) return out;
   Handle g(check(H5Gopen2(impl_->file, "/anabranch/provenance", H5P_DEFAULT), "cannot open provenance in", impl_->path));
@@ -700,6 +712,7 @@ std::map<std::string, std::string> Input::provenance() const {
 }
 
 void Input::read_ikle(std::int64_t first, std::int64_t count, std::int32_t* out) const {
+  const auto lock = hdf5_lock();
   const Impl& m = *impl_;
   const std::string& f = m.path;
   const serafin::Header& h = m.header;
@@ -718,6 +731,7 @@ void Input::read_ikle(std::int64_t first, std::int64_t count, std::int32_t* out)
 }
 
 void Input::read_ipobo(std::int64_t first, std::int64_t count, std::int32_t* out) const {
+  const auto lock = hdf5_lock();
   const Impl& m = *impl_;
   if (first < 0 || count < 0 || first + count > m.header.npoin) throw UsageError("nodes out of range in " + m.path);
   Handle ipobo(check(H5Dopen2(m.file, "/anabranch/IPOBO", H5P_DEFAULT), "no /anabranch/IPOBO in", m.path));
@@ -725,6 +739,7 @@ void Input::read_ipobo(std::int64_t first, std::int64_t count, std::int32_t* out
 }
 
 void Input::read_coordinates(int column, std::int64_t first, std::int64_t count, double* out) const {
+  const auto lock = hdf5_lock();
   const Impl& m = *impl_;
   const std::string& f = m.path;
   if (first < 0 || count < 0 || first + count > m.header.npoin) throw UsageError("nodes out of range in " + f);
@@ -741,6 +756,7 @@ void Input::read_coordinates(int column, std::int64_t first, std::int64_t count,
 }
 
 Mesh Input::read_mesh() const {
+  const auto lock = hdf5_lock();
   const serafin::Header& h = impl_->header;
   Mesh mesh;
   mesh.nelem = h.nelem;
@@ -760,6 +776,7 @@ Mesh Input::read_mesh() const {
 
 template <class T>
 void Input::read_values(std::int64_t frame, int var, std::int64_t first, std::int64_t count, T* out) const {
+  const auto lock = hdf5_lock();
   const Impl& m = *impl_;
   if (frame < 0 || frame >= m.frames || var < 0 || var >= m.header.nvar())
     throw UsageError("frame " + std::to_string(frame) + " variable " + std::to_string(var) + " out of range in " + m.path);
@@ -769,6 +786,7 @@ void Input::read_values(std::int64_t frame, int var, std::int64_t first, std::in
 
 template <class T>
 void Input::read_nodes(std::int64_t frame, int var, const std::int64_t* nodes, std::int64_t n, T* out) const {
+  const auto lock = hdf5_lock();
   const Impl& m = *impl_;
   if (frame < 0 || frame >= m.frames || var < 0 || var >= m.header.nvar())
     throw UsageError("frame " + std::to_string(frame) + " variable " + std::to_string(var) + " out of range in " + m.path);
@@ -785,6 +803,45 @@ template void Input::read_values<float>(std::int64_t, int, std::int64_t, std::in
 template void Input::read_values<double>(std::int64_t, int, std::int64_t, std::int64_t, double*) const;
 template void Input::read_nodes<float>(std::int64_t, int, const std::int64_t*, std::int64_t, float*) const;
 template void Input::read_nodes<double>(std::int64_t, int, const std::int64_t*, std::int64_t, double*) const;
+
+LoneOutput::LoneOutput(const std::string& path, const serafin::Header& header, const std::map<std::string, std::string>& provenance)
+    : path_(path), temp_(path + ".tmp." + std::to_string(::getpid())), sidecar_(xdmf_path(path)) {
+  refuse_open_input(path);
+  register_temporary(temp_);
+  OutputOptions options;
+  options.final_path = path;
+  options.provenance = provenance;
+  const CreatingTemporary creating;
+  try {
+    out_ = std::make_unique<Output>(MPI_COMM_NULL, temp_, header, MPI_INFO_NULL, options);
+  } catch (...) {
+    ::unlink(temp_.c_str());
+    release_temporary(temp_);
+    throw;
+  }
+}
+
+LoneOutput::~LoneOutput() {
+  if (committed_) return;
+  out_.reset();
+  ::unlink(temp_.c_str());
+  if (closing_) ::unlink(sidecar_.c_str());
+  release_temporary(temp_);
+  release_temporary(sidecar_);
+}
+
+void LoneOutput::commit() {
+  // The sidecar is written by close() under its final name: a signal removes it until the
+  // file it describes has its own.
+  register_temporary(sidecar_);
+  closing_ = true;
+  out_->close();
+  out_.reset();
+  if (std::rename(temp_.c_str(), path_.c_str()) != 0) throw IoError::from_errno("cannot rename " + temp_ + " to", path_);
+  committed_ = true;
+  release_temporary(temp_);
+  release_temporary(sidecar_);
+}
 
 namespace {
 
@@ -814,7 +871,7 @@ class SerafinView final : public ByteSource {
     if (offset < 0 || offset + static_cast<std::int64_t>(n) > size_)
       throw IoError("cannot read " + std::to_string(n) + " bytes at byte " + std::to_string(offset) + " of the SERAFIN view of " + name_ +
                     " (" + std::to_string(size_) + " bytes)");
-    const std::lock_guard<std::mutex> lock(mutex_);
+    const auto lock = hdf5_lock();
     auto* out = static_cast<unsigned char*>(dst);
     while (n > 0) {
       std::size_t done = 0;
@@ -902,7 +959,6 @@ class SerafinView final : public ByteSource {
   int rs_ = 4;
   std::vector<Record> records_;  // IKLE, IPOBO, X, Y
   std::int64_t size_ = 0;
-  mutable std::mutex mutex_;
   mutable std::vector<unsigned char> scratch_;
 };
 

@@ -83,6 +83,24 @@ class Output {
   double open_seconds_ = 0, close_seconds_ = 0;
 };
 
+// One process writing an HDF5 file without MPI (HDF5's POSIX driver): under a temporary
+// name, renamed by commit() with its XDMF sidecar; destroyed before commit() (an exception,
+// a failed check), or ended by a signal, it leaves nothing.
+class LoneOutput {
+ public:
+  LoneOutput(const std::string& path, const serafin::Header& header, const std::map<std::string, std::string>& provenance);
+  ~LoneOutput();
+  LoneOutput(const LoneOutput&) = delete;
+  LoneOutput& operator=(const LoneOutput&) = delete;
+  Output& out() { return *out_; }
+  void commit();
+
+ private:
+  std::string path_, temp_, sidecar_;
+  std::unique_ptr<Output> out_;
+  bool closing_ = false, committed_ = false;
+};
+
 class Input {
  public:
   // Opens an anabranch HDF5 file. With a communicator, collective over it (MPI-IO driver);

@@ -371,3 +371,26 @@ def test_convert_alone_starts_no_mpi(ab, data, tmp_path, out):
         assert ab("convert", tmp_path / out, tmp_path / "again.slf").returncode == 0
         assert (tmp_path / "again.slf").read_bytes() == expected_serafin_bytes(ab, data / "r2d_gouttedo.slf")
         assert ab("diff", tmp_path / out, data / "r2d_gouttedo.slf").returncode == 0
+
+@pytest.mark.mpi
+def test_merge_alone_writes_hdf5_without_mpi_as_the_ranks_do(ab, tmp_path):
+    """Alone, `merge` writes HDF5 through HDF5's POSIX driver (no MPI start-up: Open MPI told
+    to use a layer that does not exist would stop one): the values of the file 2 ranks
+    write, and its SERAFIN bytes back; `diff` of the two HDF5 files (read side by side)."""
+    from conftest import EXE, mpirun
+    assert ab("generate", "-n", 3000, "--frames", 3, "--precision", "double", "-o", tmp_path / "d.slf").returncode == 0
+    assert ab("partition", tmp_path / "d.slf", "-n", 3, "-o", tmp_path / "p").returncode == 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_COMM_WORLD", "PMIX_", "PMI_"))}
+    env["OMPI_MCA_pml"] = "no-such-layer"
+    alone = subprocess.run([EXE, "merge", tmp_path / "p" / "d.slf", "--geo", tmp_path / "d.slf", "-o", tmp_path / "alone.h5"],
+                           capture_output=True, text=True, env=env, timeout=60)
+    assert alone.returncode == 0, alone.stderr
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("alone")) == ["alone.h5", "alone.h5.xmf"]
+    proc = mpirun(2, EXE, "merge", tmp_path / "p" / "d.slf", "--geo", tmp_path / "d.slf", "-o", tmp_path / "ranks.h5")
+    assert proc.returncode == 0, proc.stderr
+    for _ in range(3):
+        r = ab("diff", tmp_path / "alone.h5", tmp_path / "ranks.h5")
+        assert r.returncode == 0 and "identical" in r.stdout, r.stdout + r.stderr
+    assert ab("merge", tmp_path / "p" / "d.slf", "--geo", tmp_path / "d.slf", "-o", tmp_path / "serial.slf").returncode == 0
+    assert ab("convert", tmp_path / "alone.h5", tmp_path / "back.slf").returncode == 0
+    assert (tmp_path / "back.slf").read_bytes() == (tmp_path / "serial.slf").read_bytes()

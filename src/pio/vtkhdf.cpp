@@ -175,9 +175,17 @@ std::string step_path(const std::string& path, std::int64_t step) {
 void write_xdmf(const std::string& xmf, const serafin::Header& h, const std::vector<XdmfFrame>& frames) {
   const std::vector<std::string> names = point_data_names_for(h);
   const char* number = h.precision == Precision::Double ? "Precision=\"8\"" : "Precision=\"4\"";
-  const std::string tmp = xmf + ".tmp";
-  std::FILE* out = std::fopen(tmp.c_str(), "w");
-  if (!out) throw IoError::from_errno("cannot create", tmp);
+  const std::string tmp = xmf + ".tmp." + std::to_string(::getpid());
+  register_temporary(tmp);  // a signal while it is written removes it
+  std::FILE* out = nullptr;
+  {
+    const CreatingTemporary creating;
+    out = std::fopen(tmp.c_str(), "w");
+  }
+  if (!out) {
+    release_temporary(tmp);
+    throw IoError::from_errno("cannot create", tmp);
+  }
   const std::string mesh_file = xml_escape(frames.empty() ? std::string() : frames[0].file);
   std::fprintf(out, "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n");
   std::fprintf(out, "  <Grid Name=\"%s\" GridType=\"Collection\" CollectionType=\"Temporal\">\n", mesh_file.c_str());
@@ -216,8 +224,10 @@ void write_xdmf(const std::string& xmf, const serafin::Header& h, const std::vec
   std::fclose(out);
   if (!ok || std::rename(tmp.c_str(), xmf.c_str()) != 0) {
     std::remove(tmp.c_str());
+    release_temporary(tmp);
     throw IoError::from_errno("cannot write", xmf);
   }
+  release_temporary(tmp);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -144,7 +144,7 @@ def test_case_files_split_on_the_ranks_are_the_serial_bytes(ab, data, tmp_path, 
     friction zones (each rank keeps its own nodes' zones), 7 parts on 3 ranks: the serial
     command's files, which are partel's (test_telemac_v8)."""
     ref = data / "telemac-v8" / f"partel-{case}-p3"
-    names = same_as_serial(ab, tmp_path, 3, ref / f"{geo}.slf", 7, METHOD, ["--cli", ref / f"{geo}.cli", option, ref / source])
+    names = same_as_serial(ab, tmp_path, 3, ref / f"{geo}.slf", 7, "sfc", ["--cli", ref / f"{geo}.cli", option, ref / source])
     assert len([n for n in names if n.startswith(source)]) == 7
 
 

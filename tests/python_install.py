@@ -52,8 +52,14 @@ def run(*args):
     return subprocess.run([str(a) for a in args], capture_output=True, text=True, env=env, cwd=work, timeout=300)
 
 
+# One version: CMake's project(), the command, the package and its metadata.
+import re  # noqa: E402
+cmake_version = re.search(r"project\(anabranch VERSION ([0-9.]+)", (src / "CMakeLists.txt").read_text()).group(1)
 r = run(exe, "--version")
-assert r.returncode == 0 and r.stdout.startswith("anabranch "), r
+assert r.returncode == 0 and r.stdout.split() == ["anabranch", cmake_version], (r, cmake_version)
+r = run(py, "-c", "import anabranch, importlib.metadata as m; print(anabranch.__version__, m.version('anabranch'))")
+assert r.returncode == 0 and r.stdout.split() == [cmake_version, cmake_version], (r, cmake_version)
+assert (src / "CHANGELOG.md").read_text().splitlines()[2].startswith(f"## {cmake_version}"), "CHANGELOG.md starts elsewhere"
 r = run(exe, "info", work / "t.slf")
 assert r.returncode == 0 and "t.slf" in r.stdout, r
 r = run(py, "-m", "anabranch", "diff", work / "t.slf", work / "t.h5")

@@ -169,11 +169,12 @@ def commands(d, out):
         "generate": ["generate", "-n", 400000, "--frames", 6, "-o", out / "g.slf"],
         "split": ["split", mesh, "--plan", plan, "-o", out],
         "merge": ["merge", plan, "--geo", mesh, "-o", out / "m.slf"],
+        "merge-h5": ["merge", plan, "--geo", mesh, "-o", out / "m.h5"],
     }
 
 
 @pytest.mark.parametrize("name", ["convert-slf", "convert-h5", "convert-vtu", "partition", "refine", "generate", "split",
-                                  "merge"])
+                                  "merge", "merge-h5"])
 def test_file_size_limit(sized, tmp_path, name):
     inputs = sorted(p for p in sized.rglob("*") if p.is_file())
     before = digest(*inputs)
@@ -375,3 +376,14 @@ def test_partition_file_under_a_file_size_limit(ab, tmp_path):
     proc = run_limited(["partition", tmp_path / "m.slf", "-n", 3, "--layout", "partition-file", "-o", out], 4096)
     assert_failed_cleanly(proc, out, "m.slf.epart.3", "File too large")
     assert digest(tmp_path / "m.slf") == before
+
+
+@pytest.mark.parametrize("name", ["convert-h5", "merge-h5"])
+def test_full_disk_hdf5_alone(sized, small_disk, name):
+    """Run alone, HDF5 is written without MPI (HDF5's POSIX driver): a full disk is one line
+    naming the output, and nothing stays (no temporary, no sidecar)."""
+    inputs = sorted(p for p in sized.rglob("*") if p.is_file())
+    before = digest(*inputs)
+    proc = subprocess.run([EXE, *map(str, commands(sized, small_disk)[name])], capture_output=True, text=True, env=ENV, timeout=300)
+    assert_failed_cleanly(proc, small_disk, "", "No space left on device")
+    assert digest(*inputs) == before

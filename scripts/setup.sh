@@ -4,7 +4,7 @@
 #   scripts/setup.sh          build dependencies + build
 #   scripts/setup.sh --test   also the test tools (clang for the sanitizer/fuzz build, MPICH
 #                             and its parallel HDF5 for the MPICH tests, ParaView's Python module for the
-#                             VTKHDF/XDMF/VTU reading test, a Python virtual environment
+#                             VTKHDF/XDMF/VTU reading test, MkDocs for the documentation site, a Python virtual environment
 #                             with pytest, h5py, xarray-selafin, mpi4py and nanobind)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +15,7 @@ want_test=0
 pkgs=(build-essential cmake ninja-build pkg-config openmpi-bin libopenmpi-dev libmetis-dev libscotch-dev libptscotch-dev
       libhdf5-openmpi-dev zlib1g-dev libcli11-dev nlohmann-json3-dev libgtest-dev gfortran libcgns-dev)
 if (( want_test )); then
-  pkgs+=(clang libclang-rt-14-dev mpich libmpich-dev libhdf5-mpich-dev python3-paraview)
+  pkgs+=(clang libclang-rt-14-dev mpich libmpich-dev libhdf5-mpich-dev python3-paraview mkdocs)
   python3 -c 'import venv, ensurepip' 2>/dev/null || pkgs+=(python3-venv)
 fi
 missing=()

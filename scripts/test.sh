@@ -4,7 +4,8 @@
 # block tests over 3 as well, and across two hosts made of network namespaces); then builds
 # with MPICH and runs every MPI test there (the pytest tests over 2 emulated nodes, MPICH's
 # cliques; the C++ and Python tests at 1, 2 and 3); then builds the unit tests with
-# ASan+UBSan (clang) and runs them, with a short fuzzing run.
+# ASan+UBSan (clang) and runs them, with a short fuzzing run. The Release build's tests include
+# the documentation site (MkDocs, warnings as errors) and every example in it.
 #
 # Nothing may be skipped: the TELEMAC data (../shared/data/telemac) must be there and every
 # test registered and run (AB_REQUIRE_ALL=1 makes a skipped Python test a failure). On a
@@ -22,7 +23,7 @@ scripts/setup.sh --test
 echo "== tests (Release build)"
 registered=$(ctest --test-dir build -N)   # read whole: grep -q on a pipe would cut ctest off (pipefail)
 for t in unit mpi_writer.np7 mpi_writer.np4.nodes3 cli cli_mpi.nodes2 python_writer.np3 python_install consumer \
-         two_hosts; do
+         two_hosts docs; do
   grep -qE "Test +#[0-9]+: $t\$" <<<"$registered" ||
     { echo "test.sh: the test $t is not registered (a missing dependency or virtual environment)" >&2; exit 1; }
 done

@@ -85,8 +85,8 @@ typedef struct ab_writer ab_writer;
  * of them. options: NULL or "key=value" pairs separated by spaces or commas:
  *   strategy=aggregated|aggregated-async|collective|independent|file-per-process|null
  *   writers_per_node=auto|N (aggregated, hdf5; auto, the default: 2 per node, or the node's
- *   ranks if fewer, taking turns at the file; hdf5: 1 per node on a node-local file
- *   system, 2 on a parallel one), buffer_bytes=N (default 16 MiB),
+ *     ranks if fewer, taking turns at the file; hdf5: 1 per node on a node-local file
+ *     system, 2 on a parallel one), buffer_bytes=N (default 16 MiB),
  *   owner=lowest|highest (which rank writes a node several hold; default lowest),
  *   atomic=0|1 (1: written under a temporary name, renamed by close),
  *   any other key is passed to MPI-IO as a hint (cb_nodes, striping_factor, ...).
@@ -254,8 +254,8 @@ typedef struct ab_block_writer ab_block_writer;
  * ranks' pieces cover every point of every block once. options: NULL or "key=value" pairs:
  *   format=raw|hdf5 (default: hdf5 for .h5/.hdf5/.hdf names, raw otherwise),
  *   strategy=independent|collective|aggregated (independent, the default: contiguous runs
- *   through one buffer; collective: MPI subarray datatypes, one MPI_File_write_all per
- *   frame; aggregated: one writer per node gathers the node's values in rounds),
+ *     through one buffer; collective: MPI subarray datatypes, one MPI_File_write_all per
+ *     frame; aggregated: one writer per node gathers the node's values in rounds),
  *   precision=4|8 (the file's; default 8), records=fortran|none (raw), atomic=0|1,
  *   xdmf=0|1 (hdf5), buffer_bytes=N (independent), any other key an MPI-IO hint. */
 int ab_block_writer_open(MPI_Comm comm, const char* path, const ab_blocks* layout, int nvar, const char* const* names,

@@ -24,8 +24,10 @@ from . import _core
 from .errors import Error, FormatError, InternalError, IoError, MemoryError, MpiError, UsageError  # noqa: F401
 
 __version__ = _core.version()
-__all__ = ["Error", "UsageError", "FormatError", "IoError", "MpiError", "InternalError", "info", "read", "write", "Writer", "Reader",
-           "read_part", "read_part_global", "partition", "merge", "split", "convert", "generate", "Dataset"]
+__all__ = ["Error", "UsageError", "FormatError", "IoError", "MpiError", "MemoryError", "InternalError",
+           "info", "diff", "read", "write", "partition", "merge", "split", "convert", "generate",
+           "Dataset", "Mesh", "Frame", "Writer", "Reader", "Part", "read_part", "read_part_global",
+           "BlockLayout", "BlockWriter", "BlockReader"]
 
 atexit.register(_core.mpi_finalize_if_ours)
 

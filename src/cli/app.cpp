@@ -117,8 +117,8 @@ int run(int argc, char** argv, bool library) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (library) throw UsageError(std::string(argv[argc > 2 ? 2 : 0]) + ": " + e.what());
-    const int rc = app.exit(e);
-    return rc != 0 && command == "diff" ? 2 : rc;
+    // CLI11's own codes (105, 106, ...) say nothing to a batch script: a usage error is 2.
+    return app.exit(e) == 0 ? 0 : 2;
   }
   // diff answers 1 for "different", as cmp does: its failures are 2.
   const int failed = command == "diff" ? 2 : 1;

@@ -111,10 +111,15 @@ def test_title_ending_in_d_is_kept(ab, data, tmp_path):
 
 
 def test_unknown_command_and_bad_numbers_say_so(ab, tmp_path):
+    """Usage errors exit 2 (the documented status), never one of the option parser's own codes."""
     r = ab("bogus")
-    assert r.returncode != 0 and "unknown command 'bogus'" in r.stderr and "merge" in r.stderr
+    assert r.returncode == 2 and "unknown command 'bogus'" in r.stderr and "merge" in r.stderr
     r = ab("tune", tmp_path, "--ranks", 0)
-    assert r.returncode != 0 and "--ranks" in r.stderr
+    assert r.returncode == 2 and "--ranks" in r.stderr
+    r = ab("info", tmp_path / "missing.slf")
+    assert r.returncode == 2 and "missing.slf" in r.stderr, r
+    r = ab("partition", tmp_path / "missing.slf", "--no-such-option")
+    assert r.returncode == 2 and r.stderr.strip(), r
 
 
 def test_output_folders_are_made(ab, data, tmp_path):

@@ -5,7 +5,7 @@
 #   scripts/setup.sh --test   also the test tools (clang for the sanitizer/fuzz build, MPICH
 #                             and its parallel HDF5 for the MPICH tests, ParaView's Python module for the
 #                             VTKHDF/XDMF/VTU reading test, MkDocs for the documentation site, a Python virtual environment
-#                             with pytest, h5py, xarray-selafin, mpi4py and nanobind)
+#                             with pytest, h5py, xarray-selafin, mpi4py, nanobind, scikit-build-core and build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,12 +29,12 @@ if (( ${#missing[@]} )); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-if (( want_test )) && ! build/venv/bin/python -c 'import pytest, nanobind, mpi4py, h5py' 2>/dev/null; then
+if (( want_test )) && ! build/venv/bin/python -c 'import pytest, nanobind, mpi4py, h5py, build.env' 2>/dev/null; then
   echo "setup: creating the test virtual environment build/venv" >&2
   mkdir -p build
   [[ -x build/venv/bin/python ]] || python3 -m venv build/venv
   build/venv/bin/pip install -q --disable-pip-version-check numpy pytest xarray-selafin python-serafin h5py matplotlib \
-    mpi4py nanobind scikit-build-core
+    mpi4py nanobind scikit-build-core build
 fi
 
 extra=()

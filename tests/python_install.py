@@ -1,27 +1,48 @@
-"""`pip install .` from the source tree into a fresh virtual environment (no build isolation:
-the environment sees the test environment's packages, scikit-build-core, nanobind, numpy and
-matplotlib, through a .pth file); the installed package imports from there, reads, writes
-and converts, and its `anabranch` command (and `python -m anabranch`) runs the commands with
-the executable's output and exit status; bench-plot runs with the package's interpreter
-whatever python3 comes first on PATH. Usage: python_install.py SOURCE_DIR WORK_DIR"""
+"""The Python distribution as a user gets it: `python -m build` makes an sdist and, from that
+sdist, a wheel (no build isolation: the build tools, scikit-build-core and nanobind, come
+from the test environment); the wheel is installed into a fresh virtual environment (which
+sees the test environment's numpy, mpi4py, matplotlib and pytest through a .pth file). The
+installed package then reads, writes and converts, its `anabranch` command (and `python -m
+anabranch`) runs the commands with the executable's output and exit status, bench-plot runs
+with the package's interpreter whatever python3 comes first on PATH, the version is CMake's
+everywhere, and the package tests (tests/python/test_package.py) pass against the installed
+package. Usage: python_install.py SOURCE_DIR WORK_DIR"""
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
 import sysconfig
+import tarfile
 
 src, work = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 shutil.rmtree(work, ignore_errors=True)
 work.mkdir(parents=True)
+cmake_version = re.search(r"project\(anabranch VERSION ([0-9.]+)", (src / "CMakeLists.txt").read_text()).group(1)
+
+# sdist, then the wheel built from it.
+dist = work / "dist"
+subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(src)], check=True, cwd=work,
+               env=dict(os.environ, CMAKE_BUILD_PARALLEL_LEVEL=str(os.cpu_count() or 2)), stdout=subprocess.DEVNULL)
+sdists, wheels = sorted(dist.glob("*.tar.gz")), sorted(dist.glob("*.whl"))
+assert [s.name for s in sdists] == [f"anabranch-{cmake_version}.tar.gz"], sdists
+assert len(wheels) == 1 and wheels[0].name.startswith(f"anabranch-{cmake_version}-"), wheels
+with tarfile.open(sdists[0]) as tar:
+    names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+for needed in ("pyproject.toml", "CMakeLists.txt", "include/anabranch/anabranch.h", "bindings/python/anabranch/__init__.py",
+               "README.md", "CHANGELOG.md"):
+    assert needed in names, f"the sdist lacks {needed}"
+assert not any(n.startswith(("build/", "build-")) for n in names), "the sdist carries build outputs"
+print(f"python_install: python -m build made {sdists[0].name} ({len(names)} files) and {wheels[0].name} from it")
+
 venv = work / "venv"
 subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
 py = venv / "bin/python"
 site = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], capture_output=True, text=True,
                       check=True).stdout.strip()
 pathlib.Path(site, "test-env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-subprocess.run([py, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps", "--prefix", str(venv),
-                "--config-settings=build-dir=" + str(work / "build"), str(src)], check=True)
+subprocess.run([py, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--prefix", str(venv), str(wheels[0])], check=True)
 check = r"""
 import pathlib, sys, numpy as np
 import anabranch
@@ -53,8 +74,6 @@ def run(*args):
 
 
 # One version: CMake's project(), the command, the package and its metadata.
-import re  # noqa: E402
-cmake_version = re.search(r"project\(anabranch VERSION ([0-9.]+)", (src / "CMakeLists.txt").read_text()).group(1)
 r = run(exe, "--version")
 assert r.returncode == 0 and r.stdout.split() == ["anabranch", cmake_version], (r, cmake_version)
 r = run(py, "-c", "import anabranch, importlib.metadata as m; print(anabranch.__version__, m.version('anabranch'))")
@@ -76,4 +95,13 @@ assert r.returncode == 0, r
 r = run(exe, "bench-plot", work / "b.json", "-o", work / "b.png")
 assert r.returncode == 0 and (work / "b.png").stat().st_size > 1000, r
 print("python_install: the installed `anabranch` command runs the commands, bench-plot with the package's Python")
+
+# The package tests against the installed package (tests/python for their helpers only).
+env = dict(os.environ, PYTHONPATH=str(src / "tests/python"), ANABRANCH_EXE=str(exe), ANABRANCH_PROGRESS="0")
+r = subprocess.run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(src / "tests/python/test_package.py"),
+                    "--basetemp", str(work / "pytest")], env=env, cwd=work, capture_output=True, text=True, timeout=900)
+print(r.stdout[-2000:], r.stderr[-2000:])
+assert r.returncode == 0, "the package tests failed against the installed package"
+r = subprocess.run([py, "-c", "import anabranch; print(anabranch.__file__)"], env=env, capture_output=True, text=True)
+assert r.stdout.startswith(site), r
 shutil.rmtree(work)

@@ -134,10 +134,11 @@ std::uint32_t crc32_file(const std::string& path) {
   return static_cast<std::uint32_t>(crc);
 }
 
-std::map<std::string, std::string> facts() {
+std::map<std::string, std::string> facts(bool with_inputs) {
+  std::map<std::string, std::string> f;
+  if (with_inputs) f["inputs"] = inputs();
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  std::map<std::string, std::string> f;
   f["program"] = "anabranch";
   f["version"] = ANABRANCH_VERSION;
   f["git_revision"] = ANABRANCH_GIT_REVISION;
@@ -147,6 +148,12 @@ std::map<std::string, std::string> facts() {
   if (uname(&u) == 0) f["os"] = std::string(u.sysname) + " " + u.release + " " + u.machine;
   f["start_time"] = s.start_time;
   f["write_time"] = utc_now();
+  return f;
+}
+
+std::string inputs() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
   std::string inputs = "[";
   for (auto& in : s.inputs) {
     if (in.bytes < 0) std::tie(in.bytes, in.crc) = in.pending.get();
@@ -155,8 +162,7 @@ std::map<std::string, std::string> facts() {
     inputs += std::string(inputs.size() > 1 ? ", " : "") + "{\"path\": \"" + json_escape(in.path) +
               "\", \"bytes\": " + std::to_string(in.bytes) + ", \"crc32\": \"" + crc + "\"}";
   }
-  f["inputs"] = inputs + "]";
-  return f;
+  return inputs + "]";
 }
 
 }  // namespace anabranch::provenance

@@ -17,7 +17,10 @@ void add_input(const std::string& path);
 // CRC-32 (the zlib / PNG polynomial, as `python -c "zlib.crc32"` gives) of a whole file.
 std::uint32_t crc32_file(const std::string& path);
 
-// Name -> value, every value a string; "inputs" is a JSON array of {path, bytes, crc32}.
-std::map<std::string, std::string> facts();
+// Name -> value, every value a string; "inputs" is a JSON array of {path, bytes, crc32}
+// (left out with with_inputs false: the checksums may still be in the making).
+std::map<std::string, std::string> facts(bool with_inputs = true);
+// The "inputs" fact alone, once every input's checksum is known.
+std::string inputs();
 
 }  // namespace anabranch::provenance

@@ -97,7 +97,7 @@ std::string xml_escape(const std::string& s) {
 
 }  // namespace
 
-std::map<std::string, std::string> parallel_facts(MPI_Comm comm) {
+std::map<std::string, std::string> parallel_facts(MPI_Comm comm, bool with_inputs) {
   int rank = 0, size = 1;
   char host[MPI_MAX_PROCESSOR_NAME] = {0};
   if (comm == MPI_COMM_NULL) {  // one process without MPI
@@ -115,7 +115,7 @@ std::map<std::string, std::string> parallel_facts(MPI_Comm comm) {
     MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm);
   std::string text;
   if (rank == 0) {
-    std::map<std::string, std::string> f = provenance::facts();
+    std::map<std::string, std::string> f = provenance::facts(with_inputs);
     std::set<std::string> hosts;
     for (int r = 0; r < size; ++r) hosts.insert(std::string(&all[static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME]));
     std::string list;
@@ -249,6 +249,7 @@ struct Output::Impl {
   std::int64_t chunk = 0;
 
   void create();
+  void write_inputs();  // the provenance's "inputs" (checksums), at close
   // Closes every object but the file (HDF5 closes a file only when nothing in it is open).
   void release_objects() {
     data.clear();
@@ -416,10 +417,25 @@ void Output::Impl::create() {
   else
     external(meta, "IPOBO", std::string(kMeta) + "/IPOBO");
 
+  // The inputs' checksums are written at close: their thread reads the inputs while the
+  // frames are converted, instead of before.
   Handle prov(check(H5Gcreate2(meta, "provenance", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "cannot create provenance in", f));
-  auto facts = parallel_facts(comm);
+  auto facts = parallel_facts(comm, false);
   for (const auto& [k, v] : options.provenance) facts[k] = v;
   for (const auto& [k, v] : facts) h5::write_attribute(prov, k, v, f);
+}
+
+void Output::Impl::write_inputs() {
+  std::string text = rank == 0 ? provenance::inputs() : std::string();
+  if (comm != MPI_COMM_NULL) {
+    long long n = static_cast<long long>(text.size());
+    MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, comm);
+    text.resize(static_cast<std::size_t>(n));
+    MPI_Bcast(text.data(), static_cast<int>(n), MPI_CHAR, 0, comm);
+  }
+  const std::string where = std::string(kMeta) + "/provenance";
+  Handle prov(check(H5Gopen2(file, where.c_str(), H5P_DEFAULT), "cannot open provenance in", name));
+  h5::write_attribute(prov, "inputs", text, name);
 }
 
 void Output::Impl::write_frame(std::int64_t k, double time, std::int64_t first, std::int64_t count, const void* values) {
@@ -560,6 +576,7 @@ void Output::close() {
   const double t0 = now();
   Impl& m = *impl_;
   collective(m.comm, [&] {
+    m.write_inputs();
     m.release_objects();
     // Flushed first: a flush that fails (full disk) leaves the file open for the destructor
     // to abandon; a failed H5Fclose would leave HDF5 with a half-closed file.

@@ -23,7 +23,8 @@ namespace anabranch::pio::vtkhdf {
 bool is_hdf5(const std::string& path);
 // Provenance of a parallel run, gathered over comm (hosts, nodes, ranks, MPI and HDF5
 // libraries) on top of the process-wide facts; identical on every rank (rank 0's, shared).
-std::map<std::string, std::string> parallel_facts(MPI_Comm comm);
+// with_inputs false leaves out the inputs' checksums (see provenance::facts).
+std::map<std::string, std::string> parallel_facts(MPI_Comm comm, bool with_inputs = true);
 // The XDMF sidecar of an HDF5 file: "<path>.xmf".
 std::string xdmf_path(const std::string& path);
 

@@ -16,7 +16,13 @@ the median of the ratios of runs made side by side (--repeat of each). Memory: t
 peak VmRSS, sampled from outside every 20 ms (bench/partition.py's sampler), against two
 frames of the file plus its mesh. Prints a table and writes JSON.
 
+With TELEMAC_ROOT (a built TELEMAC: its builds/*/bin/gretel), TELEMAC's gretel beside
+`merge` on the issue's case: 64 parts of a 210,000-node result, 4 variables, 10 frames
+(40 MB), in turns with `merge` and the cat floor, every run counted (the first included):
+how many times faster `merge` is than gretel, and `merge` against the floor.
+
 Usage: bench/tools.py [--sizes 200 2000] [--repeat 5] [--work DIR] [--json OUT] [--quick]
+                      [--gretel-repeat 5]
 """
 import argparse
 import json
@@ -71,6 +77,61 @@ def median(v):
     return sorted(v)[len(v) // 2]
 
 
+def find_gretel():
+    root = os.environ.get("TELEMAC_ROOT")
+    if not root:
+        return None
+    found = sorted(pathlib.Path(root).glob("builds/*/bin/gretel"))
+    if not found:
+        sys.exit(f"tools.py: TELEMAC_ROOT={root} has no builds/*/bin/gretel (build TELEMAC's utils first)")
+    return found[0]
+
+
+def gretel_case(gretel, work, repeat, rows):
+    """merge against TELEMAC's gretel on 64 parts of a 40 MB result, every run in turns from a
+    synced page cache holding the parts (as right after a run), each ending with sync."""
+    q = shlex.quote
+    d = work / "gretel"
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    src = d / "r.slf"
+    subprocess.run([AB, "-q", "generate", "-n", "420000", "--vars", "4", "--frames", "10", "-o", str(src)], check=True,
+                   env=partition.ENV)
+    subprocess.run([AB, "-q", "partition", str(src), "--cli", str(d / "r.cli"), "-n", "64", "-o", str(d / "parts"),
+                    "--names", "T2DRES,T2DCLI"], check=True, capture_output=True, env=partition.ENV)
+    parts = sorted(str(x) for x in (d / "parts").glob("T2DRES0*"))
+    answers = d / "gretel.par"  # what TELEMAC's runner gives gretel: geometry, format, boundary, result, format, parts, planes, method
+    # Named as in a run's folder: gretel reads its answers list-directed, where a '/' ends the line.
+    os.link(src, d / "parts" / "T2DGEO")
+    os.link(d / "r.cli", d / "parts" / "T2DCLI")
+    answers.write_text("T2DGEO\nSERAFIN\nT2DCLI\nT2DRES\nSERAFIN\n64\n0\n1\n")
+    merged, by_gretel = d / "m.slf", d / "parts" / "T2DRES"
+    runs = {"merge": [], "gretel": [], "floor": []}
+    commands = {
+        "floor": (f"cat {' '.join(q(x) for x in parts)} > {q(str(merged))}", [merged]),
+        "merge": (f"{q(AB)} -q merge {q(str(d / 'parts' / 'T2DRES'))} --geo {q(str(src))} --cli {q(str(d / 'r.cli'))} "
+                  f"-o {q(str(merged))}", [merged]),
+        "gretel": (f"cd {q(str(d / 'parts'))} && rm -f T2DRES && {q(str(gretel))} < {q(str(answers))} > /dev/null", []),
+    }
+    for _ in range(repeat):
+        for name in ("merge", "gretel", "floor"):
+            warm([parts])
+            runs[name].append(timed(commands[name][0], commands[name][1], False)[0])
+    subprocess.run(["sh", "-c", commands["merge"][0]], check=True)
+    r = subprocess.run(["cmp", str(merged), str(by_gretel)], capture_output=True, text=True)
+    speedups = [g / m for g, m in zip(runs["gretel"], runs["merge"])]
+    over_floor = [m / f for m, f in zip(runs["merge"], runs["floor"])]
+    row = dict(size_mb=round(src.stat().st_size / 1e6), tool="merge vs gretel 64 parts", merge_seconds=runs["merge"],
+               gretel_seconds=runs["gretel"], floor_seconds=runs["floor"], speedup_every_run=speedups,
+               merge_over_floor_every_run=over_floor, same_bytes_as_gretel=r.returncode == 0)
+    rows.append(row)
+    print(f"gretel: merge {median(runs['merge']):.3f} s, gretel {median(runs['gretel']):.3f} s, cat floor "
+          f"{median(runs['floor']):.3f} s; merge faster than gretel by {min(speedups):.1f}x at least (first run "
+          f"{speedups[0]:.1f}x, median {median(speedups):.1f}x); merge / floor {median(over_floor):.2f}x (worst "
+          f"{max(over_floor):.2f}x); gretel's bytes: {'yes' if r.returncode == 0 else 'NO: ' + r.stdout.strip()}", flush=True)
+    shutil.rmtree(d)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sizes", type=int, nargs="+", default=[200, 2000])
@@ -78,6 +139,7 @@ def main():
     p.add_argument("--work", default="bench-work")
     p.add_argument("--json")
     p.add_argument("--quick", action="store_true", help="a 4 MB file, one warm run of each (the test suite runs this)")
+    p.add_argument("--gretel-repeat", type=int, default=5, help="runs of merge, gretel and the floor (with TELEMAC_ROOT)")
     a = p.parse_args()
     if a.quick:
         a.sizes, a.repeat = [4], 1
@@ -86,6 +148,9 @@ def main():
     can_drop = not a.quick and drop_caches()
     q = shlex.quote
     rows = []
+    gretel = find_gretel()
+    if gretel:
+        gretel_case(gretel, work, a.gretel_repeat, rows)
     print(f"{'size':>6} {'tool':<22} {'cache':<5} {'tool s':>8} {'floor s':>8} {'ratio':>6} {'peak RSS':>9} {'2 frames+mesh':>13}")
     for size in a.sizes:
         d = work / f"s{size}"

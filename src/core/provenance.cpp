@@ -1,7 +1,6 @@
 #include "core/provenance.hpp"
 
 #include <sys/utsname.h>
-#include <zlib.h>
 
 #include <chrono>
 #include <ctime>
@@ -11,6 +10,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/crc32.hpp"
 #include "core/error.hpp"
 
 #ifndef ANABRANCH_GIT_REVISION
@@ -125,13 +125,13 @@ std::uint32_t crc32_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError::from_errno("cannot open", path);
   std::vector<char> buf(std::size_t{4} << 20);
-  uLong crc = ::crc32(0L, Z_NULL, 0);
+  std::uint32_t crc = 0;
   while (in) {
     in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
     const auto got = in.gcount();
-    if (got > 0) crc = ::crc32(crc, reinterpret_cast<const Bytef*>(buf.data()), static_cast<uInt>(got));
+    if (got > 0) crc = anabranch::crc32(crc, buf.data(), static_cast<std::size_t>(got));
   }
-  return static_cast<std::uint32_t>(crc);
+  return crc;
 }
 
 std::map<std::string, std::string> facts(bool with_inputs) {

@@ -46,7 +46,11 @@ partel::WriteReport split_file(const std::string& input, const std::string& plan
   serafin::Reader reader(input);
   report_integrity("split", reader);
   const partel::PartSet set(strip_concat(plan), parts);
-  return partel::split_on_parts(reader, set, dir, name, layout, threads, std::int64_t{128} << 20, frames);
+  // One frame of values at a time: the memory of a frame, and a frame is large enough that
+  // every part's write of it is a large one.
+  const auto& h = reader.header();
+  const std::int64_t frame_bytes = std::max(1, h.nvar()) * h.npoin * real_size(h.precision);
+  return partel::split_on_parts(reader, set, dir, name, layout, threads, frame_bytes, frames);
 }
 
 Runner add_split(CLI::App& app, Common& common) {

@@ -344,8 +344,10 @@ struct SerafinParts {
 };
 
 // Frames of one SERAFIN file: batches of records (a time, or one variable of one frame)
-// read once from the global file in its own precision, then scattered to every part.
-template <class T>
+// read once from the global file as stored, then gathered into every part. The parts keep
+// the file's precision and byte order, so a value is moved as the word it is (W: 4 or 8
+// bytes), never decoded and encoded again. Each thread reuses its part's buffer.
+template <class W>
 void scatter_frames(const Plan& plan, const SerafinParts& sp, const TempOutputs& out, std::int64_t npoin2, int threads,
                     std::int64_t memory_budget) {
   const int nparts = plan.nparts;
@@ -355,9 +357,10 @@ void scatter_frames(const Plan& plan, const SerafinParts& sp, const TempOutputs&
   const std::int64_t nrec = r.frame_count() * (nvar + 1);
   const int rs = real_size(g.precision);
   const std::int64_t per_batch =
-      std::max<std::int64_t>(1, memory_budget / std::max<std::int64_t>(1, g.npoin * static_cast<std::int64_t>(sizeof(T))));
+      std::max<std::int64_t>(1, memory_budget / std::max<std::int64_t>(1, g.npoin * static_cast<std::int64_t>(sizeof(W))));
   Progress progress("partition: frames of " + r.name(), nrec);
-  std::vector<std::vector<T>> values;
+  std::vector<std::vector<W>> values;
+  std::vector<std::vector<unsigned char>> chunks(static_cast<std::size_t>(std::max(1, threads)));
   for (std::int64_t r0 = 0; r0 < nrec;) {
     // Batch [r0, r1): at most per_batch variable records.
     std::int64_t r1 = r0, nv = 0;
@@ -373,13 +376,14 @@ void scatter_frames(const Plan& plan, const SerafinParts& sp, const TempOutputs&
       const int v = static_cast<int>(rec % (nvar + 1)) - 1;
       if (v < 0) {
         times.push_back(r.read_time(f));
+        r.prefetch(f + (r1 - r0 + nvar) / (nvar + 1), 1);  // the next batch's frame, read ahead by the kernel
       } else {
         auto& buf = values[static_cast<std::size_t>(vi++)];
         buf.resize(static_cast<std::size_t>(g.npoin));
-        r.read_values(f, v, buf.data());
+        r.read_encoded(f, v, 0, g.npoin, buf.data());
       }
     }
-    for_each_part(nparts, threads, [&](int p, int) {
+    for_each_part(nparts, threads, [&](int p, int t) {
       const auto& lay = sp.layouts[static_cast<std::size_t>(p)];
       const std::int64_t np = plan.part_npoin(p), npl = np * nplan;
       const std::int32_t* knolg = plan.part_knolg(p);
@@ -390,8 +394,8 @@ void scatter_frames(const Plan& plan, const SerafinParts& sp, const TempOutputs&
       };
       const std::int64_t begin = offset_of(r0);
       const std::int64_t end = r1 < nrec ? offset_of(r1) : lay.frame_offset(r.frame_count());
-      std::vector<unsigned char> chunk(static_cast<std::size_t>(end - begin));
-      std::vector<T> local(static_cast<std::size_t>(npl));
+      auto& chunk = chunks[static_cast<std::size_t>(t)];
+      chunk.resize(static_cast<std::size_t>(end - begin));
       unsigned char* w = chunk.data();
       std::size_t ti = 0, vk = 0;
       for (std::int64_t rec = r0; rec < r1; ++rec) {
@@ -401,11 +405,10 @@ void scatter_frames(const Plan& plan, const SerafinParts& sp, const TempOutputs&
         if (is_time) {
           serafin::encode_reals(&times[ti++], 1, g.precision, g.byte_order, w + 4);
         } else {
-          const auto& src = values[vk++];
+          const W* src = values[vk++].data();
+          unsigned char* dst = w + 4;
           for (int j = 0; j < nplan; ++j)
-            for (std::int64_t i = 0; i < np; ++i)
-              local[static_cast<std::size_t>(i + j * np)] = src[static_cast<std::size_t>(knolg[i] + j * npoin2)];
-          serafin::encode_reals(local.data(), npl, g.precision, g.byte_order, w + 4);
+            for (std::int64_t i = 0; i < np; ++i, dst += sizeof(W)) std::memcpy(dst, &src[knolg[i] + j * npoin2], sizeof(W));
         }
         store<std::int32_t>(w + 4 + bytes, static_cast<std::int32_t>(bytes), g.byte_order);
         w += 8 + bytes;
@@ -451,9 +454,9 @@ SerafinParts place_parts(const serafin::Reader& reader, const std::vector<serafi
 void scatter_all(const Plan& plan, const SerafinParts& sp, const TempOutputs& out, std::int64_t npoin2, int threads,
                  std::int64_t memory_budget) {
   if (sp.reader->header().precision == Precision::Single)
-    scatter_frames<float>(plan, sp, out, npoin2, threads, memory_budget);
+    scatter_frames<std::uint32_t>(plan, sp, out, npoin2, threads, memory_budget);
   else
-    scatter_frames<double>(plan, sp, out, npoin2, threads, memory_budget);
+    scatter_frames<std::uint64_t>(plan, sp, out, npoin2, threads, memory_budget);
 }
 
 // Renames every output and fills the report's file list and sizes.

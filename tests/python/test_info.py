@@ -1,5 +1,6 @@
 """`anabranch info` on TELEMAC's own files, cross-checked against xarray-selafin."""
 import math
+import struct
 import os
 
 import pytest
@@ -98,6 +99,28 @@ def test_nan_values_are_counted(ab, data, tmp_path):
     assert j["stats"][0][0]["non_finite"] == 0
     text = ab("info", "--check", "--stats", bad).stdout
     assert "2 values NaN or infinite (the first: frame 2" in text
+
+
+@pytest.mark.parametrize("precision,endian", [("double", "little"), ("double", "big"), ("single", "little")])
+def test_non_finite_values_in_every_precision_and_byte_order(ab, tmp_path, precision, endian):
+    """The check reads the stored words: NaN, both infinities and the largest finite values
+    (all exponent bits but one) are told apart in either precision and byte order."""
+    src = tmp_path / "g.slf"
+    assert ab("generate", "-n", 2000, "--frames", 3, "--precision", precision, "--endian", endian, "-o", src).returncode == 0
+    info = ab("info", "--json", src).json()[0]
+    rs = 8 if precision == "double" else 4
+    fmt = ("<" if endian == "little" else ">") + ("d" if rs == 8 else "f")
+    raw = bytearray(src.read_bytes())
+    var2 = info["header_bytes"] + 2 * info["frame_bytes"] + (4 + rs + 4) + (8 + info["npoin"] * rs) + 4  # frame 3, variable 2
+    big = struct.unpack(fmt, struct.pack(fmt, float("inf")))[0]
+    largest = 1.7976931348623157e308 if rs == 8 else 3.4028234663852886e38
+    for node, value in ((5, largest), (7, float("-inf")), (9, float("nan")), (11, -largest), (13, big)):
+        raw[var2 + rs * node:var2 + rs * node + rs] = struct.pack(fmt, value)
+    bad = tmp_path / "bad.slf"
+    bad.write_bytes(bytes(raw))
+    j = ab("info", "--json", "--check", bad).json()[0]
+    assert j["non_finite_values"] == 3, j
+    assert j["first_non_finite"] == {"frame": 3, "variable": info["variables"][1]["name"], "node": 8}
 
 
 def test_title_ending_in_d_is_kept(ab, data, tmp_path):

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <future>
 #include <optional>
 
+#include "core/byteorder.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "formats/partel.hpp"
@@ -38,6 +40,7 @@ class FileCompared final : public Compared {
   void prefetch(std::int64_t first, std::int64_t count) const override {
     if (const auto* r = file_->serafin_reader()) r->prefetch(first, count);
   }
+  const serafin::Reader* stored() const override { return file_->serafin_reader(); }
 
  private:
   std::unique_ptr<ResultFile> file_;
@@ -277,6 +280,44 @@ Extreme differences(const double* a, const double* b, std::int64_t n, const Tole
   return e;
 }
 
+// Stored values (the file's precision and byte order) as doubles.
+void decode(const unsigned char* in, std::int64_t n, const serafin::Header& h, double* out) {
+  const bool swap = h.byte_order != native_byte_order();
+  if (h.precision == Precision::Single) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::uint32_t w;
+      std::memcpy(&w, in + 4 * i, 4);
+      if (swap) w = bswap(w);
+      float f;
+      std::memcpy(&f, &w, 4);
+      out[i] = f;
+    }
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::uint64_t w;
+      std::memcpy(&w, in + 8 * i, 8);
+      if (swap) w = bswap(w);
+      std::memcpy(out + i, &w, 8);
+    }
+  }
+}
+
+// The differences of two arrays with the same bits: none; the first value that is a
+// number is where the largest (zero) difference lies, as differences() finds it.
+Extreme no_differences(const unsigned char* in, std::int64_t n, const serafin::Header& h) {
+  Extreme e;
+  const int rs = real_size(h.precision);
+  for (std::int64_t i = 0; i < n; ++i) {
+    double x;
+    decode(in + i * rs, 1, h, &x);
+    if (std::isnan(x)) continue;
+    e.node_abs = e.node_rel = i;
+    e.a = e.b = x;
+    break;
+  }
+  return e;
+}
+
 }  // namespace
 
 std::string variable_key(const std::string& name) {
@@ -344,11 +385,23 @@ CompareReport compare(const Compared& a, const Compared& b, const CompareOptions
     r.header_differences.push_back("NPOIN: " + std::to_string(ha.npoin) + " / " + std::to_string(hb.npoin));
   if (r.values_compared) {
     // A pipeline of steps (one variable of one frame): while the differences of step k are
-    // computed, one thread per file reads step k + 1 into the other pair of buffers.
+    // computed, one thread per file reads step k + 1 into the other pair of buffers. Two
+    // SERAFIN files stored alike are read as stored: a step whose bytes are the same has no
+    // difference, and only a step that differs is decoded.
     const auto n = static_cast<std::size_t>(ha.npoin);
     const std::size_t steps = frames.size() * pairs.size();
-    std::vector<double> va[2] = {std::vector<double>(n), std::vector<double>(n)};
-    std::vector<double> vb[2] = {std::vector<double>(n), std::vector<double>(n)};
+    const serafin::Reader *sa = a.stored(), *sb = b.stored();
+    const bool stored = sa && sb && ha.precision == hb.precision && ha.byte_order == hb.byte_order;
+    const std::size_t rs = static_cast<std::size_t>(real_size(ha.precision));
+    std::vector<double> va[2], vb[2];
+    std::vector<unsigned char> ea[2], eb[2];
+    for (int s = 0; s < 2; ++s) {
+      if (stored) {
+        ea[s].resize(n * rs), eb[s].resize(n * rs);  // decoded buffers only once a step differs
+      } else {
+        va[s].resize(n), vb[s].resize(n);
+      }
+    }
     std::future<void> ra[2], rb[2];
     auto start = [&](std::size_t k) {
       const std::int64_t f = frames[k / pairs.size()];
@@ -357,17 +410,33 @@ CompareReport compare(const Compared& a, const Compared& b, const CompareOptions
         a.prefetch(f + 1, 1);
         b.prefetch(f + 1, 1);
       }
-      ra[k % 2] = std::async(std::launch::async, [&, f, i = i, k] { a.read(f, i, va[k % 2].data()); });
-      rb[k % 2] = std::async(std::launch::async, [&, f, j = j, k] { b.read(f, j, vb[k % 2].data()); });
+      const std::size_t s = k % 2;
+      if (stored) {
+        ra[s] = std::async(std::launch::async, [&, f, i = i, s] { sa->read_encoded(f, i, 0, ha.npoin, ea[s].data()); });
+        rb[s] = std::async(std::launch::async, [&, f, j = j, s] { sb->read_encoded(f, j, 0, hb.npoin, eb[s].data()); });
+      } else {
+        ra[s] = std::async(std::launch::async, [&, f, i = i, s] { a.read(f, i, va[s].data()); });
+        rb[s] = std::async(std::launch::async, [&, f, j = j, s] { b.read(f, j, vb[s].data()); });
+      }
     };
     try {
       if (steps > 0) start(0);
       for (std::size_t k = 0; k < steps; ++k) {
-        ra[k % 2].get();
-        rb[k % 2].get();
+        const std::size_t s = k % 2;
+        ra[s].get();
+        rb[s].get();
         if (k + 1 < steps) start(k + 1);
         VariableDiff& d = r.variables[k % pairs.size()];
-        d.frames.push_back(differences(va[k % 2].data(), vb[k % 2].data(), ha.npoin, d.tol));
+        if (stored && std::memcmp(ea[s].data(), eb[s].data(), n * rs) == 0) {
+          d.frames.push_back(no_differences(ea[s].data(), ha.npoin, ha));
+        } else {
+          if (stored) {
+            va[s].resize(n), vb[s].resize(n);
+            decode(ea[s].data(), ha.npoin, ha, va[s].data());
+            decode(eb[s].data(), hb.npoin, hb, vb[s].data());
+          }
+          d.frames.push_back(differences(va[s].data(), vb[s].data(), ha.npoin, d.tol));
+        }
         fold(d.total, d.frames.back(), frames[k / pairs.size()]);
         r.values += ha.npoin;
         if (o.progress) o.progress(static_cast<std::int64_t>(k + 1), static_cast<std::int64_t>(steps));

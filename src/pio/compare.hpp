@@ -35,6 +35,9 @@ class Compared {
   virtual void read(std::int64_t frame, int var, double* out) const = 0;
   // Hint: frames [first, first + count) come next.
   virtual void prefetch(std::int64_t /*first*/, std::int64_t /*count*/) const {}
+  // The SERAFIN file whose stored values these are, or null (HDF5, a per-rank set): two
+  // files stored alike are compared as stored first, and decoded only where they differ.
+  virtual const serafin::Reader* stored() const { return nullptr; }
 };
 
 // The key variables match by: the name trimmed, in upper case ("velocity u " -> "VELOCITY U").

@@ -71,6 +71,24 @@ def test_one_changed_value_is_found_with_its_place(case, ab):
     assert len(frames) == 1 and frames[0][2:4] == ["frame", "1"] and "17" in frames[0], text.stdout
 
 
+
+@pytest.mark.parametrize("extra", [["--precision", "double", "--endian", "little"], ["--precision", "double"],
+                                   ["--endian", "little"]], ids=["double-little", "double-big", "single-little"])
+def test_a_changed_value_in_every_precision_and_byte_order(tmp_path, ab, extra):
+    """Files stored alike are compared as stored: a step that differs is decoded in the
+    files' own precision and byte order, and its values come out exact."""
+    a, b = tmp_path / "a.slf", tmp_path / "b.slf"
+    assert ab("generate", "-o", a, "-n", "600", "--frames", "3", *extra).returncode == 0
+    shutil.copy(a, b)
+    s = slf.read(a)
+    change_one(b, frame=2, var=0, node=5, by=0.25)
+    j = ab("diff", a, b, "--json").json()
+    v = by_name(j)["VELOCITY U"]
+    old = float(s.frames[2][1][0][4])
+    assert (v["frame"], v["node"], v["beyond"], v["a"]) == (2, 5, 1, old)
+    assert v["b"] == pytest.approx(old + 0.25, abs=1e-6) and v["max_abs"] == abs(v["b"] - old)
+    assert all(by_name(j)[n]["max_abs"] == 0 for n in by_name(j) if n != "VELOCITY U")
+
 def test_tolerances_per_variable_and_for_all(case, ab):
     a, b = case
     change_one(b, frame=2, var=0, node=5, by=0.25)

@@ -209,7 +209,7 @@ void MemorySink::write(const void* data, std::size_t n) {
 }
 
 AtomicFileSink::AtomicFileSink(std::string path, std::size_t buffer_bytes, bool direct)
-    : path_(std::move(path)), direct_(direct), buffer_(buffer_bytes) {
+    : path_(std::move(path)), direct_(direct), buffer_(new unsigned char[buffer_bytes]), capacity_(buffer_bytes) {
   refuse_open_input(path_);
   temp_ = direct ? path_ : path_ + ".tmp." + std::to_string(::getpid());
   const CreatingTemporary creating;
@@ -242,14 +242,17 @@ void AtomicFileSink::discard() {
 
 void AtomicFileSink::write(const void* data, std::size_t n) {
   const auto* p = static_cast<const unsigned char*>(data);
-  if (n >= buffer_.size()) {
+  // Large pieces (a variable's record) go to the file as they are, without a copy through
+  // the buffer; small ones (record markers, times, text) are gathered.
+  constexpr std::size_t kDirect = std::size_t{64} << 10;
+  if (n >= kDirect || n >= capacity_) {
     flush();
     pwrite_all(fd_, p, n, written_, path_);
     written_ += static_cast<std::int64_t>(n);
     return;
   }
-  if (used_ + n > buffer_.size()) flush();
-  std::memcpy(buffer_.data() + used_, p, n);
+  if (used_ + n > capacity_) flush();
+  std::memcpy(buffer_.get() + used_, p, n);
   used_ += n;
 }
 
@@ -262,7 +265,7 @@ void AtomicFileSink::write_at(std::int64_t offset, const void* data, std::size_t
 
 void AtomicFileSink::flush() {
   if (used_ == 0) return;
-  pwrite_all(fd_, buffer_.data(), used_, written_, path_);
+  pwrite_all(fd_, buffer_.get(), used_, written_, path_);
   written_ += static_cast<std::int64_t>(used_);
   used_ = 0;
 }

@@ -104,8 +104,8 @@ class AtomicFileSink final : public ByteSink {
   std::string path_, temp_;
   bool direct_ = false;
   int fd_ = -1;
-  std::vector<unsigned char> buffer_;
-  std::size_t used_ = 0;
+  std::unique_ptr<unsigned char[]> buffer_;  // not zeroed: only what is written in it is touched
+  std::size_t capacity_ = 0, used_ = 0;
   std::int64_t written_ = 0;
 };
 

@@ -478,6 +478,24 @@ void Reader::read_encoded(std::int64_t frame, int var, std::int64_t first, std::
   if (first + count == header_.npoin) check_value_markers(frame, var, expected, read_i32(*source_, at + payload, header_.byte_order));
 }
 
+void Reader::read_frame_encoded(std::int64_t frame, void* out) const {
+  check_frame(frame, -1);
+  const std::int64_t at = layout_.frame_offset(frame);
+  auto* b = static_cast<unsigned char*>(out);
+  source_->read_at(at, b, static_cast<std::size_t>(layout_.frame_bytes));
+  const int rs = layout_.real_bytes;
+  const std::int32_t t1 = load<std::int32_t>(b, header_.byte_order), t2 = load<std::int32_t>(b + 4 + rs, header_.byte_order);
+  if (t1 != rs || t2 != rs)
+    throw FormatError(source_->name(), "record time of frame " + std::to_string(frame + 1), at,
+                      "length markers " + std::to_string(t1) + "/" + std::to_string(t2) + ", expected " + std::to_string(rs));
+  const std::int64_t payload = header_.npoin * rs;
+  for (int v = 0; v < header_.nvar(); ++v) {
+    const unsigned char* values = b + (layout_.values_offset(frame, v) - at);
+    check_value_markers(frame, v, load<std::int32_t>(values - 4, header_.byte_order),
+                        load<std::int32_t>(values + payload, header_.byte_order));
+  }
+}
+
 void Reader::prefetch(std::int64_t first, std::int64_t count) const {
   const std::int64_t end = std::min(frames_, first + count);
   if (first < 0 || first >= end) return;

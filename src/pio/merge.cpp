@@ -142,13 +142,13 @@ void scatter(const unsigned char* local, const std::int32_t* gid, std::int64_t n
   for (std::int64_t i = 0; i < n; ++i) std::memcpy(&out[gid[i]], local + i * sizeof(W), sizeof(W));
 }
 
-// One process: stream variable by variable, values kept as stored (the output has part 0's
-// precision and byte order; no conversion unless a part's byte order differs). Memory: one
-// variable of one frame plus a piece of 2^17 values. The kernel is asked to read the
+// One process: stream frame by frame, values kept as stored (the output has part 0's
+// precision and byte order; no conversion unless a part's byte order differs). Each part's
+// frame is one read (a few system calls per part and frame, not per record and piece).
+// Memory: one frame of the output plus one part's frame. The kernel is asked to read the
 // parts' frames ahead (one contiguous range per part and frame, up to about 64 MiB ahead),
-// so the disk works while a record is scattered and written. The geometry's mesh records are streamed into the
-// header. (A second buffer, written by a helper thread while the next record is merged,
-// gained about 6% here for one more variable of memory: not worth it.)
+// so the disk works while a frame is scattered and written. The geometry's mesh records
+// are streamed into the header.
 void merge_alone(const std::vector<Part>& parts, const MergeOptions& o, const serafin::Header& out, const Mesh* mesh,
                  const std::vector<double>& times, std::int64_t frames, MergeReport& report) {
   // SERAFIN records as they are assembled; HDF5 (HDF5's POSIX driver) a frame at a time.
@@ -165,7 +165,6 @@ void merge_alone(const std::vector<Part>& parts, const MergeOptions& o, const se
   }
   const int rs = real_size(out.precision);
   const int nvar = out.nvar();
-  std::vector<unsigned char> frame(h5 ? static_cast<std::size_t>(nvar * out.npoin * rs) : 0);
   const std::int64_t records = frames * nvar;
   // Frames [0, requested) of every part have been asked for; keep `ahead` frames (about
   // 64 MiB of parts) requested beyond the one being merged, one contiguous range per part.
@@ -178,42 +177,47 @@ void merge_alone(const std::vector<Part>& parts, const MergeOptions& o, const se
     for (const auto& p : parts) p.reader->prefetch(requested, end - requested);
     requested = end;
   };
-  constexpr std::int64_t kPiece = 1 << 17;  // values read at a time from a part
-  std::vector<unsigned char> global(static_cast<std::size_t>(out.npoin * rs)), local(static_cast<std::size_t>(kPiece * rs));
+  // A frame at a time: each part's frame in one read (markers checked), its values
+  // scattered into the global frame, which then goes out variable by variable.
+  const std::size_t var_bytes = static_cast<std::size_t>(out.npoin * rs);
+  std::vector<unsigned char> global(var_bytes * static_cast<std::size_t>(nvar)), local;
   Progress progress("merge " + o.output, records);
-  for (std::int64_t k = 0; k < records; ++k) {
-    const std::int64_t f = k / nvar;
-    const int v = static_cast<int>(k % nvar);
-    if (v == 0) prefetch_to(f + 1 + ahead);
+  for (std::int64_t f = 0; f < frames; ++f) {
+    prefetch_to(f + 1 + ahead);
     for (const auto& p : parts) {
+      const auto& lay = p.reader->layout();
       const bool swap = p.reader->header().byte_order != out.byte_order;
       const std::int64_t n = static_cast<std::int64_t>(p.gid.size());
-      for (std::int64_t i = 0; i < n; i += kPiece) {
-        const std::int64_t m = std::min(kPiece, n - i);
-        p.reader->read_encoded(f, v, i, m, local.data());
-        report.bytes_read += m * rs;
+      local.resize(static_cast<std::size_t>(lay.frame_bytes));
+      p.reader->read_frame_encoded(f, local.data());
+      report.bytes_read += nvar * n * rs;
+      for (int v = 0; v < nvar; ++v) {
+        unsigned char* values = local.data() + (lay.values_offset(f, v) - lay.frame_offset(f));
+        unsigned char* dst = global.data() + static_cast<std::size_t>(v) * var_bytes;
         if (rs == 4) {
-          if (swap) bswap32_array(local.data(), static_cast<std::size_t>(m));
-          scatter<std::uint32_t>(local.data(), p.gid.data() + i, m, global.data());
+          if (swap) bswap32_array(values, static_cast<std::size_t>(n));
+          scatter<std::uint32_t>(values, p.gid.data(), n, dst);
         } else {
-          if (swap) bswap64_array(local.data(), static_cast<std::size_t>(m));
-          scatter<std::uint64_t>(local.data(), p.gid.data() + i, m, global.data());
+          if (swap) bswap64_array(values, static_cast<std::size_t>(n));
+          scatter<std::uint64_t>(values, p.gid.data(), n, dst);
         }
       }
     }
+    const double time = times[static_cast<std::size_t>(f)];
     if (h5) {  // the frame's values in native order
-      unsigned char* at = frame.data() + static_cast<std::size_t>(v) * global.size();
-      std::memcpy(at, global.data(), global.size());
-      if (rs == 4)
-        to_order<4>(at, static_cast<std::size_t>(out.npoin), out.byte_order);
-      else
-        to_order<8>(at, static_cast<std::size_t>(out.npoin), out.byte_order);
-      if (v + 1 == nvar) h5->out().write_frame(times[static_cast<std::size_t>(f)], 0, out.npoin, frame.data());
+      for (int v = 0; v < nvar; ++v) {
+        unsigned char* at = global.data() + static_cast<std::size_t>(v) * var_bytes;
+        if (rs == 4)
+          to_order<4>(at, static_cast<std::size_t>(out.npoin), out.byte_order);
+        else
+          to_order<8>(at, static_cast<std::size_t>(out.npoin), out.byte_order);
+      }
+      h5->out().write_frame(time, 0, out.npoin, global.data());
     } else {
-      if (v == 0) w->begin_frame(times[static_cast<std::size_t>(f)]);
-      w->write_variable_encoded(global.data());
+      w->begin_frame(time);
+      for (int v = 0; v < nvar; ++v) w->write_variable_encoded(global.data() + static_cast<std::size_t>(v) * var_bytes);
     }
-    progress.update(k + 1);
+    progress.update((f + 1) * nvar);
   }
   if (h5) {
     h5->commit();

@@ -124,7 +124,7 @@ void add_input(const std::string& path) {
 std::uint32_t crc32_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError::from_errno("cannot open", path);
-  std::vector<char> buf(std::size_t{4} << 20);
+  std::vector<char> buf(std::size_t{1} << 20);
   std::uint32_t crc = 0;
   while (in) {
     in.read(buf.data(), static_cast<std::streamsize>(buf.size()));

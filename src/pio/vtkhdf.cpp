@@ -34,7 +34,7 @@ constexpr const char* kRoot = "/VTKHDF";
 constexpr const char* kMeta = "/anabranch";
 // 2: wedges in VTK's node order (version 1 kept SERAFIN's, which VTK shows inside out).
 constexpr int kFormatVersion = 2;
-constexpr std::int64_t kMeshPiece = std::int64_t{1} << 20;  // rows per mesh write by rank 0
+constexpr std::int64_t kMeshPiece = std::int64_t{1} << 16;  // rows per mesh write by rank 0 (3 MiB of int64 triangles)
 constexpr std::int64_t kStepChunk = 256;
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }

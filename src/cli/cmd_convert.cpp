@@ -132,8 +132,12 @@ template <class T>
 void convert_alone_hdf5(const pio::ResultFile& in, const std::string& output) {
   const serafin::Header& h = in.header();
   pio::vtkhdf::LoneOutput file(output, h, {{"strategy", "serial"}});
-  const Mesh mesh = in.read_mesh();
-  file.out().write_mesh(&mesh);
+  if (const serafin::Reader* r = in.serafin_reader()) {
+    file.out().write_mesh(r);  // streamed from the file: the mesh is never held whole
+  } else {
+    const Mesh mesh = in.read_mesh();
+    file.out().write_mesh(&mesh);
+  }
   const std::int64_t frames = in.frame_count();
   const auto times = in.times();
   std::vector<T> values(static_cast<std::size_t>(h.nvar() * h.npoin));

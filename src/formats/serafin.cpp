@@ -298,24 +298,47 @@ void Reader::read_int_record(std::int64_t offset, std::int64_t count, const std:
 }
 
 std::vector<std::int32_t> Reader::read_ikle() const {
-  const std::int64_t n = header_.nelem * header_.ndp;
-  std::vector<std::int32_t> ikle(static_cast<std::size_t>(n));
-  read_int_record(ikle_at_, n, "IKLE", ikle.data());
+  std::vector<std::int32_t> ikle(static_cast<std::size_t>(header_.nelem * header_.ndp));
+  read_ikle_rows(0, header_.nelem, ikle.data());
+  return ikle;
+}
+
+void Reader::read_ikle_rows(std::int64_t first, std::int64_t count, std::int32_t* out) const {
+  if (first < 0 || count < 0 || first + count > header_.nelem) throw UsageError(source_->name() + ": element range out of bounds");
+  const std::int64_t n = count * header_.ndp, at = ikle_at_ + 4 * header_.ndp * first;
+  read_int_record(at, n, "IKLE", out);
   const std::int32_t npoin = static_cast<std::int32_t>(header_.npoin);
   for (std::int64_t i = 0; i < n; ++i) {
-    const std::int32_t v = ikle[static_cast<std::size_t>(i)];
+    const std::int32_t v = out[i];
     if (v < 1 || v > npoin)
-      throw FormatError(source_->name(), "record IKLE", ikle_at_ + 4 + i * 4,
-                        "node number " + std::to_string(v) + " of element " + std::to_string(i / header_.ndp + 1) +
+      throw FormatError(source_->name(), "record IKLE", at + 4 + i * 4,
+                        "node number " + std::to_string(v) + " of element " + std::to_string(first + i / header_.ndp + 1) +
                             " is outside 1.." + std::to_string(npoin));
   }
-  return ikle;
 }
 
 std::vector<std::int32_t> Reader::read_ipobo() const {
   std::vector<std::int32_t> v(static_cast<std::size_t>(header_.npoin));
-  read_int_record(ipobo_at_, header_.npoin, "IPOBO", v.data());
+  read_ipobo(0, header_.npoin, v.data());
   return v;
+}
+
+void Reader::read_ipobo(std::int64_t first, std::int64_t count, std::int32_t* out) const {
+  if (first < 0 || count < 0 || first + count > header_.npoin) throw UsageError(source_->name() + ": node range out of bounds");
+  read_int_record(ipobo_at_ + 4 * first, count, "IPOBO", out);
+}
+
+void Reader::read_coordinates(bool y, std::int64_t first, std::int64_t count, double* out) const {
+  if (first < 0 || count < 0 || first + count > header_.npoin) throw UsageError(source_->name() + ": node range out of bounds");
+  const std::int64_t rs = layout_.real_bytes, at = (y ? y_at_ : x_at_) + 4 + first * rs;
+  source_->read_at(at, out, static_cast<std::size_t>(count * rs));
+  if (rs == 8) {
+    to_order<8>(out, static_cast<std::size_t>(count), header_.byte_order);
+    return;
+  }
+  // Single precision: widened in place from the back (each double is wider than its float).
+  auto* raw = reinterpret_cast<unsigned char*>(out);
+  for (std::int64_t k = count - 1; k >= 0; --k) out[k] = static_cast<double>(load<float>(raw + k * 4, header_.byte_order));
 }
 
 std::vector<double> Reader::read_real_record(std::int64_t offset, const std::string& record) const {

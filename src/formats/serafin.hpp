@@ -101,6 +101,12 @@ class Reader {
   std::vector<double> read_y() const;
   // X or Y in the file's own precision.
   Coordinates read_coordinates(bool y) const;
+  // Pieces, for a writer that streams the mesh: IKLE rows [first, first + count) (count *
+  // NDP entries, checked as read_ikle checks them), IPOBO entries and X or Y values of
+  // nodes [first, first + count).
+  void read_ikle_rows(std::int64_t first, std::int64_t count, std::int32_t* out) const;
+  void read_ipobo(std::int64_t first, std::int64_t count, std::int32_t* out) const;
+  void read_coordinates(bool y, std::int64_t first, std::int64_t count, double* out) const;
   Mesh read_mesh() const;
 
   double read_time(std::int64_t frame) const;

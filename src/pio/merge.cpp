@@ -156,8 +156,12 @@ void merge_alone(const std::vector<Part>& parts, const MergeOptions& o, const se
   std::optional<vtkhdf::LoneOutput> h5;
   if (o.strategy == "hdf5") {
     h5.emplace(o.output, out, std::map<std::string, std::string>{{"strategy", "serial"}});
-    const Mesh whole = mesh ? *mesh : serafin::Reader(o.geometry).read_mesh();
-    h5->out().write_mesh(&whole);
+    if (mesh) {
+      h5->out().write_mesh(mesh);
+    } else {
+      const serafin::Reader geometry(o.geometry);  // streamed: the mesh is never held whole
+      h5->out().write_mesh(&geometry);
+    }
   } else if (mesh) {
     w.emplace(o.output, out, *mesh);
   } else {

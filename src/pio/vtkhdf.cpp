@@ -250,6 +250,7 @@ struct Output::Impl {
 
   void create();
   void write_inputs();  // the provenance's "inputs" (checksums), at close
+  void write_mesh(const MeshPieces& mesh);  // rank 0
   // Closes every object but the file (HDF5 closes a file only when nothing in it is open).
   void release_objects() {
     data.clear();
@@ -511,55 +512,96 @@ Output::~Output() {
   if (impl_) impl_->abandon();
 }
 
+// The mesh a piece at a time: IKLE rows, IPOBO entries, X and Y of a range (rank 0).
+struct Output::MeshPieces {
+  std::int64_t nelem, npoin;
+  int ndp, nplan;
+  std::function<void(std::int64_t, std::int64_t, std::int32_t*)> ikle, ipobo;
+  std::function<void(bool, std::int64_t, std::int64_t, double*)> coordinates;
+};
+
+void Output::Impl::write_mesh(const MeshPieces& mesh) {
+  // Rank 0 writes in pieces with independent transfers: bounded extra memory.
+  const std::string& f = name;
+  if (mesh.npoin != header.npoin || mesh.nelem != header.nelem || mesh.ndp != header.ndp)
+    throw UsageError("the mesh does not have the header's sizes");
+  const std::int64_t npoin = mesh.npoin, nelem = mesh.nelem, ndp = mesh.ndp;
+  Handle conn(check(H5Dopen2(root, "Connectivity", H5P_DEFAULT), "H5Dopen2", f));
+  Handle offs(check(H5Dopen2(root, "Offsets", H5P_DEFAULT), "H5Dopen2", f));
+  Handle types(check(H5Dopen2(root, "Types", H5P_DEFAULT), "H5Dopen2", f));
+  Handle ipobo(check(H5Dopen2(file, "/anabranch/IPOBO", H5P_DEFAULT), "H5Dopen2", f));
+  const std::uint8_t type = vtu::cell_type(mesh.ndp, mesh.nplan);
+  const int* order = vtu::node_order(mesh.ndp, mesh.nplan);
+  std::vector<std::int32_t> rows(static_cast<std::size_t>(std::min(kMeshPiece, std::max<std::int64_t>(nelem, npoin)) * ndp));
+  std::vector<std::int64_t> buf;
+  for (std::int64_t e0 = 0; e0 < nelem; e0 += kMeshPiece) {
+    const std::int64_t ne = std::min(kMeshPiece, nelem - e0);
+    mesh.ikle(e0, ne, rows.data());
+    buf.resize(static_cast<std::size_t>(ne * ndp));
+    for (std::int64_t e = 0; e < ne; ++e)
+      for (std::int64_t k = 0; k < ndp; ++k)
+        buf[static_cast<std::size_t>(e * ndp + k)] = rows[static_cast<std::size_t>(e * ndp + order[k])] - 1;
+    h5::write_range<std::int64_t>(conn, e0 * ndp, ne * ndp, buf.data(), xfer_independent, f);
+    buf.resize(static_cast<std::size_t>(ne));
+    for (std::int64_t i = 0; i < ne; ++i) buf[static_cast<std::size_t>(i)] = (e0 + i) * ndp;
+    h5::write_range<std::int64_t>(offs, e0, ne, buf.data(), xfer_independent, f);
+    std::vector<std::uint8_t> t(static_cast<std::size_t>(ne), type);
+    h5::write_range<std::uint8_t>(types, e0, ne, t.data(), xfer_independent, f);
+  }
+  const std::int64_t last = nelem * ndp;
+  h5::write_range<std::int64_t>(offs, nelem, 1, &last, xfer_independent, f);
+  // IPOBO; points (x, y, 0) in the file's precision (Z of 3D meshes comes with the first frame).
+  std::vector<double> x(static_cast<std::size_t>(std::min(kMeshPiece, npoin))), y(x.size()), xyz;
+  for (std::int64_t p0 = 0; p0 < npoin; p0 += kMeshPiece) {
+    const std::int64_t np = std::min(kMeshPiece, npoin - p0);
+    mesh.ipobo(p0, np, rows.data());
+    h5::write_range<std::int32_t>(ipobo, p0, np, rows.data(), xfer_independent, f);
+    mesh.coordinates(false, p0, np, x.data());
+    mesh.coordinates(true, p0, np, y.data());
+    Handle fspace(check(H5Dget_space(points), "H5Dget_space", f));
+    const hsize_t start[2] = {static_cast<hsize_t>(p0), 0}, cnt[2] = {static_cast<hsize_t>(np), 3};
+    check_status(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, cnt, nullptr), "H5Sselect_hyperslab", f);
+    Handle mspace(check(H5Screate_simple(2, cnt, nullptr), "H5Screate_simple", f));
+    xyz.assign(static_cast<std::size_t>(np * 3), 0.0);
+    for (std::int64_t i = 0; i < np; ++i) {
+      xyz[static_cast<std::size_t>(3 * i)] = x[static_cast<std::size_t>(i)];
+      xyz[static_cast<std::size_t>(3 * i + 1)] = y[static_cast<std::size_t>(i)];
+    }
+    check_status(H5Dwrite(points, H5T_NATIVE_DOUBLE, mspace, fspace, xfer_independent, xyz.data()), "cannot write Points in", f);
+  }
+}
+
 void Output::write_mesh(const Mesh* mesh) {
   Impl& m = *impl_;
-  const std::string& f = m.name;
   if (!m.options.mesh_link.empty()) return;  // linked to another file's mesh
   collective(m.comm, [&] {
     if (m.rank != 0) return;
     if (!mesh) throw UsageError("rank 0 must give the mesh");
     mesh->check_sizes();
-    if (mesh->npoin != m.header.npoin || mesh->nelem != m.header.nelem || mesh->ndp != m.header.ndp)
-      throw UsageError("the mesh does not have the header's sizes");
-    // Rank 0 writes in pieces with independent transfers: bounded extra memory.
-    const std::int64_t npoin = mesh->npoin, nelem = mesh->nelem, ndp = mesh->ndp;
-    Handle conn(check(H5Dopen2(m.root, "Connectivity", H5P_DEFAULT), "H5Dopen2", f));
-    Handle offs(check(H5Dopen2(m.root, "Offsets", H5P_DEFAULT), "H5Dopen2", f));
-    Handle types(check(H5Dopen2(m.root, "Types", H5P_DEFAULT), "H5Dopen2", f));
-    Handle ipobo(check(H5Dopen2(m.file, "/anabranch/IPOBO", H5P_DEFAULT), "H5Dopen2", f));
-    const std::uint8_t type = vtu::cell_type(mesh->ndp, mesh->nplan);
-    std::vector<std::int64_t> buf;
-    for (std::int64_t e0 = 0; e0 < nelem; e0 += kMeshPiece) {
-      const std::int64_t ne = std::min(kMeshPiece, nelem - e0);
-      buf.resize(static_cast<std::size_t>(ne * ndp));
-      const int* order = vtu::node_order(static_cast<int>(ndp), mesh->nplan);
-      for (std::int64_t e = 0; e < ne; ++e)
-        for (std::int64_t k = 0; k < ndp; ++k)
-          buf[static_cast<std::size_t>(e * ndp + k)] = mesh->ikle[static_cast<std::size_t>((e0 + e) * ndp + order[k])] - 1;
-      h5::write_range<std::int64_t>(conn, e0 * ndp, ne * ndp, buf.data(), m.xfer_independent, f);
-      buf.resize(static_cast<std::size_t>(ne));
-      for (std::int64_t i = 0; i < ne; ++i) buf[static_cast<std::size_t>(i)] = (e0 + i) * ndp;
-      h5::write_range<std::int64_t>(offs, e0, ne, buf.data(), m.xfer_independent, f);
-      std::vector<std::uint8_t> t(static_cast<std::size_t>(ne), type);
-      h5::write_range<std::uint8_t>(types, e0, ne, t.data(), m.xfer_independent, f);
-    }
-    const std::int64_t last = nelem * ndp;
-    h5::write_range<std::int64_t>(offs, nelem, 1, &last, m.xfer_independent, f);
-    h5::write_range<std::int32_t>(ipobo, 0, npoin, mesh->ipobo.data(), m.xfer_independent, f);
-    // Points (x, y, 0) in the file's precision; Z of 3D meshes comes with the first frame.
-    for (std::int64_t p0 = 0; p0 < npoin; p0 += kMeshPiece) {
-      const std::int64_t np = std::min(kMeshPiece, npoin - p0);
-      Handle fspace(check(H5Dget_space(m.points), "H5Dget_space", f));
-      const hsize_t start[2] = {static_cast<hsize_t>(p0), 0}, cnt[2] = {static_cast<hsize_t>(np), 3};
-      check_status(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, cnt, nullptr), "H5Sselect_hyperslab", f);
-      Handle mspace(check(H5Screate_simple(2, cnt, nullptr), "H5Screate_simple", f));
-      std::vector<double> xyz(static_cast<std::size_t>(np * 3), 0.0);
-      for (std::int64_t i = 0; i < np; ++i) {
-        xyz[static_cast<std::size_t>(3 * i)] = mesh->x[static_cast<std::size_t>(p0 + i)];
-        xyz[static_cast<std::size_t>(3 * i + 1)] = mesh->y[static_cast<std::size_t>(p0 + i)];
-      }
-      check_status(H5Dwrite(m.points, H5T_NATIVE_DOUBLE, mspace, fspace, m.xfer_independent, xyz.data()), "cannot write Points in", f);
-    }
+    MeshPieces p{mesh->nelem, mesh->npoin, mesh->ndp, mesh->nplan, {}, {}, {}};
+    p.ikle = [&](std::int64_t first, std::int64_t n, std::int32_t* out) {
+      std::copy_n(mesh->ikle.begin() + first * mesh->ndp, n * mesh->ndp, out);
+    };
+    p.ipobo = [&](std::int64_t first, std::int64_t n, std::int32_t* out) { std::copy_n(mesh->ipobo.begin() + first, n, out); };
+    p.coordinates = [&](bool y, std::int64_t first, std::int64_t n, double* out) {
+      std::copy_n((y ? mesh->y : mesh->x).begin() + first, n, out);
+    };
+    m.write_mesh(p);
+  });
+}
+
+void Output::write_mesh(const serafin::Reader* geometry) {
+  Impl& m = *impl_;
+  if (!m.options.mesh_link.empty()) return;
+  collective(m.comm, [&] {
+    if (m.rank != 0) return;
+    if (!geometry) throw UsageError("rank 0 must give the mesh");
+    const auto& g = geometry->header();
+    MeshPieces p{g.nelem, g.npoin, g.ndp, g.nplan(), {}, {}, {}};
+    p.ikle = [&](std::int64_t first, std::int64_t n, std::int32_t* out) { geometry->read_ikle_rows(first, n, out); };
+    p.ipobo = [&](std::int64_t first, std::int64_t n, std::int32_t* out) { geometry->read_ipobo(first, n, out); };
+    p.coordinates = [&](bool y, std::int64_t first, std::int64_t n, double* out) { geometry->read_coordinates(y, first, n, out); };
+    m.write_mesh(p);
   });
 }
 

@@ -65,6 +65,10 @@ class Output {
 
   // Collective: writes the mesh; rank 0 gives it, the other ranks pass nullptr.
   void write_mesh(const Mesh* mesh);
+  // The same, rank 0 reading the mesh a piece at a time from a SERAFIN file with the
+  // header's sizes (never holding it whole); the other ranks pass nullptr.
+  void write_mesh(const serafin::Reader* geometry);
+  struct MeshPieces;
   // Collective: one frame. Each rank gives nodes [first, first + count) of every variable,
   // nvar blocks of count values in the header's precision and native byte order (count may
   // be 0). In 3D the first frame's first variable (the elevation) becomes the points' Z.

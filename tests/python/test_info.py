@@ -101,6 +101,26 @@ def test_nan_values_are_counted(ab, data, tmp_path):
     assert "2 values NaN or infinite (the first: frame 2" in text
 
 
+
+def test_check_reads_the_mesh_in_pieces_and_names_a_bad_node_far_in(ab, tmp_path):
+    """--check reads IKLE a piece at a time: a node number out of range in an element past
+    the first piece is named with its element and the byte it is at."""
+    src = tmp_path / "g.slf"
+    assert ab("generate", "-n", 200000, "--frames", 1, "-o", src).returncode == 0
+    info = ab("info", "--json", src).json()[0]
+    nelem, npoin, ndp = info["nelem"], info["npoin"], info["ndp"]
+    ikle = info["header_bytes"] - ((8 + nelem * ndp * 4) + (8 + npoin * 4) + 2 * (8 + npoin * 4))
+    element = 100000  # 1-based, in the second piece of 65,536 rows
+    at = ikle + 4 + ((element - 1) * ndp + 1) * 4
+    raw = bytearray(src.read_bytes())
+    raw[at:at + 4] = struct.pack(">i", npoin + 7)
+    bad = tmp_path / "bad.slf"
+    bad.write_bytes(bytes(raw))
+    assert ab("info", bad).returncode == 0  # the header alone is sound
+    r = ab("info", "--check", bad)
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert f"node number {npoin + 7} of element {element} " in r.stderr and f"byte {at}" in r.stderr, r.stderr
+
 @pytest.mark.parametrize("precision,endian", [("double", "little"), ("double", "big"), ("single", "little")])
 def test_non_finite_values_in_every_precision_and_byte_order(ab, tmp_path, precision, endian):
     """The check reads the stored words: NaN, both infinities and the largest finite values

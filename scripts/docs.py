@@ -18,7 +18,9 @@
    `python3` the build's Python). A block right after a
    line `<!-- not run: REASON -->` is shown only (installing packages, a TELEMAC install).
    A block that is a whole file of the source tree (`--8<--`) is shown only: the blocks
-   that build and run it run it. A block fails when it exits non-zero; every failure is
+   that build and run it run it. A block right after `<!-- file: NAME -->` (a program in
+   another language) is saved as NAME in the page's directory, for the blocks after it to
+   build and run. A block fails when it exits non-zero; every failure is
    reported with its page and line.
 
 BUILD defaults to build/ (configured with a Python that has nanobind, as
@@ -41,6 +43,7 @@ SRC = pathlib.Path(__file__).resolve().parent.parent
 FENCE = re.compile(r"^(\s*)```(\w*)\s*$")
 INCLUDE = re.compile(r'^--8<-- "([^"]+)"\s*$')
 NOT_RUN = re.compile(r"^\s*<!-- not run: .+-->\s*$")
+AS_FILE = re.compile(r"^\s*<!-- file: ([A-Za-z0-9_.-]+) -->\s*$")
 RUNNABLE = {"sh": "sh", "bash": "sh", "python": "python"}
 
 
@@ -371,7 +374,11 @@ def blocks(text):
         k = start - 1
         while k >= 0 and not lines[k].strip():
             k -= 1
-        runs = lang in RUNNABLE and not (k >= 0 and NOT_RUN.match(lines[k]))
+        as_file = AS_FILE.match(lines[k]) if k >= 0 else None
+        if as_file:
+            runs = "file:" + as_file.group(1)
+        else:
+            runs = lang in RUNNABLE and not (k >= 0 and NOT_RUN.match(lines[k]))
         yield start + 1, lang, "\n".join(body) + "\n", runs
         i += 1
 
@@ -401,10 +408,10 @@ def run_examples(args, stage_dir, out, only):
         if only and str(rel) not in only and rel.stem not in only:
             continue
         todo = [b for b in blocks(page.read_text()) if b[3]]
-        for line, lang, code, _ in todo:
+        for line, lang, code, runs in todo:
             lines = [s for s in code.splitlines() if s.strip() and not s.strip().startswith("#")]
             for s in lines[:-1]:
-                if RUNNABLE[lang] == "sh" and re.search(r"&&", s):
+                if runs is True and RUNNABLE[lang] == "sh" and re.search(r"&&", s):
                     fail(f"{rel}:{line}: `{s.strip()}`: a check joined by && stops nothing before a block's last line "
                          "(bash -e ignores it): put the check on its own line")
         if not todo:
@@ -414,7 +421,10 @@ def run_examples(args, stage_dir, out, only):
         work.mkdir(parents=True)
         (work / "examples").symlink_to(SRC / "examples")
         page_env = dict(env, HOME=str(work))  # an example's ~ is its scratch directory
-        for line, lang, code, _ in todo:
+        for line, lang, code, runs in todo:
+            if isinstance(runs, str):  # a program for the next blocks
+                (work / runs[len("file:"):]).write_text(code)
+                continue
             ran += 1
             if RUNNABLE[lang] == "sh":
                 cmd = ["bash", "-e", "-o", "pipefail", "-c", code]
@@ -433,7 +443,8 @@ def run_examples(args, stage_dir, out, only):
                 failures.append(f"{rel}:{line}: the {lang} example exited {rc}\n{textwrap.indent(code, '  | ')}"
                                 f"{textwrap.indent(output[-3000:], '  > ')}")
                 break  # the page's later examples build on this one
-        print(f"docs: {rel}: {len(todo)} examples" + (" FAILED" if failures and failures[-1].startswith(str(rel)) else " ran"))
+        shown = sum(1 for b in todo if b[3] is True)
+        print(f"docs: {rel}: {shown} examples" + (" FAILED" if failures and failures[-1].startswith(str(rel)) else " ran"))
     for f in failures:
         print(f, file=sys.stderr)
     if failures:

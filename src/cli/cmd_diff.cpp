@@ -160,7 +160,7 @@ Runner add_diff(CLI::App& app, Common& common) {
                   "|a - b| > atol + rtol * max(|a|, |b|)")
       ->allow_extra_args(false);
   sub->add_option("--tol", o->tol, "'NAME=X': the absolute tolerance of one variable (as --atol NAME=X)")->allow_extra_args(false);
-  sub->add_option("--frames", o->frames, "frames to compare, 0-based: 3, -1 (the last), 2:5, 5: or a comma list (default: all)");
+  sub->add_option("--frames", o->frames, "frames to compare, 0-based: 3, -1 (the last), 2:5 (2 to 5, both included), 5: or a comma list (default: all)");
   sub->add_option("--variables", o->variables, "compare these variables only: NAME,NAME,... (default: all both files have)");
   sub->add_flag("--values-only", o->values_only, "compare the values only, not the headers and meshes");
   sub->add_flag("--json", common.json, "print the JSON report on stdout");

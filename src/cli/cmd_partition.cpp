@@ -306,8 +306,10 @@ int run_serial(PartitionOptions& o, bool json, std::chrono::steady_clock::time_p
   if (json) {
     print_json(j);
   } else {
+    // With --partition, the parts came from the file, not from a method.
+    const std::string how = o.partition.empty() ? o.method : "parts from " + o.partition;
     std::printf("partitioned %s into %d parts (%s, %s layout): %lld files, %s in %.2f s\n", o.mesh.c_str(), o.parts,
-                o.method.c_str(), o.layout.c_str(), static_cast<long long>(report.files),
+                how.c_str(), o.layout.c_str(), static_cast<long long>(report.files),
                 human_bytes(static_cast<double>(report.bytes)).c_str(), total);
     std::printf("  elements per part  min %lld, mean %.1f, max %lld (imbalance %.3f)\n", static_cast<long long>(q.min_elems),
                 q.mean_elems, static_cast<long long>(q.max_elems), q.imbalance);
@@ -316,7 +318,8 @@ int run_serial(PartitionOptions& o, bool json, std::chrono::steady_clock::time_p
                 thousands(q.max_part_interface).c_str());
     if (q.empty_parts) std::printf("  warning: %lld parts are empty\n", static_cast<long long>(q.empty_parts));
     std::printf("  time               read %.2f s, %s %.2f s (%.0f%%), plan %.2f s, write %.2f s\n", phases["read"].get<double>(),
-                o.method.c_str(), phases["partition"].get<double>(), 100.0 * phases["partition"].get<double>() / total,
+                o.partition.empty() ? o.method.c_str() : "reading the parts", phases["partition"].get<double>(),
+                100.0 * phases["partition"].get<double>() / total,
                 phases["plan"].get<double>(), phases["write"].get<double>());
     std::printf("  peak memory        %s (reached by the end of: read %s, %s %s, plan %s, write %s)\n", human_bytes(static_cast<double>(peak)).c_str(),
                 human_bytes(phase_rss["read"].get<double>()).c_str(), o.method.c_str(),
@@ -344,8 +347,9 @@ RankEstimate estimate(std::int64_t nelem, std::int64_t npoin, int ranks) {
   r.sfc = static_cast<std::int64_t>(base + 24 * e + 20 * n);
   r.ptscotch = static_cast<std::int64_t>(base + 132 * e);
   r.writer = static_cast<std::int64_t>(base + 30 * e + 18 * n);
-  // The serial route with METIS, measured: about 112 bytes per triangle, the files included.
-  r.serial_metis = static_cast<std::int64_t>(static_cast<double>(nelem) * 112);
+  // The serial route with METIS, measured: about 112 bytes per triangle, the files included,
+  // on top of the program's own.
+  r.serial_metis = static_cast<std::int64_t>(base + static_cast<double>(nelem) * 112);
   return r;
 }
 

@@ -165,9 +165,12 @@ void Reader::parse() {
   next = check_record(at, 8, "2 (NBV1, NBV2)");
   const std::int32_t nbv1 = read_i32(*source_, at + 4, bo);
   header_.nbv2 = read_i32(*source_, at + 8, bo);
-  if (nbv1 < 0 || static_cast<std::int64_t>(nbv1) * 40 > size - next)
+  if (nbv1 < 0)
+    throw FormatError(file, record_name("2 (NBV1, NBV2)"), at + 4, "impossible number of variables NBV1 = " + std::to_string(nbv1));
+  if (static_cast<std::int64_t>(nbv1) * 40 > size - next)
     throw FormatError(file, record_name("2 (NBV1, NBV2)"), at + 4,
-                      "impossible number of variables NBV1 = " + std::to_string(nbv1));
+                      "NBV1 = " + std::to_string(nbv1) + " variable names need " + std::to_string(std::int64_t{nbv1} * 40) +
+                          " bytes, and the file ends " + std::to_string(size - next) + " bytes later (cut short?)");
   if (header_.nbv2 != 0)
     throw FormatError(file, record_name("2 (NBV1, NBV2)"), at + 8,
                       "NBV2 = " + std::to_string(header_.nbv2) + ": quadratic variables are not supported");

@@ -133,10 +133,14 @@ TEST(BadInput, ImpossibleSizes) {
     std::string msg = format_error_of(b);
     EXPECT_NE(msg.find(c.expect), std::string::npos) << "field " << c.field << " = " << c.value << ": " << msg;
   }
-  // Too many variables for the file.
+  // Too many variables for the file, or a file cut short in its names: said as such.
   auto b = good;
   store<std::int32_t>(b.data() + markers[2] + 4, 100000000, ByteOrder::Big);
-  EXPECT_NE(format_error_of(b).find("impossible number of variables"), std::string::npos);
+  EXPECT_NE(format_error_of(b).find("variable names need 4000000000 bytes"), std::string::npos) << format_error_of(b);
+  store<std::int32_t>(b.data() + markers[2] + 4, -2, ByteOrder::Big);
+  EXPECT_NE(format_error_of(b).find("impossible number of variables NBV1 = -2"), std::string::npos) << format_error_of(b);
+  const std::vector<unsigned char> cut(good.begin(), good.begin() + markers[2] + 20);
+  EXPECT_NE(format_error_of(cut).find("cut short?"), std::string::npos) << format_error_of(cut);
 }
 
 TEST(BadInput, IkleOutOfRangeNamesTheEntry) {

@@ -224,7 +224,13 @@ class _Frames:
 
 
 class Dataset:
-    """A result file, SERAFIN or anabranch's HDF5, opened for reading (anabranch.read)."""
+    """A result file, SERAFIN or anabranch's HDF5, opened for reading (anabranch.read).
+
+    Attributes: path; format ("serafin" or "hdf5"); title; header (the dict `info`
+    returns); variables ([(name, unit), ...]) and names; nelem, npoin, ndp, nplan;
+    precision ("single" or "double") and dtype; times (one per frame); frames (a sequence:
+    frames[k] is a Frame, read on access, frames[-1] the last); mesh (a Mesh, read on first
+    access)."""
 
     def __init__(self, path):
         self.path = os.fspath(path)
@@ -244,6 +250,7 @@ class Dataset:
 
     @property
     def mesh(self):
+        """The mesh (ikle, ipobo, x, y), read on first access."""
         if self._mesh is None:
             ikle, ipobo, x, y = self._open().mesh()
             self._mesh = Mesh(ikle.reshape(self.nelem, self.ndp), ipobo, x, y, self.nplan)

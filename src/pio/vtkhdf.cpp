@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -322,6 +323,11 @@ void Output::Impl::create() {
     check_status(H5Pset_alignment(fapl, static_cast<hsize_t>(std::min<std::int64_t>(options.alignment, 1 << 20)),
                                   static_cast<hsize_t>(options.alignment)),
                  "H5Pset_alignment", f);
+  if (comm == MPI_COMM_NULL) {  // alone: the system's reason in one line, not HDF5's error stack
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw IoError::from_errno("cannot create", f);
+    ::close(fd);
+  }
   file = Handle(check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "cannot create", f));
   // Transfers every rank takes part in; a lone writer skips MPI-IO's collective buffering
   // (one more copy of every frame, for nothing to gather).

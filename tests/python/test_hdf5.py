@@ -394,3 +394,17 @@ def test_merge_alone_writes_hdf5_without_mpi_as_the_ranks_do(ab, tmp_path):
     assert ab("merge", tmp_path / "p" / "d.slf", "--geo", tmp_path / "d.slf", "-o", tmp_path / "serial.slf").returncode == 0
     assert ab("convert", tmp_path / "alone.h5", tmp_path / "back.slf").returncode == 0
     assert (tmp_path / "back.slf").read_bytes() == (tmp_path / "serial.slf").read_bytes()
+
+
+def test_an_hdf5_output_in_a_missing_folder_says_why_in_one_line(ab, tmp_path):
+    """Written alone, an HDF5 output that cannot be created gets the system's reason, not
+    HDF5's error stack."""
+    src = tmp_path / "a.slf"
+    assert ab("generate", "-n", 2000, "-o", src).returncode == 0
+    for args in (("convert", src, tmp_path / "nodir" / "out.h5"),
+                 ("merge", tmp_path / "none", "--geo", src, "-o", tmp_path / "nodir" / "m.h5")):
+        r = ab(*args)
+        assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        if args[0] == "convert":
+            assert f"cannot create {tmp_path / 'nodir' / 'out.h5'}: No such file or directory" in r.stderr, r.stderr
+    assert not (tmp_path / "nodir").exists()

@@ -15,7 +15,6 @@
 // Prints one JSON object: seconds (write or read, then to disk with fdatasync), bytes,
 // and the bytes of this rank's pieces.
 #include <fcntl.h>
-#include <hdf5.h>
 #include <mpi.h>
 #include <unistd.h>
 
@@ -31,6 +30,7 @@
 #include "core/block_layout.hpp"
 #include "partition/balance.hpp"
 #include "pio/block_io.hpp"
+#include "pio/h5api.hpp"  // HDF5, opened at its first call as the library does
 
 using namespace anabranch;
 

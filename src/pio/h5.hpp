@@ -2,7 +2,7 @@
 // the object, and the few dataset and attribute operations the VTKHDF layout needs.
 // HDF5's own error printing is switched off; its innermost message goes into ours.
 #pragma once
-#include <hdf5.h>
+#include "pio/h5api.hpp"
 
 #include <cstdint>
 #include <string>

@@ -9,7 +9,7 @@
 
 #include "core/error.hpp"
 #ifdef ANABRANCH_HAVE_HDF5
-#include <hdf5.h>
+#include "pio/h5api.hpp"
 #endif
 
 namespace anabranch::pio {
@@ -194,7 +194,7 @@ void finalize() {
   MPI_Finalized(&finalized);
   if (finalized) return;
 #ifdef ANABRANCH_HAVE_HDF5
-  H5close();  // HDF5 closes what is left while MPI still runs
+  h5api::close_if_loaded();  // HDF5 closes what is left while MPI still runs
 #endif
   MPI_Finalize();
 }

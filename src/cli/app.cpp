@@ -154,6 +154,7 @@ int main(int argc, char** argv) {
   // A file-size limit (RLIMIT_FSIZE) must fail the write (EFBIG, one line, temporaries
   // removed), not kill the process with SIGXFSZ and leave them behind.
   std::signal(SIGXFSZ, SIG_IGN);
+  reserve_descriptors(1024);       // while the process has one thread (io.hpp)
   remove_temporaries_on_signals();  // first: every later thread (MPI's) inherits the mask
   const std::string self = argc > 0 ? argv[0] : "";
   const std::string name = self.substr(self.find_last_of('/') == std::string::npos ? 0 : self.find_last_of('/') + 1);

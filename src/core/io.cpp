@@ -1,10 +1,12 @@
 #include "core/io.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -44,6 +46,20 @@ void pwrite_all(int fd, const void* data, std::size_t n, std::int64_t offset, co
                     std::strerror(e));
     }
     done += static_cast<std::size_t>(r);
+  }
+}
+
+void reserve_descriptors(int n) {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+  const rlim_t top = std::min<rlim_t>(static_cast<rlim_t>(n), rl.rlim_cur);
+  if (top <= 64) return;  // the table's first size
+  for (int fd = 0; fd <= 2; ++fd) {  // any open descriptor, copied to the highest number once
+    const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, static_cast<int>(top - 1));
+    if (copy >= 0) {
+      ::close(copy);
+      return;
+    }
   }
 }
 

@@ -114,6 +114,11 @@ void pwrite_all(int fd, const void* data, std::size_t n, std::int64_t offset, co
 // Reads all n bytes at offset (pread loop); returns the count read (less at end of file).
 std::size_t pread_full(int fd, void* dst, std::size_t n, std::int64_t offset, const std::string& path);
 
+// Grows this process's table of file descriptors to hold n (up to the open-file limit). The
+// kernel grows it by waiting for an RCU grace period once other threads share it (~10 ms
+// here, at 64, 128, 256... open files): grown before the first thread starts, a merge or a
+// partition opening hundreds of files never waits.
+void reserve_descriptors(int n);
 std::int64_t file_size(const std::string& path);
 // The whole file as text; throws IoError.
 std::string read_text_file(const std::string& path);

@@ -111,19 +111,45 @@ Layout Layout::of(const Header& h) {
 // ---------------------------------------------------------------------------------------
 // Reader
 
+namespace {
+// The first bytes of a source, read in one call: the header's small records (two length
+// markers and a few values each) are parsed from memory rather than with a read each.
+constexpr std::int64_t kHeadBytes = std::int64_t{64} << 10;
+class Head final : public ByteSource {
+ public:
+  Head(const ByteSource& source, std::int64_t n)
+      : source_(source), bytes_(static_cast<std::size_t>(std::max<std::int64_t>(0, std::min(n, source.size())))) {
+    source_.read_at(0, bytes_.data(), bytes_.size());
+  }
+  std::int64_t size() const override { return source_.size(); }
+  const std::string& name() const override { return source_.name(); }
+  void read_at(std::int64_t offset, void* dst, std::size_t n) const override {
+    if (offset >= 0 && offset + static_cast<std::int64_t>(n) <= static_cast<std::int64_t>(bytes_.size()))
+      std::memcpy(dst, bytes_.data() + offset, n);
+    else
+      source_.read_at(offset, dst, n);
+  }
+
+ private:
+  const ByteSource& source_;
+  std::vector<unsigned char> bytes_;
+};
+}  // namespace
+
+
 Reader::Reader(const std::string& path) : Reader(std::make_shared<FileSource>(path)) {}
 
 Reader::Reader(std::shared_ptr<const ByteSource> source) : source_(std::move(source)) { parse(); }
 
 // Checks the record at `offset` has length markers equal to `expected` at both ends and
 // lies inside the file; returns the offset just past it. expected < 0: any length.
-std::int64_t Reader::check_record(std::int64_t offset, std::int64_t expected, const std::string& record) const {
-  const std::int64_t size = source_->size();
-  const auto& file = source_->name();
+std::int64_t Reader::check_record(const ByteSource& src, std::int64_t offset, std::int64_t expected, const std::string& record) const {
+  const std::int64_t size = src.size();
+  const auto& file = src.name();
   if (offset + 4 > size)
     throw FormatError(file, record_name(record), offset,
                       "file ends (" + std::to_string(size) + " bytes) before the record starts: truncated file");
-  std::int64_t len = read_i32(*source_, offset, header_.byte_order);
+  std::int64_t len = read_i32(src, offset, header_.byte_order);
   if (expected >= 0 && len != expected)
     throw FormatError(file, record_name(record), offset,
                       "length marker is " + std::to_string(len) + ", expected " + std::to_string(expected));
@@ -133,7 +159,7 @@ std::int64_t Reader::check_record(std::int64_t offset, std::int64_t expected, co
     throw FormatError(file, record_name(record), offset,
                       "record of " + std::to_string(len) + " bytes runs past the end of the file (" +
                           std::to_string(size) + " bytes): truncated file");
-  std::int64_t tail = read_i32(*source_, offset + 4 + len, header_.byte_order);
+  std::int64_t tail = read_i32(src, offset + 4 + len, header_.byte_order);
   if (tail != len)
     throw FormatError(file, record_name(record), offset + 4 + len,
                       "closing length marker is " + std::to_string(tail) + ", opening marker was " +
@@ -144,9 +170,10 @@ std::int64_t Reader::check_record(std::int64_t offset, std::int64_t expected, co
 void Reader::parse() {
   const auto& file = source_->name();
   const std::int64_t size = source_->size();
+  const Head head(*source_, kHeadBytes);
   if (size < 4) throw FormatError(file, record_name("1 (title)"), 0, "file has only " + std::to_string(size) + " bytes: not a SERAFIN file");
   unsigned char b4[4];
-  source_->read_at(0, b4, 4);
+  head.read_at(0, b4, 4);
   if (load<std::int32_t>(b4, ByteOrder::Big) == 80)
     header_.byte_order = ByteOrder::Big;
   else if (load<std::int32_t>(b4, ByteOrder::Little) == 80)
@@ -157,14 +184,14 @@ void Reader::parse() {
   const ByteOrder bo = header_.byte_order;
 
   std::int64_t at = 0;
-  std::int64_t next = check_record(at, 80, "1 (title)");
+  std::int64_t next = check_record(head, at, 80, "1 (title)");
   header_.title.assign(80, ' ');
-  source_->read_at(at + 4, header_.title.data(), 80);
+  head.read_at(at + 4, header_.title.data(), 80);
   at = next;
 
-  next = check_record(at, 8, "2 (NBV1, NBV2)");
-  const std::int32_t nbv1 = read_i32(*source_, at + 4, bo);
-  header_.nbv2 = read_i32(*source_, at + 8, bo);
+  next = check_record(head, at, 8, "2 (NBV1, NBV2)");
+  const std::int32_t nbv1 = read_i32(head, at + 4, bo);
+  header_.nbv2 = read_i32(head, at + 8, bo);
   if (nbv1 < 0)
     throw FormatError(file, record_name("2 (NBV1, NBV2)"), at + 4, "impossible number of variables NBV1 = " + std::to_string(nbv1));
   if (static_cast<std::int64_t>(nbv1) * 40 > size - next)
@@ -179,28 +206,28 @@ void Reader::parse() {
   header_.variables.resize(static_cast<std::size_t>(nbv1));
   for (std::int32_t v = 0; v < nbv1; ++v) {
     const std::string rec = std::to_string(3 + v) + " (name of variable " + std::to_string(v + 1) + ")";
-    next = check_record(at, 32, rec);
+    next = check_record(head, at, 32, rec);
     char buf[32];
-    source_->read_at(at + 4, buf, 32);
+    head.read_at(at + 4, buf, 32);
     header_.variables[static_cast<std::size_t>(v)] = {std::string(buf, 16), std::string(buf + 16, 16)};
     at = next;
   }
 
   int recno = 3 + nbv1;
-  next = check_record(at, 40, std::to_string(recno) + " (IPARAM)");
+  next = check_record(head, at, 40, std::to_string(recno) + " (IPARAM)");
   {
     std::int32_t ip[10];
-    source_->read_at(at + 4, ip, 40);
+    head.read_at(at + 4, ip, 40);
     for (int i = 0; i < 10; ++i) header_.iparam[static_cast<std::size_t>(i)] = load<std::int32_t>(&ip[i], bo);
   }
   at = next;
   ++recno;
 
   if (header_.iparam[9] == 1) {
-    next = check_record(at, 24, std::to_string(recno) + " (date, present because IPARAM(10) = 1)");
+    next = check_record(head, at, 24, std::to_string(recno) + " (date, present because IPARAM(10) = 1)");
     std::array<std::int32_t, 6> d{};
     std::int32_t raw[6];
-    source_->read_at(at + 4, raw, 24);
+    head.read_at(at + 4, raw, 24);
     for (int i = 0; i < 6; ++i) d[static_cast<std::size_t>(i)] = load<std::int32_t>(&raw[i], bo);
     header_.date = d;
     at = next;
@@ -208,11 +235,11 @@ void Reader::parse() {
   }
 
   const std::string sizes_rec = std::to_string(recno) + " (NELEM, NPOIN, NDP, 1)";
-  next = check_record(at, 16, sizes_rec);
-  const std::int32_t nelem = read_i32(*source_, at + 4, bo);
-  const std::int32_t npoin = read_i32(*source_, at + 8, bo);
-  const std::int32_t ndp = read_i32(*source_, at + 12, bo);
-  header_.sizes4 = read_i32(*source_, at + 16, bo);
+  next = check_record(head, at, 16, sizes_rec);
+  const std::int32_t nelem = read_i32(head, at + 4, bo);
+  const std::int32_t npoin = read_i32(head, at + 8, bo);
+  const std::int32_t ndp = read_i32(head, at + 12, bo);
+  header_.sizes4 = read_i32(head, at + 16, bo);
   if (nelem < 0) throw FormatError(file, record_name(sizes_rec), at + 4, "negative NELEM = " + std::to_string(nelem));
   // NPOIN = 0 only for an empty subdomain (no element either).
   if (npoin < 0 || (npoin == 0 && nelem > 0))
@@ -236,27 +263,27 @@ void Reader::parse() {
   {
     const std::string rec = std::to_string(recno) + " (IKLE)";
     if (at + 4 <= size) {
-      std::int64_t len = read_i32(*source_, at, bo);
+      std::int64_t len = read_i32(head, at, bo);
       if (len != ikle_bytes && len >= 0 && ndp > 0 && len % 4 == 0 && ikle_bytes <= kMaxRecordBytes)
         throw FormatError(file, record_name(rec), at,
                           "length marker is " + std::to_string(len) + " bytes, but NELEM = " + std::to_string(nelem) +
                               " elements of NDP = " + std::to_string(ndp) + " nodes need " + std::to_string(ikle_bytes) +
                               ": NDP does not match the element count");
     }
-    next = check_record(at, ikle_bytes, rec);
+    next = check_record(head, at, ikle_bytes, rec);
   }
   at = next;
   ++recno;
   ipobo_at_ = at;
-  next = check_record(at, static_cast<std::int64_t>(npoin) * 4, std::to_string(recno) + " (IPOBO/KNOLG)");
+  next = check_record(head, at, static_cast<std::int64_t>(npoin) * 4, std::to_string(recno) + " (IPOBO/KNOLG)");
   at = next;
   ++recno;
 
   x_at_ = at;
   {
     const std::string rec = std::to_string(recno) + " (X)";
-    if (at + 4 > size) check_record(at, -1, rec);  // throws: truncated
-    std::int64_t len = read_i32(*source_, at, bo);
+    if (at + 4 > size) check_record(head, at, -1, rec);  // throws: truncated
+    std::int64_t len = read_i32(head, at, bo);
     if (len == static_cast<std::int64_t>(npoin) * 4)
       header_.precision = Precision::Single;
     else if (len == static_cast<std::int64_t>(npoin) * 8)
@@ -266,12 +293,12 @@ void Reader::parse() {
                         "length marker " + std::to_string(len) + " is neither NPOIN*4 = " +
                             std::to_string(static_cast<std::int64_t>(npoin) * 4) + " (single) nor NPOIN*8 = " +
                             std::to_string(static_cast<std::int64_t>(npoin) * 8) + " (double)");
-    next = check_record(at, len, rec);
+    next = check_record(head, at, len, rec);
   }
   at = next;
   ++recno;
   y_at_ = at;
-  next = check_record(at, static_cast<std::int64_t>(npoin) * real_size(header_.precision), std::to_string(recno) + " (Y)");
+  next = check_record(head, at, static_cast<std::int64_t>(npoin) * real_size(header_.precision), std::to_string(recno) + " (Y)");
   at = next;
 
   layout_ = Layout::of(header_);

@@ -133,7 +133,7 @@ class Reader {
 
  private:
   void parse();
-  std::int64_t check_record(std::int64_t offset, std::int64_t expected, const std::string& record) const;
+  std::int64_t check_record(const ByteSource& src, std::int64_t offset, std::int64_t expected, const std::string& record) const;
   void read_int_record(std::int64_t offset, std::int64_t count, const std::string& record,
                        std::int32_t* out) const;
   std::vector<double> read_real_record(std::int64_t offset, const std::string& record) const;

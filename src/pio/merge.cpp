@@ -135,6 +135,14 @@ bool written_during_run(const std::string& path, const serafin::Header& out, std
   }
 }
 
+// Every part's frame is at part 0's time (checked as the frame is read, not in a pass of
+// its own over every part's time records).
+void check_time(const Part& p, std::int64_t f, double t, const std::vector<double>& times0) {
+  if (t != times0[static_cast<std::size_t>(f)])
+    throw UsageError(p.reader->source().name() + ": frame " + std::to_string(f + 1) + " is at t = " + std::to_string(t) +
+                     ", part 0's at t = " + std::to_string(times0[static_cast<std::size_t>(f)]));
+}
+
 // Scatters n values of W bytes each, as stored, to their global places gid[0..n).
 template <class W>
 void scatter(const unsigned char* local, const std::int32_t* gid, std::int64_t n, unsigned char* global) {
@@ -194,6 +202,8 @@ void merge_alone(const std::vector<Part>& parts, const MergeOptions& o, const se
       const std::int64_t n = static_cast<std::int64_t>(p.gid.size());
       local.resize(static_cast<std::size_t>(lay.frame_bytes));
       p.reader->read_frame_encoded(f, local.data());
+      check_time(p, f, rs == 4 ? double(load<float>(local.data() + 4, p.reader->header().byte_order))
+                               : load<double>(local.data() + 4, p.reader->header().byte_order), times);
       report.bytes_read += nvar * n * rs;
       for (int v = 0; v < nvar; ++v) {
         unsigned char* values = local.data() + (lay.values_offset(f, v) - lay.frame_offset(f));
@@ -265,6 +275,7 @@ void merge_together(MPI_Comm comm, const std::vector<Part>& parts, const MergeOp
   Progress progress("merge " + o.output, frames);
   for (std::int64_t f = 0; f < frames; ++f) {
     collective(comm, [&] {
+      for (const auto& p : parts) check_time(p, f, p.reader->read_time(f), times);
       for (int v = 0; v < nv; ++v) {
         T* dst = vals[static_cast<std::size_t>(v)].data();
         for (std::size_t k = 0; k < parts.size(); ++k) {
@@ -358,11 +369,6 @@ MergeReport merge_parts(MPI_Comm comm, const MergeOptions& o) {
           throw UsageError(set->name(p.index) + " does not have part 0's variables or precision");
         if (!p.reader->integrity().message.empty() && !o.allow_partial)
           throw FormatError(p.reader->integrity().message + " (--allow-partial merges the frames every part has)");
-        const auto t = p.reader->read_times();
-        for (std::size_t f = 0; f < std::min(t.size(), times0.size()); ++f)
-          if (t[f] != times0[f])
-            throw UsageError(set->name(p.index) + ": frame " + std::to_string(f + 1) + " is at t = " + std::to_string(t[f]) +
-                             ", part 0's at t = " + std::to_string(times0[f]));
         if (p.reader->frame_count() < mine) {
           mine = p.reader->frame_count();
           short_part = p.index;

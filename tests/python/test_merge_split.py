@@ -150,6 +150,18 @@ def test_merge_errors_name_the_part(ab, data, tmp_path):
     assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "geo_malpasset-small.slf" in r.stderr and "not parts of this geometry" in r.stderr, r.stderr
     assert not (tmp_path / "o3.slf").exists()
+    # A part whose frame 3 is at another time: named with the frame, alone and by 2 ranks.
+    timed = bytearray(good)
+    timed[f.header_bytes + 2 * frame_bytes + 4 + f.rs - 1] ^= 0x10  # a bit of the time of frame 3
+    part1.write_bytes(timed)
+    r = ab("merge", base, "--geo", mesh, "-o", tmp_path / "o4.slf")
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "00002-00001" in r.stderr and "frame 3 is at t = " in r.stderr and "part 0's" in r.stderr, r.stderr
+    assert not (tmp_path / "o4.slf").exists()
+    proc = subprocess.run(["timeout", "120", MPIEXEC, "-n", "2", EXE, "merge", str(base), "--geo", str(mesh), "-o",
+                           str(tmp_path / "o5.slf")], capture_output=True, text=True, env=ENV)
+    assert proc.returncode != 0 and "00002-00001" in proc.stderr and "frame 3 is at t = " in proc.stderr, proc.stderr
+    assert not (tmp_path / "o5.slf").exists()
 
 
 def test_parallel_writer_rewrites_every_fixture(ab, data, tmp_path):

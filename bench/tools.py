@@ -32,6 +32,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import partition  # noqa: E402  (the RSS sampler and the paths)
@@ -55,8 +56,8 @@ def warm(paths):
                        f"cat {shlex.quote(str(p))} > /dev/null", shell=True, check=True)
 
 
-def timed(shell, clean, cold):
-    """Runs `shell && sync` from a clean output folder: (seconds, peak RSS of anabranch)."""
+def prepare(clean, cold):
+    """A clean output folder; the page cache dropped (cold) or the disk synced (warm)."""
     for c in clean:
         if c.is_dir():
             shutil.rmtree(c)
@@ -69,8 +70,24 @@ def timed(shell, clean, cold):
         drop_caches()
     else:
         subprocess.run(["sync"], check=True)
-    m = partition.measure(["sh", "-c", shell + " && sync"], AB)
-    return m[0], m[1]
+
+
+def timed(shell, clean, cold):
+    """Seconds of `shell && sync` from a clean output folder, nothing sampling it: reading a
+    process's /proc files takes its memory map's lock, which slows its page faults."""
+    prepare(clean, cold)
+    t0 = time.perf_counter()
+    r = subprocess.run(["sh", "-c", shell + " && sync"], capture_output=True, text=True, env=partition.ENV)
+    secs = time.perf_counter() - t0
+    if r.returncode != 0:
+        sys.exit(f"failed: {shell}\n{r.stderr[-2000:]}")
+    return secs
+
+
+def peak_rss(shell, clean, cold):
+    """The peak VmRSS of anabranch in a run of its own, sampled from outside every 20 ms."""
+    prepare(clean, cold)
+    return partition.measure(["sh", "-c", shell + " && sync"], AB)[1]
 
 
 def median(v):
@@ -116,7 +133,7 @@ def gretel_case(gretel, work, repeat, rows):
     for _ in range(repeat):
         for name in ("merge", "gretel", "floor"):
             warm([parts])
-            runs[name].append(timed(commands[name][0], commands[name][1], False)[0])
+            runs[name].append(timed(commands[name][0], commands[name][1], False))
     subprocess.run(["sh", "-c", commands["merge"][0]], check=True)
     r = subprocess.run(["cmp", str(merged), str(by_gretel)], capture_output=True, text=True)
     speedups = [g / m for g, m in zip(runs["gretel"], runs["merge"])]
@@ -185,18 +202,20 @@ def main():
         ]
         for name, tool, floor, clean, inputs in tools:
             for cache in (["warm", "cold"] if can_drop and not a.quick else ["warm"]):
-                ts, fs, ratios, peak = [], [], [], 0
+                ts, fs, ratios = [], [], []
                 for _ in range(a.repeat):
                     if cache == "warm":
                         warm(inputs)
-                    f = timed(floor, clean, cache == "cold")[0]
+                    f = timed(floor, clean, cache == "cold")
                     if cache == "warm":
                         warm(inputs)
-                    t, rss = timed(tool, clean, cache == "cold")
+                    t = timed(tool, clean, cache == "cold")
                     ts.append(t)
                     fs.append(f)
                     ratios.append(t / f if f > 0 else float("inf"))
-                    peak = max(peak, rss)
+                if cache == "warm":
+                    warm(inputs)
+                peak = peak_rss(tool, clean, cache == "cold")
                 row = dict(size_mb=size, file_bytes=src.stat().st_size, tool=name, cache=cache, tool_seconds=median(ts),
                            floor_seconds=median(fs), ratio=median(ratios), peak_rss_bytes=peak, two_frames_and_mesh_bytes=two_frames_mesh)
                 rows.append(row)

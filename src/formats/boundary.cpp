@@ -1,7 +1,10 @@
 // Boundary-conditions (.cli) files. Specification: docs/formats/boundary.md.
 #include "formats/boundary.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -12,23 +15,35 @@
 namespace anabranch::boundary {
 namespace {
 
-bool parse_int(const std::string& s, std::int64_t& out) {
-  if (s.empty()) return false;
+// A column [b, e) of a line as an integer or a real: std::from_chars, with strtoll/strtod
+// for what it does not take (a leading '+', Fortran's D exponent).
+bool parse_int(const char* b, const char* e, std::int64_t& out) {
+  if (b == e) return false;
+  const auto r = std::from_chars(b, e, out);
+  if (r.ec == std::errc() && r.ptr == e) return true;
+  char buf[32];
+  if (e - b >= static_cast<std::ptrdiff_t>(sizeof buf)) return false;
+  std::memcpy(buf, b, static_cast<std::size_t>(e - b));
+  buf[e - b] = '\0';
   char* end = nullptr;
   errno = 0;
-  long long v = std::strtoll(s.c_str(), &end, 10);
+  const long long v = std::strtoll(buf, &end, 10);
   if (errno != 0 || *end != '\0') return false;
   out = v;
   return true;
 }
 
-bool parse_real(std::string s, double& out) {
-  for (char& c : s)
-    if (c == 'd' || c == 'D') c = 'e';  // Fortran double-precision exponent
-  if (s.empty()) return false;
+bool parse_real(const char* b, const char* e, double& out) {
+  if (b == e) return false;
+  const auto r = std::from_chars(b, e, out);
+  if (r.ec == std::errc() && r.ptr == e) return true;
+  char buf[64];
+  if (e - b >= static_cast<std::ptrdiff_t>(sizeof buf)) return false;
+  for (std::ptrdiff_t i = 0; i < e - b; ++i) buf[i] = (b[i] == 'd' || b[i] == 'D') ? 'e' : b[i];  // Fortran double precision
+  buf[e - b] = '\0';
   char* end = nullptr;
   errno = 0;
-  double v = std::strtod(s.c_str(), &end);
+  const double v = std::strtod(buf, &end);
   if (errno == ERANGE || *end != '\0') return false;
   out = v;
   return true;
@@ -53,20 +68,23 @@ std::string fortran_i(std::int64_t v, int width) {
 File parse(const std::string& text, const std::string& path) {
   File f;
   f.path = path;
+  f.lines.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
   std::size_t pos = 0;
   std::int64_t lineno = 0;
   while (pos < text.size()) {
     std::size_t eol = text.find('\n', pos);
     if (eol == std::string::npos) eol = text.size();
-    std::string raw = text.substr(pos, eol - pos);
-    if (!raw.empty() && raw.back() == '\r') raw.pop_back();
+    std::size_t len = eol - pos;
+    if (len > 0 && text[pos + len - 1] == '\r') --len;
     const std::size_t line_offset = pos;
     pos = eol + 1;
     ++lineno;
     Line line;
-    line.text = raw;
+    line.text.assign(text, line_offset, len);
     line.offset = static_cast<std::int64_t>(line_offset);
     line.lineno = lineno;
+    const std::string& raw = line.text;
+    line.fields.reserve(13);
     for (std::size_t i = 0; i < raw.size();) {
       while (i < raw.size() && (raw[i] == ' ' || raw[i] == '\t')) ++i;
       if (i >= raw.size()) break;
@@ -88,25 +106,31 @@ File parse(const std::string& text, const std::string& path) {
     auto tok = [&](std::size_t field) {
       return raw.substr(line.fields[field - 1].first, line.fields[field - 1].second - line.fields[field - 1].first);
     };
+    auto as_int = [&](std::size_t field, std::int64_t& v) {
+      return parse_int(raw.data() + line.fields[field - 1].first, raw.data() + line.fields[field - 1].second, v);
+    };
+    auto as_real = [&](std::size_t field, double& v) {
+      return parse_real(raw.data() + line.fields[field - 1].first, raw.data() + line.fields[field - 1].second, v);
+    };
     int* ints[] = {&line.lihbor, &line.liubor, &line.livbor};
     for (std::size_t c = 1; c <= 3; ++c) {
       std::int64_t v;
-      if (!parse_int(tok(c), v)) throw FormatError(path, where(c), offset_of(c), "'" + tok(c) + "' is not an integer code");
+      if (!as_int(c, v)) throw FormatError(path, where(c), offset_of(c), "'" + tok(c) + "' is not an integer code");
       *ints[c - 1] = static_cast<int>(v);
     }
     double* reals[] = {&line.hbor, &line.ubor, &line.vbor, &line.aubor};
     for (std::size_t c = 4; c <= 7; ++c)
-      if (!parse_real(tok(c), *reals[c - 4])) throw FormatError(path, where(c), offset_of(c), "'" + tok(c) + "' is not a number");
+      if (!as_real(c, *reals[c - 4])) throw FormatError(path, where(c), offset_of(c), "'" + tok(c) + "' is not a number");
     {
       std::int64_t v;
-      if (!parse_int(tok(8), v)) throw FormatError(path, where(8), offset_of(8), "'" + tok(8) + "' is not an integer code");
+      if (!as_int(8, v)) throw FormatError(path, where(8), offset_of(8), "'" + tok(8) + "' is not an integer code");
       line.litbor = static_cast<int>(v);
     }
     double* reals2[] = {&line.tbor, &line.atbor, &line.btbor};
     for (std::size_t c = 9; c <= 11; ++c)
-      if (!parse_real(tok(c), *reals2[c - 9])) throw FormatError(path, where(c), offset_of(c), "'" + tok(c) + "' is not a number");
-    if (!parse_int(tok(12), line.n)) throw FormatError(path, where(12), offset_of(12), "node number '" + tok(12) + "' is not an integer");
-    if (!parse_int(tok(13), line.k)) throw FormatError(path, where(13), offset_of(13), "'" + tok(13) + "' is not an integer");
+      if (!as_real(c, *reals2[c - 9])) throw FormatError(path, where(c), offset_of(c), "'" + tok(c) + "' is not a number");
+    if (!as_int(12, line.n)) throw FormatError(path, where(12), offset_of(12), "node number '" + tok(12) + "' is not an integer");
+    if (!as_int(13, line.k)) throw FormatError(path, where(13), offset_of(13), "'" + tok(13) + "' is not an integer");
     f.lines.push_back(std::move(line));
   }
   return f;

@@ -113,29 +113,29 @@ Layout Layout::of(const Header& h) {
 
 namespace {
 // The first bytes of a source, read in one call: the header's small records (two length
-// markers and a few values each) are parsed from memory rather than with a read each.
-constexpr std::int64_t kHeadBytes = std::int64_t{64} << 10;
+// markers and a few values each, up to IKLE's) are parsed from memory rather than with a
+// read each.
+constexpr std::int64_t kHeadBytes = 4096;
 class Head final : public ByteSource {
  public:
-  Head(const ByteSource& source, std::int64_t n)
-      : source_(source), bytes_(static_cast<std::size_t>(std::max<std::int64_t>(0, std::min(n, source.size())))) {
-    source_.read_at(0, bytes_.data(), bytes_.size());
+  Head(const ByteSource& source, std::int64_t n) : source_(source), size_(std::max<std::int64_t>(0, std::min(n, source.size()))) {
+    source_.read_at(0, bytes_, static_cast<std::size_t>(size_));
   }
   std::int64_t size() const override { return source_.size(); }
   const std::string& name() const override { return source_.name(); }
   void read_at(std::int64_t offset, void* dst, std::size_t n) const override {
-    if (offset >= 0 && offset + static_cast<std::int64_t>(n) <= static_cast<std::int64_t>(bytes_.size()))
-      std::memcpy(dst, bytes_.data() + offset, n);
+    if (offset >= 0 && offset + static_cast<std::int64_t>(n) <= size_)
+      std::memcpy(dst, bytes_ + offset, n);
     else
       source_.read_at(offset, dst, n);
   }
 
  private:
   const ByteSource& source_;
-  std::vector<unsigned char> bytes_;
+  std::int64_t size_;
+  unsigned char bytes_[kHeadBytes];
 };
 }  // namespace
-
 
 Reader::Reader(const std::string& path) : Reader(std::make_shared<FileSource>(path)) {}
 
@@ -637,23 +637,36 @@ void write_header(ByteSink& sink, const Header& h, const Reader& mesh_file, cons
   write_header_records(sink, h, options);
   const ByteOrder bo = h.byte_order;
   const auto& src = mesh_file.source();
-  // Integer records: the same bytes, swapped when the byte orders differ.
-  auto copy_ints = [&](std::int64_t at, std::int64_t n) {
-    put_i32(sink, static_cast<std::int32_t>(n * 4), bo);
-    std::vector<std::int32_t> chunk;
-    for (std::int64_t i = 0; i < n; i += static_cast<std::int64_t>(kChunkValues)) {
-      const std::int64_t m = std::min<std::int64_t>(static_cast<std::int64_t>(kChunkValues), n - i);
-      chunk.resize(static_cast<std::size_t>(m));
-      src.read_at(at + 4 + i * 4, chunk.data(), static_cast<std::size_t>(m) * 4);
-      if (g.byte_order != bo) bswap_words<4>(chunk.data(), chunk.size());
-      sink.write(chunk.data(), chunk.size() * 4);
+  // Records of `words` words of `size` bytes, copied as stored (swapped when the byte orders
+  // differ), a MiB at a time.
+  std::vector<unsigned char> piece;
+  auto copy_words = [&](std::int64_t at, std::int64_t words, int size) {
+    const std::int64_t bytes = words * size;
+    put_i32(sink, static_cast<std::int32_t>(bytes), bo);
+    const std::int64_t step = (std::int64_t{1} << 20) / size * size;
+    for (std::int64_t i = 0; i < bytes; i += step) {
+      const std::int64_t m = std::min(step, bytes - i);
+      piece.resize(static_cast<std::size_t>(m));
+      src.read_at(at + 4 + i, piece.data(), piece.size());
+      if (g.byte_order != bo) {
+        if (size == 4)
+          bswap_words<4>(piece.data(), piece.size() / 4);
+        else
+          bswap_words<8>(piece.data(), piece.size() / 8);
+      }
+      sink.write(piece.data(), piece.size());
     }
-    put_i32(sink, static_cast<std::int32_t>(n * 4), bo);
+    put_i32(sink, static_cast<std::int32_t>(bytes), bo);
   };
-  copy_ints(mesh_file.ikle_offset(), h.nelem * h.ndp);
-  copy_ints(mesh_file.ipobo_offset(), h.npoin);
-  // Coordinates: converted to the header's precision and byte order, piece by piece.
+  copy_words(mesh_file.ikle_offset(), h.nelem * h.ndp, 4);
+  copy_words(mesh_file.ipobo_offset(), h.npoin, 4);
   const int rs_in = real_size(g.precision), rs = real_size(h.precision);
+  if (rs_in == rs) {
+    copy_words(mesh_file.x_offset(), h.npoin, rs);
+    copy_words(mesh_file.y_offset(), h.npoin, rs);
+    return;
+  }
+  // Coordinates in the other precision: converted piece by piece.
   std::vector<unsigned char> in, out;
   std::vector<double> values;
   for (std::int64_t at : {mesh_file.x_offset(), mesh_file.y_offset()}) {

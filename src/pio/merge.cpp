@@ -6,10 +6,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <future>
 #include <limits>
 #include <map>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "core/byteorder.hpp"
 #include "core/error.hpp"
@@ -98,14 +100,32 @@ serafin::Header gretel_header(const serafin::Header& part0, const serafin::Heade
   return out;
 }
 
+// The boundary points of the .cli (IPARAM(8) of the output), counted by rank 0 on a thread
+// of its own from the start, beside the opening of the parts.
+class CliPoints {
+ public:
+  CliPoints(MPI_Comm comm, const std::string& cli) : given_(!cli.empty()) {
+    int rank = 0;
+    if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank);
+    if (given_ && rank == 0)
+      count_ = std::async(std::launch::async, [cli] { return static_cast<std::int32_t>(boundary::read(cli).lines.size()); });
+  }
+  bool given() const { return given_; }
+  std::int32_t get() { return count_.get(); }  // rank 0; the read's error, if any, is thrown here
+
+ private:
+  bool given_;
+  std::future<std::int32_t> count_;
+};
+
 // IPARAM(8) of the output: the .cli's boundary points (read on rank 0), else the geometry's.
-std::int32_t gretel_nptfr(MPI_Comm comm, const serafin::Header& geo, const std::string& cli, bool extrude) {
+std::int32_t gretel_nptfr(MPI_Comm comm, const serafin::Header& geo, CliPoints& cli, bool extrude) {
   std::int32_t nptfr = geo.iparam[7];
-  if (cli.empty() || extrude) return nptfr;
+  if (!cli.given() || extrude) return nptfr;
   int rank = 0;
   if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank);
   collective(comm, [&] {
-    if (rank == 0) nptfr = static_cast<std::int32_t>(boundary::read(cli).lines.size());
+    if (rank == 0) nptfr = cli.get();
   });
   if (comm != MPI_COMM_NULL) MPI_Bcast(&nptfr, 1, MPI_INT32_T, 0, comm);
   return nptfr;
@@ -143,17 +163,46 @@ void check_time(const Part& p, std::int64_t f, double t, const std::vector<doubl
                      ", part 0's at t = " + std::to_string(times0[static_cast<std::size_t>(f)]));
 }
 
-// Scatters n values of W bytes each, as stored, to their global places gid[0..n).
+// The nodes a part gives the output: those it holds that no later part holds (gretel's rule:
+// the last part holding a node wins). Every node is given by exactly one part, so the parts
+// can be scattered in any order, by several threads at once.
+struct Won {
+  std::vector<std::int32_t> local, global;
+};
+std::vector<Won> won_nodes(const std::vector<Part>& parts, std::int64_t npoin) {
+  std::vector<std::int32_t> last(static_cast<std::size_t>(npoin), -1);
+  for (std::size_t k = 0; k < parts.size(); ++k)
+    for (const auto g : parts[k].gid) last[static_cast<std::size_t>(g)] = static_cast<std::int32_t>(k);
+  std::vector<Won> won(parts.size());
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    const auto& gid = parts[k].gid;
+    for (std::size_t i = 0; i < gid.size(); ++i)
+      if (last[static_cast<std::size_t>(gid[i])] == static_cast<std::int32_t>(k)) {
+        won[k].local.push_back(static_cast<std::int32_t>(i));
+        won[k].global.push_back(gid[i]);
+      }
+  }
+  return won;
+}
+
+// Scatters a part's won values (W bytes each, as stored; swapped when `swap`) to their
+// global places.
 template <class W>
-void scatter(const unsigned char* local, const std::int32_t* gid, std::int64_t n, unsigned char* global) {
+void scatter(const unsigned char* values, const Won& won, bool swap, unsigned char* global) {
   auto* out = reinterpret_cast<W*>(global);
-  for (std::int64_t i = 0; i < n; ++i) std::memcpy(&out[gid[i]], local + i * sizeof(W), sizeof(W));
+  const std::size_t n = won.local.size();
+  for (std::size_t j = 0; j < n; ++j) {
+    W v;
+    std::memcpy(&v, values + static_cast<std::size_t>(won.local[j]) * sizeof(W), sizeof(W));
+    out[won.global[j]] = swap ? bswap(v) : v;
+  }
 }
 
 // One process: stream frame by frame, values kept as stored (the output has part 0's
 // precision and byte order; no conversion unless a part's byte order differs). Each part's
 // frame is one read (a few system calls per part and frame, not per record and piece).
-// Memory: one frame of the output plus one part's frame. The kernel is asked to read the
+// Memory: one frame of the output, a part's frame per thread and the won nodes' lists (two
+// integers per node). The kernel is asked to read the
 // parts' frames ahead (one contiguous range per part and frame, up to about 64 MiB ahead),
 // so the disk works while a frame is scattered and written. The geometry's mesh records
 // are streamed into the header.
@@ -189,34 +238,53 @@ void merge_alone(const std::vector<Part>& parts, const MergeOptions& o, const se
     for (const auto& p : parts) p.reader->prefetch(requested, end - requested);
     requested = end;
   };
-  // A frame at a time: each part's frame in one read (markers checked), its values
-  // scattered into the global frame, which then goes out variable by variable.
+  // A frame at a time: each part's frame in one read (markers checked), the values it wins
+  // scattered into the global frame, which then goes out variable by variable. Frames of a
+  // MiB or more are assembled by two threads, each reading and scattering its share of the
+  // parts (each node is won by one part: no two threads write the same place).
   const std::size_t var_bytes = static_cast<std::size_t>(out.npoin * rs);
-  std::vector<unsigned char> global(var_bytes * static_cast<std::size_t>(nvar)), local;
+  std::vector<unsigned char> global(var_bytes * static_cast<std::size_t>(nvar));
+  const std::vector<Won> won = won_nodes(parts, out.npoin);
+  const int teams = var_bytes * static_cast<std::size_t>(nvar) >= (std::size_t{1} << 20) && parts.size() > 1 &&
+                            std::thread::hardware_concurrency() > 1 ? 2 : 1;
+  std::vector<std::size_t> slice{0};  // parts [slice[t], slice[t + 1]) for team t, about equal bytes
+  for (int t = 1; t < teams; ++t) {
+    std::size_t k = slice.back();
+    for (std::int64_t bytes = 0; k < parts.size() && bytes * teams < part_frame_bytes; ++k)
+      bytes += parts[k].reader->layout().frame_bytes;
+    slice.push_back(k);
+  }
+  slice.push_back(parts.size());
+  std::vector<std::vector<unsigned char>> local(static_cast<std::size_t>(teams));
+  auto assemble = [&](std::int64_t f, int t) {
+    std::int64_t bytes_read = 0;
+    for (std::size_t k = slice[static_cast<std::size_t>(t)]; k < slice[static_cast<std::size_t>(t) + 1]; ++k) {
+      const auto& p = parts[k];
+      const auto& lay = p.reader->layout();
+      const ByteOrder order = p.reader->header().byte_order;
+      auto& buf = local[static_cast<std::size_t>(t)];
+      buf.resize(static_cast<std::size_t>(lay.frame_bytes));
+      p.reader->read_frame_encoded(f, buf.data());
+      check_time(p, f, rs == 4 ? double(load<float>(buf.data() + 4, order)) : load<double>(buf.data() + 4, order), times);
+      bytes_read += nvar * static_cast<std::int64_t>(p.gid.size()) * rs;
+      for (int v = 0; v < nvar; ++v) {
+        const unsigned char* values = buf.data() + (lay.values_offset(f, v) - lay.frame_offset(f));
+        unsigned char* dst = global.data() + static_cast<std::size_t>(v) * var_bytes;
+        if (rs == 4)
+          scatter<std::uint32_t>(values, won[k], order != out.byte_order, dst);
+        else
+          scatter<std::uint64_t>(values, won[k], order != out.byte_order, dst);
+      }
+    }
+    return bytes_read;
+  };
   Progress progress("merge " + o.output, records);
   for (std::int64_t f = 0; f < frames; ++f) {
     prefetch_to(f + 1 + ahead);
-    for (const auto& p : parts) {
-      const auto& lay = p.reader->layout();
-      const bool swap = p.reader->header().byte_order != out.byte_order;
-      const std::int64_t n = static_cast<std::int64_t>(p.gid.size());
-      local.resize(static_cast<std::size_t>(lay.frame_bytes));
-      p.reader->read_frame_encoded(f, local.data());
-      check_time(p, f, rs == 4 ? double(load<float>(local.data() + 4, p.reader->header().byte_order))
-                               : load<double>(local.data() + 4, p.reader->header().byte_order), times);
-      report.bytes_read += nvar * n * rs;
-      for (int v = 0; v < nvar; ++v) {
-        unsigned char* values = local.data() + (lay.values_offset(f, v) - lay.frame_offset(f));
-        unsigned char* dst = global.data() + static_cast<std::size_t>(v) * var_bytes;
-        if (rs == 4) {
-          if (swap) bswap32_array(values, static_cast<std::size_t>(n));
-          scatter<std::uint32_t>(values, p.gid.data(), n, dst);
-        } else {
-          if (swap) bswap64_array(values, static_cast<std::size_t>(n));
-          scatter<std::uint64_t>(values, p.gid.data(), n, dst);
-        }
-      }
-    }
+    std::future<std::int64_t> other;
+    if (teams == 2) other = std::async(std::launch::async, assemble, f, 1);
+    report.bytes_read += assemble(f, 0);
+    if (other.valid()) report.bytes_read += other.get();
     const double time = times[static_cast<std::size_t>(f)];
     if (h5) {  // the frame's values in native order
       for (int v = 0; v < nvar; ++v) {
@@ -304,6 +372,7 @@ MergeReport merge_parts(MPI_Comm comm, const MergeOptions& o) {
     MPI_Comm_size(comm, &size);
   }
   raise_open_file_limit();
+  CliPoints cli_points(comm, o.cli);
   MergeReport report;
 
   // The parts this rank reads, opened once each; the geometry's header.
@@ -391,7 +460,7 @@ MergeReport merge_parts(MPI_Comm comm, const MergeOptions& o) {
   }
   report.frames = frames;
 
-  const serafin::Header out = gretel_header(h0, geo, gretel_nptfr(comm, geo, o.cli, extrude), extrude);
+  const serafin::Header out = gretel_header(h0, geo, gretel_nptfr(comm, geo, cli_points, extrude), extrude);
   report.npoin = geo.npoin;
   if (frames == 0) {
     std::int64_t kept = 0;
@@ -435,6 +504,7 @@ MergedWriter open_merged_writer(MPI_Comm comm, const std::string& part, const st
     first.resize(static_cast<std::size_t>(n));
     MPI_Bcast(first.data(), n, MPI_CHAR, 0, comm);
   }
+  CliPoints cli_points(comm, cli);
   serafin::Header geo, h0;
   std::vector<std::int32_t> gid;
   bool extrude = false;
@@ -449,7 +519,7 @@ MergedWriter open_merged_writer(MPI_Comm comm, const std::string& part, const st
       throw UsageError(part + " does not have the variables or precision of " + first);
     gid = part_nodes(mine, part, npoin2, geo.nplan());
   });
-  const serafin::Header out = gretel_header(h0, geo, gretel_nptfr(comm, geo, cli, extrude), extrude);
+  const serafin::Header out = gretel_header(h0, geo, gretel_nptfr(comm, geo, cli_points, extrude), extrude);
   Mesh mesh;  // 3D parts on a 2D geometry: the extruded mesh, made by rank 0 (used while opening)
   collective(comm, [&] {
     if (extrude && rank == 0) mesh = anabranch::extrude(serafin::Reader(geometry).read_mesh(), out.nplan());

@@ -190,6 +190,38 @@ def test_parallel_writer_rewrites_every_fixture(ab, data, tmp_path):
             assert ds.sizes["time"] == ab("info", "--json", mesh).json()[0]["frames"]
 
 
+def test_merge_alone_of_large_frames_takes_the_last_parts_value(ab, tmp_path):
+    """Frames of more than a MiB are assembled by two threads, each scattering the nodes its
+    parts win: parts that disagree on interface nodes, one of them in the other byte order,
+    still merge to the last holder's value everywhere."""
+    src = tmp_path / "m.slf"
+    assert ab("generate", "-n", 160000, "--frames", 2, "--vars", 5, "--endian", "little", "-o", src).returncode == 0
+    g = read(src)
+    assert g.npoin * len(g.vars) * 4 > 1 << 20
+    (tmp_path / "p").mkdir()
+    nparts = 5
+    assert ab("partition", src, "-n", nparts, "-o", tmp_path / "p").returncode == 0
+    (tmp_path / "big").mkdir()  # the same mesh and values big-endian, cut the same way
+    assert ab("generate", "-n", 160000, "--frames", 2, "--vars", 5, "--endian", "big", "-o", tmp_path / "big" / "m.slf").returncode == 0
+    assert ab("partition", tmp_path / "big" / "m.slf", "-n", nparts, "-o", tmp_path / "big").returncode == 0
+    want = [[v.astype(np.float64).copy() for v in vals] for _, vals in g.frames]
+    for k in range(nparts):
+        path = tmp_path / "p" / f"m.slf{nparts - 1:05d}-{k:05d}"
+        if k == 3:  # this one big-endian
+            shutil.copy(tmp_path / "big" / path.name, path)
+        part = read(path)
+        shift_values(path, 1000.0 * (k + 1))
+        for f in range(len(part.frames)):
+            for v in range(len(part.vars)):
+                want[f][v][part.ipobo - 1] = part.frames[f][1][v] + np.array(1000.0 * (k + 1), dtype=part.ftype)
+    r = ab("merge", tmp_path / "p" / "m.slf", "--geo", src, "-o", tmp_path / "out.slf")
+    assert r.returncode == 0, r.stderr
+    got = Slf((tmp_path / "out.slf").read_bytes())
+    for f, (_, vals) in enumerate(got.frames):
+        for v, values in enumerate(vals):
+            assert np.array_equal(values, want[f][v].astype(got.ftype)), (f, v)
+
+
 def test_serial_merge_of_parts_larger_than_a_read_piece(ab, tmp_path):
     """Parts of ~150,000 nodes: more than one piece (131,072 values) read per part and record."""
     assert ab("generate", "-n", 600000, "--frames", 2, "-o", tmp_path / "m.slf").returncode == 0

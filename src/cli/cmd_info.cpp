@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <future>
 #include <limits>
+#include <thread>
 
 #include "cli/commands.hpp"
 #include "core/byteorder.hpp"
@@ -98,28 +101,63 @@ void check_mesh(const serafin::Reader& r) {
   }
 }
 
-// Calls found(frame, var, node) for every value of the file that is not finite (0-based),
-// reading each variable record as stored. W: the stored word (4 or 8 bytes).
-template <class W, class Found>
-void count_non_finite(const serafin::Reader& r, Found&& found) {
+// Values that are not finite (NaN, infinities: a solver that diverged) among variable
+// records [first, end) (record k: frame k / nvar, variable k % nvar), tested as stored: a
+// value is not finite when its exponent bits are all ones, tested with the exponent's mask in
+// the file's byte order. W: the stored word (4 or 8 bytes).
+struct NonFinite {
+  std::int64_t count = 0;
+  std::int64_t record = -1;  // the first one's record and node (0-based)
+  std::int64_t node = -1;
+};
+template <class W>
+NonFinite non_finite_in(const serafin::Reader& r, std::int64_t first, std::int64_t end) {
   const auto& h = r.header();
   const W native = sizeof(W) == 4 ? W(0x7f800000u) : W(0x7ff0000000000000ull);
-  W mask = native;
-  if (h.byte_order != native_byte_order()) mask = bswap(native);
+  const W mask = h.byte_order != native_byte_order() ? bswap(native) : native;
   // A piece the size of a core's L2 cache: the words are tested while the read has them there.
   constexpr std::int64_t kPiece = (std::int64_t{256} << 10) / static_cast<std::int64_t>(sizeof(W));
   std::vector<W> buf(static_cast<std::size_t>(std::min(kPiece, h.npoin)));
-  for (std::int64_t f = 0; f < r.frame_count(); ++f)
-    for (int v = 0; v < h.nvar(); ++v)
-      for (std::int64_t first = 0; first < h.npoin; first += kPiece) {
-        const std::int64_t n = std::min(kPiece, h.npoin - first);
-        r.read_encoded(f, v, first, n, buf.data());
-        std::size_t bad = 0;
-        for (std::int64_t i = 0; i < n; ++i) bad += (buf[static_cast<std::size_t>(i)] & mask) == mask;  // vectorised: no branch
-        if (bad == 0) continue;
-        for (std::int64_t i = 0; i < n; ++i)
-          if ((buf[static_cast<std::size_t>(i)] & mask) == mask) found(f, v, static_cast<std::size_t>(first + i));
-      }
+  NonFinite out;
+  for (std::int64_t k = first; k < end; ++k)
+    for (std::int64_t at = 0; at < h.npoin; at += kPiece) {
+      const std::int64_t n = std::min(kPiece, h.npoin - at);
+      r.read_encoded(k / h.nvar(), static_cast<int>(k % h.nvar()), at, n, buf.data());
+      std::size_t bad = 0;
+      for (std::int64_t i = 0; i < n; ++i) bad += (buf[static_cast<std::size_t>(i)] & mask) == mask;  // vectorised: no branch
+      if (bad == 0) continue;
+      if (out.count == 0)
+        for (std::int64_t i = 0; i < n && out.record < 0; ++i)
+          if ((buf[static_cast<std::size_t>(i)] & mask) == mask) {
+            out.record = k;
+            out.node = at + i;
+          }
+      out.count += static_cast<std::int64_t>(bad);
+    }
+  return out;
+}
+
+// Every value record of a SERAFIN file, after `first` (the mesh's check) on this thread: a
+// second thread reads the later half of the records meanwhile (the kernel's copy of the
+// file, most of the time, then runs on two cores).
+template <class W>
+NonFinite non_finite(const serafin::Reader& r, const std::function<void()>& first) {
+  const std::int64_t records = r.frame_count() * r.header().nvar();
+  const std::int64_t bytes = records * r.header().npoin * static_cast<std::int64_t>(sizeof(W));
+  if (records < 2 || bytes < (std::int64_t{16} << 20) || std::thread::hardware_concurrency() < 2) {
+    first();
+    return non_finite_in<W>(r, 0, records);
+  }
+  auto later = std::async(std::launch::async, [&r, records] { return non_finite_in<W>(r, records / 2, records); });
+  first();  // an error here or in the first half is the file's first
+  NonFinite out = non_finite_in<W>(r, 0, records / 2);
+  const NonFinite second = later.get();
+  if (out.count == 0) {
+    out.record = second.record;
+    out.node = second.node;
+  }
+  out.count += second.count;
+  return out;
 }
 
 nlohmann::json describe(const std::string& path, bool check, bool stats) {
@@ -162,39 +200,34 @@ nlohmann::json describe(const std::string& path, bool check, bool stats) {
       j[k] = v;
   }
   if (check) {
-    // Full check: every mesh record and every value record.
+    // Full check: every mesh record and every value record; values that are not numbers
+    // (NaN, infinities: a solver that diverged) are counted.
+    NonFinite bad;
     if (r) {
       r->source().advise_sequential();
-      check_mesh(*r);
+      const auto mesh = [r] { check_mesh(*r); };
+      bad = h.precision == Precision::Single ? non_finite<std::uint32_t>(*r, mesh) : non_finite<std::uint64_t>(*r, mesh);
     } else {
       file->read_mesh();
-    }
-    // Values that are not numbers (NaN, infinities: a solver that diverged) are counted.
-    std::int64_t non_finite = 0;
-    nlohmann::json first_bad;
-    auto found = [&](std::int64_t f, int v, std::size_t i) {
-      if (non_finite++ == 0)
-        first_bad = {{"frame", f + 1}, {"variable", trimmed(h.variables[static_cast<std::size_t>(v)].name)}, {"node", i + 1}};
-    };
-    if (r) {
-      // SERAFIN: the stored words, not decoded: a value is not finite when its exponent bits
-      // are all ones, tested with the exponent's mask in the file's byte order.
-      if (h.precision == Precision::Single)
-        count_non_finite<std::uint32_t>(*r, found);
-      else
-        count_non_finite<std::uint64_t>(*r, found);
-    } else {
       std::vector<float> buf(static_cast<std::size_t>(h.npoin));
       for (std::int64_t f = 0; f < file->frame_count(); ++f)
         for (int v = 0; v < h.nvar(); ++v) {
           file->read_values(f, v, 0, h.npoin, buf.data());
           for (std::size_t i = 0; i < buf.size(); ++i)
-            if (!std::isfinite(buf[i])) found(f, v, i);
+            if (!std::isfinite(buf[i]) && bad.count++ == 0) {
+              bad.record = f * h.nvar() + v;
+              bad.node = static_cast<std::int64_t>(i);
+            }
         }
     }
+    nlohmann::json first_bad;
+    if (bad.count > 0)
+      first_bad = {{"frame", bad.record / h.nvar() + 1},
+                   {"variable", trimmed(h.variables[static_cast<std::size_t>(bad.record % h.nvar())].name)},
+                   {"node", bad.node + 1}};
     j["checked"] = true;
-    j["non_finite_values"] = non_finite;
-    if (non_finite > 0) j["first_non_finite"] = first_bad;
+    j["non_finite_values"] = bad.count;
+    if (bad.count > 0) j["first_non_finite"] = first_bad;
   }
   if (stats) {
     // Minimum, maximum and mean of every variable in every frame.

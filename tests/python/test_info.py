@@ -143,6 +143,31 @@ def test_non_finite_values_in_every_precision_and_byte_order(ab, tmp_path, preci
     assert j["first_non_finite"] == {"frame": 3, "variable": info["variables"][1]["name"], "node": 8}
 
 
+def test_non_finite_values_across_both_halves_of_a_large_file(ab, tmp_path):
+    """From 16 MiB of values the records are checked by two threads, each half of them: the
+    count adds both halves, the first one reported is the file's first, whichever half holds it."""
+    src = tmp_path / "g.slf"
+    assert ab("generate", "-n", 200000, "--frames", 12, "-o", src).returncode == 0
+    info = ab("info", "--json", src).json()[0]
+    assert info["frame_bytes"] * info["frames"] > 16 << 20
+    raw = bytearray(src.read_bytes())
+
+    def value_at(frame, var, node):  # 0-based
+        return (info["header_bytes"] + frame * info["frame_bytes"] + (4 + 4 + 4) + var * (8 + info["npoin"] * 4) + 4
+                + 4 * node)
+    names = [v["name"] for v in info["variables"]]
+    late = value_at(10, 1, 17)  # in the later half only
+    raw[late:late + 4] = struct.pack(">f", float("nan"))
+    (tmp_path / "late.slf").write_bytes(bytes(raw))
+    j = ab("info", "--json", "--check", tmp_path / "late.slf").json()[0]
+    assert j["non_finite_values"] == 1 and j["first_non_finite"] == {"frame": 11, "variable": names[1], "node": 18}, j
+    early = value_at(1, 0, 5)  # and one in the first half: the first reported
+    raw[early:early + 4] = struct.pack(">f", float("inf"))
+    (tmp_path / "both.slf").write_bytes(bytes(raw))
+    j = ab("info", "--json", "--check", tmp_path / "both.slf").json()[0]
+    assert j["non_finite_values"] == 2 and j["first_non_finite"] == {"frame": 2, "variable": names[0], "node": 6}, j
+
+
 def test_title_ending_in_d_is_kept(ab, data, tmp_path):
     """Some tools mark double precision with a lone 'D' at byte 80: kept as it is."""
     raw = bytearray((data / "r2d_bowl_vf_gb_DoublePrecision_BigEndian.slf").read_bytes())

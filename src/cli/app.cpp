@@ -12,6 +12,7 @@
 #include "core/progress.hpp"
 #include "core/provenance.hpp"
 #include "pio/mpi_util.hpp"
+#include "pio/vtkhdf.hpp"
 
 namespace anabranch::cli {
 
@@ -164,6 +165,19 @@ int main(int argc, char** argv) {
     std::vector<char*> args;
     for (auto& a : all) args.push_back(a.data());
     return run(static_cast<int>(args.size()), args.data(), false);
+  }
+  // A command naming an HDF5 file opens the HDF5 library before its reading starts (with a
+  // cold cache, a library opened later is read from the disk behind the command's own reads:
+  // convert to HDF5 of 208 MB took 0.37 s, not 0.29).
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (hdf5_file_name(a.substr(a.find('=') == std::string::npos ? 0 : a.find('=') + 1))) {
+      try {
+        pio::vtkhdf::load_library();
+      } catch (const Error&) {  // said again where the command uses HDF5
+      }
+      break;
+    }
   }
   return run(argc, argv, false);
 }

@@ -37,6 +37,8 @@ void* symbol(const char* name) {
   return s;
 }
 
+void load() { library(); }
+
 void close_if_loaded() {
   {
     std::lock_guard<std::mutex> lock(g_mutex);

@@ -15,6 +15,8 @@ namespace anabranch::pio::h5api {
 // The address of an HDF5 symbol, opening the library on first use; throws IoError naming
 // the library when it cannot be opened or lacks the symbol.
 void* symbol(const char* name);
+// Opens the library now (throws IoError as symbol does).
+void load();
 // H5close when the library was opened (nothing otherwise): at MPI_Finalize.
 void close_if_loaded();
 

@@ -161,6 +161,8 @@ std::map<std::string, std::string> parallel_facts(MPI_Comm comm, bool with_input
 
 bool is_hdf5(const std::string& path) { return looks_like_hdf5(path); }
 
+void load_library() { h5api::load(); }
+
 
 std::string xdmf_path(const std::string& path) { return path + ".xmf"; }
 

@@ -21,6 +21,9 @@ namespace anabranch::pio::vtkhdf {
 
 // True when path is an HDF5 file (signature check; no HDF5 call).
 bool is_hdf5(const std::string& path);
+// Opens the HDF5 library now, for a command that will use it, before its own reads start:
+// opened later, the library's pages are read from the disk behind them (no-op without HDF5).
+void load_library();
 // Provenance of a parallel run, gathered over comm (hosts, nodes, ranks, MPI and HDF5
 // libraries) on top of the process-wide facts; identical on every rank (rank 0's, shared).
 // with_inputs false leaves out the inputs' checksums (see provenance::facts).

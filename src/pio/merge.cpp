@@ -209,21 +209,25 @@ void scatter(const unsigned char* values, const Won& won, bool swap, unsigned ch
 void merge_alone(const std::vector<Part>& parts, const MergeOptions& o, const serafin::Header& out, const Mesh* mesh,
                  const std::vector<double>& times, std::int64_t frames, MergeReport& report) {
   // SERAFIN records as they are assembled; HDF5 (HDF5's POSIX driver) a frame at a time.
+  // The output is created, its header and mesh written, on a thread of its own while the
+  // first frame is assembled.
   std::optional<serafin::Writer> w;
   std::optional<vtkhdf::LoneOutput> h5;
-  if (o.strategy == "hdf5") {
-    h5.emplace(o.output, out, std::map<std::string, std::string>{{"strategy", "serial"}});
-    if (mesh) {
-      h5->out().write_mesh(mesh);
+  auto opening = std::async(std::launch::async, [&] {
+    if (o.strategy == "hdf5") {
+      h5.emplace(o.output, out, std::map<std::string, std::string>{{"strategy", "serial"}});
+      if (mesh) {
+        h5->out().write_mesh(mesh);
+      } else {
+        const serafin::Reader geometry(o.geometry);  // streamed: the mesh is never held whole
+        h5->out().write_mesh(&geometry);
+      }
+    } else if (mesh) {
+      w.emplace(o.output, out, *mesh);
     } else {
-      const serafin::Reader geometry(o.geometry);  // streamed: the mesh is never held whole
-      h5->out().write_mesh(&geometry);
+      w.emplace(o.output, out, serafin::Reader(o.geometry));
     }
-  } else if (mesh) {
-    w.emplace(o.output, out, *mesh);
-  } else {
-    w.emplace(o.output, out, serafin::Reader(o.geometry));
-  }
+  });
   const int rs = real_size(out.precision);
   const int nvar = out.nvar();
   const std::int64_t records = frames * nvar;
@@ -285,6 +289,7 @@ void merge_alone(const std::vector<Part>& parts, const MergeOptions& o, const se
     if (teams == 2) other = std::async(std::launch::async, assemble, f, 1);
     report.bytes_read += assemble(f, 0);
     if (other.valid()) report.bytes_read += other.get();
+    if (opening.valid()) opening.get();  // the output is there (or its error is thrown here)
     const double time = times[static_cast<std::size_t>(f)];
     if (h5) {  // the frame's values in native order
       for (int v = 0; v < nvar; ++v) {
@@ -301,6 +306,7 @@ void merge_alone(const std::vector<Part>& parts, const MergeOptions& o, const se
     }
     progress.update((f + 1) * nvar);
   }
+  if (opening.valid()) opening.get();  // no frame
   if (h5) {
     h5->commit();
     report.bytes = file_size(o.output);

@@ -91,7 +91,7 @@ function(ab_find_optional name)
         set(ab_h5_lib "")
         foreach(lib ${HDF5_C_LIBRARIES})
           get_filename_component(lib_name ${lib} NAME)
-          if(lib_name MATCHES "^libhdf5[._]" AND NOT lib_name MATCHES "^libhdf5_hl")
+          if(lib_name MATCHES "^libhdf5([._].*)?\\.so" AND NOT lib_name MATCHES "^libhdf5_hl")  # shared only: it is opened
             set(ab_h5_lib ${lib})
             break()
           endif()

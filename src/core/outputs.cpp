@@ -164,6 +164,7 @@ void TempOutputs::write_at(std::size_t id, const void* data, std::size_t n, std:
 
 void TempOutputs::commit() {
   for (const auto& f : final_) refuse_open_input(f);
+  const CreatingTemporary whole;  // a signal's sweep waits for the last rename
   for (std::size_t i = 0; i < final_.size(); ++i)
     if (::rename(temp_[i].c_str(), final_[i].c_str()) != 0)
       throw IoError::from_errno("cannot rename " + temp_[i] + " to", final_[i]);

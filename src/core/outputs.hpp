@@ -14,9 +14,10 @@ namespace anabranch {
 void register_temporary(const std::string& path);
 void release_temporary(const std::string& path);
 // Held while a registered temporary is being created (open with O_CREAT, MPI_File_open,
-// H5Fcreate): the signal's sweep waits until no creation is in progress (up to 2 s, for a
-// collective creation that another rank never joins), and none starts after the sweep, so
-// no file is created after the temporaries were removed.
+// H5Fcreate), and while a set of temporaries is renamed to its final names: the signal's
+// sweep waits until no creation is in progress (up to 2 s, for a collective creation that
+// another rank never joins), and none starts after the sweep, so no file is created after
+// the temporaries were removed, and a set is renamed whole or not at all.
 class CreatingTemporary {
  public:
   CreatingTemporary();

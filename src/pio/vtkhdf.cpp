@@ -914,6 +914,7 @@ void LoneOutput::commit() {
   closing_ = true;
   out_->close();
   out_.reset();
+  const CreatingTemporary whole;  // a signal's sweep waits until the file and its sidecar are both kept
   if (std::rename(temp_.c_str(), path_.c_str()) != 0) throw IoError::from_errno("cannot rename " + temp_ + " to", path_);
   committed_ = true;
   release_temporary(temp_);

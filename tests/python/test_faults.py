@@ -301,6 +301,39 @@ def test_signal_removes_temporaries_on_every_rank(big, tmp_path):
             p.unlink()
 
 
+@pytest.mark.parametrize("tool", ["partition", "convert-h5"])
+def test_signal_between_the_renames_keeps_the_set_whole(ab, tmp_path, tool):
+    """Outputs renamed to their final names together (a partition's parts, an HDF5 file and
+    its XDMF sidecar): a SIGTERM while they are renamed, each rename slowed by strace, waits
+    for the last one. The set is whole, never a part of it."""
+    import shutil
+    strace = shutil.which("strace")
+    if not strace:
+        pytest.skip("strace is not installed")
+    src = tmp_path / "m.slf"
+    assert ab("generate", "-n", 20000, "--frames", 2, "-o", src).returncode == 0
+    out = tmp_path / "out"
+    out.mkdir()
+    cmd, complete, first = {  # first: a name that appears with the first rename
+        "partition": ([EXE, "partition", src, "-n", 4, "-o", out], 4, "m.slf00003-00000"),
+        "convert-h5": ([EXE, "convert", src, out / "m.h5"], 2, "m.h5"),  # its sidecar is written before
+    }[tool]
+    traced = [strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=rename", "-e", "inject=rename:delay_exit=400000"]
+    proc = subprocess.Popen(traced + [str(c) for c in cmd], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+    deadline = time.monotonic() + 60
+    while not (out / first).exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)  # until the first rename (its return is slowed)
+    if proc.poll() is not None:
+        pytest.skip("strace could not trace here (ptrace refused)")
+    tracee = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    assert tracee, "the traced command is gone"
+    os.kill(int(tracee[0]), signal.SIGTERM)
+    proc.wait(timeout=60)
+    left = sorted(p.name for p in out.iterdir())
+    assert not [n for n in left if ".tmp." in n], left
+    assert len(left) == complete, left  # the first was renamed: all of them are
+
+
 @pytest.mark.parametrize("tool", ["partition", "merge", "convert-slf", "convert-h5"])
 def test_signal_at_random_moments_leaves_nothing_partial(ab, tmp_path, tool):
     """SIGTERM or SIGINT at moments drawn at random over a run (seeded): whatever the moment,

@@ -19,7 +19,9 @@ frames of the file plus its mesh. Prints a table and writes JSON.
 With TELEMAC_ROOT (a built TELEMAC: its builds/*/bin/gretel), TELEMAC's gretel beside
 `merge` on the issue's case: 64 parts of a 210,000-node result, 4 variables, 10 frames
 (40 MB), in turns with `merge` and the cat floor, every run counted (the first included):
-how many times faster `merge` is than gretel, and `merge` against the floor.
+how many times faster `merge` is than gretel, and `merge` against the floor; then `merge`
+and `cat` again without the final sync (the tools' own time: `merge` writes behind, so its
+sync has little left to do, where `cat`'s has the whole file).
 
 Usage: bench/tools.py [--sizes 200 2000] [--repeat 5] [--work DIR] [--json OUT] [--quick]
                       [--gretel-repeat 5]
@@ -72,12 +74,13 @@ def prepare(clean, cold):
         subprocess.run(["sync"], check=True)
 
 
-def timed(shell, clean, cold):
-    """Seconds of `shell && sync` from a clean output folder, nothing sampling it: reading a
-    process's /proc files takes its memory map's lock, which slows its page faults."""
+def timed(shell, clean, cold, sync=True):
+    """Seconds of `shell && sync` (or of `shell` alone) from a clean output folder, nothing
+    sampling it: reading a process's /proc files takes its memory map's lock, which slows its
+    page faults."""
     prepare(clean, cold)
     t0 = time.perf_counter()
-    r = subprocess.run(["sh", "-c", shell + " && sync"], capture_output=True, text=True, env=partition.ENV)
+    r = subprocess.run(["sh", "-c", shell + (" && sync" if sync else "")], capture_output=True, text=True, env=partition.ENV)
     secs = time.perf_counter() - t0
     if r.returncode != 0:
         sys.exit(f"failed: {shell}\n{r.stderr[-2000:]}")
@@ -123,7 +126,7 @@ def gretel_case(gretel, work, repeat, rows):
     os.link(d / "r.cli", d / "parts" / "T2DCLI")
     answers.write_text("T2DGEO\nSERAFIN\nT2DCLI\nT2DRES\nSERAFIN\n64\n0\n1\n")
     merged, by_gretel = d / "m.slf", d / "parts" / "T2DRES"
-    runs = {"merge": [], "gretel": [], "floor": []}
+    runs = {"merge": [], "gretel": [], "floor": [], "merge_nosync": [], "floor_nosync": []}
     commands = {
         "floor": (f"cat {' '.join(q(x) for x in parts)} > {q(str(merged))}", [merged]),
         "merge": (f"{q(AB)} -q merge {q(str(d / 'parts' / 'T2DRES'))} --geo {q(str(src))} --cli {q(str(d / 'r.cli'))} "
@@ -134,18 +137,24 @@ def gretel_case(gretel, work, repeat, rows):
         for name in ("merge", "gretel", "floor"):
             warm([parts])
             runs[name].append(timed(commands[name][0], commands[name][1], False))
+        for name in ("merge", "floor"):  # the tool's own time: the same without the final sync
+            warm([parts])
+            runs[name + "_nosync"].append(timed(commands[name][0], commands[name][1], False, sync=False))
     subprocess.run(["sh", "-c", commands["merge"][0]], check=True)
     r = subprocess.run(["cmp", str(merged), str(by_gretel)], capture_output=True, text=True)
     speedups = [g / m for g, m in zip(runs["gretel"], runs["merge"])]
     over_floor = [m / f for m, f in zip(runs["merge"], runs["floor"])]
     row = dict(size_mb=round(src.stat().st_size / 1e6), tool="merge vs gretel 64 parts", merge_seconds=runs["merge"],
                gretel_seconds=runs["gretel"], floor_seconds=runs["floor"], speedup_every_run=speedups,
-               merge_over_floor_every_run=over_floor, same_bytes_as_gretel=r.returncode == 0)
+               merge_over_floor_every_run=over_floor, merge_without_sync_seconds=runs["merge_nosync"],
+               floor_without_sync_seconds=runs["floor_nosync"], same_bytes_as_gretel=r.returncode == 0)
     rows.append(row)
     print(f"gretel: merge {median(runs['merge']):.3f} s, gretel {median(runs['gretel']):.3f} s, cat floor "
           f"{median(runs['floor']):.3f} s; merge faster than gretel by {min(speedups):.1f}x at least (first run "
           f"{speedups[0]:.1f}x, median {median(speedups):.1f}x); merge / floor {median(over_floor):.2f}x (worst "
-          f"{max(over_floor):.2f}x); gretel's bytes: {'yes' if r.returncode == 0 else 'NO: ' + r.stdout.strip()}", flush=True)
+          f"{max(over_floor):.2f}x); without the final sync: merge {median(runs['merge_nosync']):.3f} s, cat "
+          f"{median(runs['floor_nosync']):.3f} s; gretel's bytes: {'yes' if r.returncode == 0 else 'NO: ' + r.stdout.strip()}",
+          flush=True)
     shutil.rmtree(d)
 
 

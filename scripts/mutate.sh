@@ -36,6 +36,7 @@ short-write-ignored#src/pio/mpi_util.cpp#if (count == MPI_UNDEFINED || count >= 
 size-check-off#src/pio/writer.cpp#if (size != expected)#if (false)#py:test_faults.py#a shared file shorter than its frames passes at close
 wedge-serafin-order#src/formats/vtu.cpp#static const int wedge[6] = {0, 2, 1, 3, 5, 4};#static const int wedge[6] = {0, 1, 2, 3, 4, 5};#py:-k vtu#VTK wedges inside out
 signal-cleanup-off#src/core/outputs.cpp#for (const auto& t : temporaries()) remove_with_companions(t);#(void)0;#py:test_faults.py -k signal#a signal leaves temporaries
+write-behind-off#src/core/io.cpp#if (written_ - behind_ < (all ? 1 : kStep)) return;#if (written_ - behind_ < (all ? 1 : kStep) || true) return;#py:test_merge_split.py -k written_behind#outputs left in memory until the tool ends, not written behind
 commit-not-whole#src/core/outputs.cpp#  const CreatingTemporary whole;  // a signal's sweep waits for the last rename\n#\n#py:test_faults.py -k renames#a signal between the renames of a set of outputs leaves a part of the set
 section-lowest-part#src/formats/partel_extras.cpp#if (where.local(b, p) > 0) to = p;#if (where.local(b, p) > 0 && to < 0) to = p;#py:test_partition.py -k highest_common_part#a section segment on a part boundary goes to the lowest common part
 diff-asymmetric#src/pio/compare.cpp#m = std::max(std::fabs(x), std::fabs(y));#m = std::fabs(x);#py:test_diff.py#diff's relative tolerance depends on which file comes first

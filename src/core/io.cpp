@@ -265,6 +265,7 @@ void AtomicFileSink::write(const void* data, std::size_t n) {
     flush();
     pwrite_all(fd_, p, n, written_, path_);
     written_ += static_cast<std::int64_t>(n);
+    write_behind(false);
     return;
   }
   if (used_ + n > capacity_) flush();
@@ -284,10 +285,23 @@ void AtomicFileSink::flush() {
   pwrite_all(fd_, buffer_.get(), used_, written_, path_);
   written_ += static_cast<std::int64_t>(used_);
   used_ = 0;
+  write_behind(false);
+}
+
+void AtomicFileSink::write_behind(bool all) {
+#ifdef SYNC_FILE_RANGE_WRITE
+  constexpr std::int64_t kStep = std::int64_t{4} << 20;
+  if (written_ - behind_ < (all ? 1 : kStep)) return;
+  ::sync_file_range(fd_, behind_, written_ - behind_, SYNC_FILE_RANGE_WRITE);  // advisory: errors come at close
+  behind_ = written_;
+#else
+  (void)all;
+#endif
 }
 
 void AtomicFileSink::commit() {
   flush();
+  write_behind(true);
   const int rc = ::close(fd_);
   fd_ = -1;
   if (direct_) {

@@ -101,6 +101,12 @@ class AtomicFileSink final : public ByteSink {
 
  private:
   void discard();  // removes the temporary file
+  // Write-behind: the kernel is asked to start writing out every 4 MiB as soon as it is
+  // written (`all`: whatever is left), waiting for nothing. The disk works while the rest
+  // is made: a large output is mostly on disk when the tool ends, and its dirty pages never
+  // pile up in memory. Advisory: a write error still comes at close.
+  void write_behind(bool all);
+  std::int64_t behind_ = 0;  // writeback asked for [0, behind_)
   std::string path_, temp_;
   bool direct_ = false;
   int fd_ = -1;

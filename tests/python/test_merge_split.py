@@ -1,6 +1,7 @@
 """`anabranch merge` and `split`: partition -> merge and split -> merge give back the
 original bytes, in 2D and 3D, at several P, serially and under mpiexec; parts that disagree
 or are missing give one clear error."""
+import re
 import shutil
 import subprocess
 
@@ -248,3 +249,35 @@ def test_split_names_its_outputs_after_the_input_file_not_its_path(ab, tmp_path)
     r = ab("split", tmp_path / "in" / "r.slf", "--plan", tmp_path / "geo" / "r.slf", "-o", tmp_path / "out")
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["r.slf00001-00000", "r.slf00001-00001"]
+
+
+@pytest.mark.parametrize("tool", ["merge", "convert"])
+def test_output_written_behind(ab, tmp_path, tool):
+    """A large output is sent to the disk as it is written: the kernel is asked to start the
+    writeback of every 4 MiB written (sync_file_range), in order, the tail at the end, so the
+    whole file is on its way to disk when the tool ends (seen with strace)."""
+    strace = shutil.which("strace")
+    if not strace:
+        pytest.skip("strace is not installed")
+    src = tmp_path / "m.slf"
+    assert ab("generate", "-n", 100000, "--frames", 12, "-o", src).returncode == 0
+    out, log = tmp_path / "out.slf", tmp_path / "strace.txt"
+    cmd = {"merge": ["merge", tmp_path / "p" / "m.slf", "--geo", src, "-o", out], "convert": ["convert", src, out]}[tool]
+    if tool == "merge":
+        assert ab("partition", src, "-n", 3, "-o", tmp_path / "p").returncode == 0
+    traced = [strace, "-f", "-qq", "-o", str(log), "-e", "trace=sync_file_range", EXE]
+    r = subprocess.run(traced + [str(c) for c in cmd], capture_output=True, text=True, env=ENV)
+    if r.returncode != 0 and "ptrace" in r.stderr:
+        pytest.skip("strace could not trace here (ptrace refused)")
+    assert r.returncode == 0, r.stderr
+    size = out.stat().st_size
+    assert size > 12 << 20
+    ranges = []
+    for line in log.read_text().splitlines():
+        m = re.search(r"sync_file_range\(\d+, (\d+), (\d+), SYNC_FILE_RANGE_WRITE\) = 0", line)
+        if m:
+            ranges.append((int(m.group(1)), int(m.group(2))))
+    assert ranges, log.read_text()
+    assert ranges[0][0] == 0 and sum(n for _, n in ranges) == size, ranges
+    assert all(a + n == b for (a, n), (b, _) in zip(ranges, ranges[1:])), ranges
+    assert all(n >= 4 << 20 for _, n in ranges[:-1]), ranges

@@ -226,7 +226,7 @@ def main():
                     warm(inputs)
                 peak = peak_rss(tool, clean, cache == "cold")
                 row = dict(size_mb=size, file_bytes=src.stat().st_size, tool=name, cache=cache, tool_seconds=median(ts),
-                           floor_seconds=median(fs), ratio=median(ratios), peak_rss_bytes=peak, two_frames_and_mesh_bytes=two_frames_mesh)
+                           floor_seconds=median(fs), ratio=median(ratios), tool_runs=ts, floor_runs=fs, peak_rss_bytes=peak, two_frames_and_mesh_bytes=two_frames_mesh)
                 rows.append(row)
                 print(f"{size:>6} {name:<22} {cache:<5} {row['tool_seconds']:>8.3f} {row['floor_seconds']:>8.3f} {row['ratio']:>5.2f}x "
                       f"{peak / 2**20:>6.0f} MiB {two_frames_mesh / 2**20:>9.0f} MiB", flush=True)

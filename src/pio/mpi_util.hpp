@@ -74,7 +74,8 @@ class MpiSession {
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
-  // Rank in MPI_COMM_WORLD of the last session (0 if none), still known after finalize.
+  // Rank in MPI_COMM_WORLD of the last session, still known after finalize; before MPI
+  // starts, the launcher's word for it (its environment); 0 alone.
   static int world_rank();
 
  private:

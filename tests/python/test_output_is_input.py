@@ -4,6 +4,8 @@ import hashlib
 
 import pytest
 
+import conftest
+
 
 def digest(folder):
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
@@ -34,3 +36,23 @@ def test_outputs_never_replace_inputs(ab, data, tmp_path):
         line = r.stderr.strip()
         assert "\n" not in line and "input of this command" in line, (args, line)
         assert (digest(tmp_path), digest(parts)) == before, args  # nothing changed, nothing left
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+def test_under_mpiexec_the_refusal_is_said_once(ab, data, tmp_path, ranks):
+    """Refusals made before MPI starts (split, refine) or after (convert): rank 0 alone says
+    it (before MPI, the launcher's rank), and the job exits 1."""
+    for name in ("r2d_gouttedo.slf", "geo_gouttedo.slf"):
+        (tmp_path / name).write_bytes((data / name).read_bytes())
+    parts = tmp_path / "parts"
+    assert ab("partition", tmp_path / "geo_gouttedo.slf", "-n", 3, "-o", parts).returncode == 0
+    before = digest(tmp_path), digest(parts)
+    for args in (("split", tmp_path / "r2d_gouttedo.slf", "--plan", parts / "geo_gouttedo.slf", "-o", parts, "--name", "geo_gouttedo.slf"),
+                 ("refine", tmp_path / "geo_gouttedo.slf", "-o", f"{tmp_path}/./geo_gouttedo.slf"),
+                 ("convert", tmp_path / "r2d_gouttedo.slf", f"{tmp_path}/./r2d_gouttedo.slf")):
+        proc = conftest.mpirun(ranks, conftest.EXE, *args)
+        assert proc.returncode == 1, (args, proc.returncode, proc.stderr)
+        lines = conftest.error_lines(proc.stderr)
+        assert len(lines) == 1 and "input of this command" in lines[0], (args, proc.stderr)
+        assert (digest(tmp_path), digest(parts)) == before, args

@@ -96,8 +96,12 @@ def test_errors_are_anabranch_errors(data, tmp_path):
     (tmp_path / "cut.slf").write_bytes((data / "r2d_gouttedo.slf").read_bytes()[:5000])
     with pytest.raises(anabranch.FormatError, match="cut.slf: record"):
         anabranch.read(tmp_path / "cut.slf")
-    with pytest.raises(anabranch.UsageError):
+    # A refused value is named as the caller wrote it, not as the command line's option.
+    with pytest.raises(anabranch.UsageError, match=r"number of parts must be in 1\.\.100000 \(the argument 'parts'\)$"):
         anabranch.partition(data / "geo_gouttedo.slf", 0, output=tmp_path)
+    with pytest.raises(anabranch.UsageError, match=r"the argument 'elements'") as refused:
+        anabranch.generate(tmp_path / "g.slf", elements=0)
+    assert "-n" not in str(refused.value) and "--elements" not in str(refused.value)
     ds = anabranch.read(data / "r2d_gouttedo.slf")
     with pytest.raises(anabranch.UsageError):
         ds.values(99, 0)

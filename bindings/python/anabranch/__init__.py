@@ -17,6 +17,7 @@ Errors raise subclasses of anabranch.Error (anabranch.errors).
 import atexit
 import json
 import os
+import re
 
 import numpy as np
 
@@ -46,8 +47,19 @@ def _comm(comm):
     raise UsageError(f"not a communicator: {comm!r} (an mpi4py communicator, a Fortran handle or None)")
 
 
-def _command(*args):
-    report = _core.command([str(a) for a in args])
+def _command(*args, names=None):
+    """Runs a command as the command line does; returns its report. names: the command
+    line's options as this function's caller calls them ({"-n": "parts"}), so that a refused
+    value is named as the caller wrote it."""
+    try:
+        report = _core.command([str(a) for a in args])
+    except UsageError as e:
+        message = str(e)
+        for option, argument in (names or {}).items():
+            message = re.sub(r"(?<![\w-])" + re.escape(option) + r"(?![\w-])", f"the argument '{argument}'", message)
+        if message == str(e):
+            raise
+        raise UsageError(message) from None
     return json.loads(report) if report else None
 
 
@@ -81,7 +93,9 @@ def partition(mesh, parts, cli=None, method=None, layout="telemac", output=".", 
         args += ["--weights", os.fspath(weights)]
     if threads:
         args += ["--threads", threads]
-    return _command(*args)
+    return _command(*args, names={"-n": "parts", "--parts": "parts", "--cli": "cli", "--method": "method", "--layout": "layout",
+                                  "-o": "output", "--also": "also", "--names": "names", "--weights": "weights",
+                                  "--threads": "threads"})
 
 
 def merge(parts, geometry, output=None, nparts=None, allow_partial=False, strategy=None):
@@ -98,7 +112,7 @@ def merge(parts, geometry, output=None, nparts=None, allow_partial=False, strate
         args += ["--allow-partial"]
     if strategy:
         args += ["--strategy", strategy]
-    return _command(*args)
+    return _command(*args, names={"--geo": "geometry", "-o": "output", "-n": "nparts", "--strategy": "strategy"})
 
 
 def split(path, plan, output=".", name=None, layout="telemac"):
@@ -107,7 +121,7 @@ def split(path, plan, output=".", name=None, layout="telemac"):
     args = ["split", os.fspath(path), "--plan", os.fspath(plan), "-o", os.fspath(output), "--layout", layout]
     if name:
         args += ["--name", name]
-    return _command(*args)
+    return _command(*args, names={"--plan": "plan", "-o": "output", "--layout": "layout", "--name": "name"})
 
 
 def convert(source, target, to=None, frame=None):
@@ -118,7 +132,7 @@ def convert(source, target, to=None, frame=None):
         args += ["--to", to]
     if frame is not None:
         args += ["--frame", frame]
-    return _command(*args)
+    return _command(*args, names={"--to": "to", "--frame": "frame"})
 
 
 def diff(a, b, atol=None, rtol=None, frames=None, values_only=False):
@@ -137,7 +151,7 @@ def diff(a, b, atol=None, rtol=None, frames=None, values_only=False):
         args.append(f"--frames={frames}")
     if values_only:
         args.append("--values-only")
-    return _command(*args)
+    return _command(*args, names={"--atol": "atol", "--rtol": "rtol", "--frames": "frames"})
 
 
 def generate(output, elements=20000, frames=0, variables=None, planes=None):
@@ -149,7 +163,8 @@ def generate(output, elements=20000, frames=0, variables=None, planes=None):
         args += ["--vars", variables]
     if planes:
         args += ["--planes", planes]
-    return _command(*args)
+    return _command(*args, names={"-n": "elements", "--elements": "elements", "-o": "output", "--frames": "frames", "--vars": "variables",
+                                  "--planes": "planes"})
 
 
 # --------------------------------------------------------------------------------------

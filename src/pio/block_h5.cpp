@@ -72,7 +72,7 @@ void write_small(hid_t d, hid_t mem_type, const void* data, bool root, hid_t xfe
 struct File::Impl {
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0;
-  std::string name;
+  std::string path, name;
   std::int64_t total = 0;
   std::vector<std::string> variables;
   int real_bytes = 8;
@@ -86,6 +86,7 @@ File::File(MPI_Comm comm, const std::string& path, const std::string& name, cons
   Impl& m = *impl_;
   m.comm = comm;
   MPI_Comm_rank(comm, &m.rank);
+  m.path = path;
   m.name = name;
   m.variables = variables;
   m.real_bytes = real_bytes;
@@ -190,6 +191,7 @@ void File::close() {
   collective(m.comm, [&] {
     m.frames.reset();
     m.xfer.reset();
+    h5::reserve_for_flush(m.file, m.comm, m.path, m.name);  // a full disk leaves the file to abandon
     const herr_t rc = H5Fclose(m.file.release());
     check_status(rc, "cannot close", m.name);
   });

@@ -1106,7 +1106,7 @@ void BlockWriter::close() {
 #endif
     });
   } catch (...) {
-    if (m.open_path != m.path && m.rank == 0) ::unlink(m.open_path.c_str());
+    m.abandon(m.info.frames());  // an HDF5 file not closed (no room to finish it) is closed here
     throw;
   }
 }

@@ -1,5 +1,11 @@
 #include "pio/h5.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 
@@ -57,6 +63,47 @@ hid_t check(hid_t id, const std::string& what, const std::string& file) {
 
 void check_status(herr_t status, const std::string& what, const std::string& file) {
   if (status < 0) fail(what, file);
+}
+
+namespace {
+
+// What a flush adds past the allocated end (object headers grown, the superblock's
+// extension, a heap's new block) stays well under this.
+constexpr std::int64_t kFlushMargin = std::int64_t{1} << 20;
+
+// Errno of reserving [0, bytes) (0: the file's size, and bytes is set to it) of the file at path plus kFlushMargin free beside it; 0
+// when there is room, or when the file system cannot tell (no fallocate).
+int reserve_room(const std::string& path, std::int64_t& bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return 0;  // gone (a signal's sweep): the close has nothing to keep
+  struct stat st {};
+  if (bytes == 0 && ::fstat(fd, &st) == 0) bytes = st.st_size;  // HDF5 1.10's MPI-IO driver cannot tell its end
+  int err = 0;
+  if (bytes > 0 && ::fallocate(fd, 0, 0, static_cast<off_t>(bytes)) != 0)
+    err = errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL ? 0 : errno;
+  struct statvfs fs {};
+  if (err == 0 && ::fstatvfs(fd, &fs) == 0 && fs.f_bavail * static_cast<std::int64_t>(fs.f_frsize) < kFlushMargin)
+    err = ENOSPC;
+  ::close(fd);
+  return err;
+}
+
+}  // namespace
+
+void reserve_for_flush(hid_t file, MPI_Comm comm, const std::string& path, const std::string& name) {
+  int rank = 0;
+  if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank);
+  hsize_t size = 0;  // the larger of the file's end and HDF5's allocated end (asked on every rank: MPI-IO's driver)
+  if (H5Fget_filesize(file, &size) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    size = 0;
+  }
+  collective(comm, [&] {
+    if (rank != 0) return;
+    auto bytes = static_cast<std::int64_t>(size);
+    if (const int err = reserve_room(path, bytes); err != 0)
+      throw IoError("cannot write " + name + ": no room to finish its " + std::to_string(bytes) + " bytes (" + std::strerror(err) + ")");
+  });
 }
 
 template <>
@@ -167,11 +214,15 @@ Handle create_dataset(hid_t loc, const std::string& name, hid_t type, std::int64
   Handle space(check(H5Screate_simple(1, &dims, &maxdims), "H5Screate_simple", file));
   Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate", file));
   check_status(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), "H5Pset_fill_time", file);
+  Handle dapl(check(H5Pcreate(H5P_DATASET_ACCESS), "H5Pcreate", file));
   if (chunk > 0) {
     const hsize_t c = static_cast<hsize_t>(chunk);
     check_status(H5Pset_chunk(dcpl, 1, &c), "H5Pset_chunk", file);
+    // No chunk cache: a chunk goes to the file in the write that fills it, so a full disk
+    // fails that write (a cached chunk would fail later, in a close whose status is lost).
+    check_status(H5Pset_chunk_cache(dapl, 0, 0, 1.0), "H5Pset_chunk_cache", file);
   }
-  return Handle(check(H5Dcreate2(loc, name.c_str(), type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT),
+  return Handle(check(H5Dcreate2(loc, name.c_str(), type, space, H5P_DEFAULT, dcpl, dapl),
                       "cannot create dataset " + name + " in", file));
 }
 

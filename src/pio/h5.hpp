@@ -44,6 +44,17 @@ void quiet();
 hid_t check(hid_t id, const std::string& what, const std::string& file);
 void check_status(herr_t status, const std::string& what, const std::string& file);
 
+// Makes sure the disk has room for everything HDF5 has allocated in `file` (up to its
+// allocated end) before a flush or close writes the metadata it holds: HDF5 1.10 cannot
+// close a file after a flush that failed (its metadata cache stays half-flushed: "slist
+// already enabled"), and crashes at exit closing it again. The room is allocated
+// (fallocate) through `path`, the file's name on disk, by rank 0 of comm (or alone when
+// comm is MPI_COMM_NULL), with `margin` bytes free beside it for what the flush may add.
+// Throws IoError naming `name` ("No space left on device") when the room is not there:
+// the caller then abandons the file, which HDF5 can still close. A file system without
+// fallocate is not checked. Collective over comm.
+void reserve_for_flush(hid_t file, MPI_Comm comm, const std::string& path, const std::string& name);
+
 // HDF5 type of T in native order (float, double, int32, int64, uint8).
 template <class T>
 hid_t native_type();

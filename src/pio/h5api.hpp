@@ -45,11 +45,11 @@ struct Global {
   X(H5Dclose) X(H5Dcreate2) X(H5Dget_offset) X(H5Dget_space) X(H5Dget_type) X(H5Dopen2) X(H5Dread) \
   X(H5Dset_extent) X(H5Dwrite) \
   X(H5Eclear2) X(H5Eset_auto2) X(H5Ewalk2) \
-  X(H5Fclose) X(H5Fcreate) X(H5Fflush) X(H5Fget_eoa) X(H5Fget_vfd_handle) X(H5Fopen) \
+  X(H5Fclose) X(H5Fcreate) X(H5Fflush) X(H5Fget_eoa) X(H5Fget_filesize) X(H5Fget_vfd_handle) X(H5Fopen) \
   X(H5Gclose) X(H5Gcreate2) X(H5Gget_info) X(H5Gopen2) \
   X(H5Iget_name) X(H5Iget_type) X(H5Lcreate_external) X(H5Lexists) \
   X(H5Pclose) X(H5Pcreate) X(H5Pset_alignment) X(H5Pset_all_coll_metadata_ops) X(H5Pset_alloc_time) \
-  X(H5Pset_chunk) X(H5Pset_coll_metadata_write) X(H5Pset_dxpl_mpio) X(H5Pset_fapl_mpio) X(H5Pset_fill_time) \
+  X(H5Pset_chunk) X(H5Pset_chunk_cache) X(H5Pset_coll_metadata_write) X(H5Pset_dxpl_mpio) X(H5Pset_fapl_mpio) X(H5Pset_fill_time) \
   X(H5Pset_layout) \
   X(H5Sclose) X(H5Scopy) X(H5Screate) X(H5Screate_simple) X(H5Sget_simple_extent_dims) \
   X(H5Sget_simple_extent_ndims) X(H5Sget_simple_extent_npoints) X(H5Sselect_elements) \
@@ -59,7 +59,7 @@ struct Global {
 #define AB_H5_GLOBALS(X) \
   X(H5T_C_S1_g) X(H5T_IEEE_F32LE_g) X(H5T_IEEE_F64LE_g) X(H5T_NATIVE_DOUBLE_g) X(H5T_NATIVE_FLOAT_g) \
   X(H5T_NATIVE_INT32_g) X(H5T_NATIVE_INT64_g) X(H5T_NATIVE_UINT8_g) X(H5T_STD_I32LE_g) X(H5T_STD_I64LE_g) \
-  X(H5T_STD_U8LE_g) X(H5P_CLS_DATASET_CREATE_ID_g) X(H5P_CLS_DATASET_XFER_ID_g) X(H5P_CLS_FILE_ACCESS_ID_g)
+  X(H5T_STD_U8LE_g) X(H5P_CLS_DATASET_ACCESS_ID_g) X(H5P_CLS_DATASET_CREATE_ID_g) X(H5P_CLS_DATASET_XFER_ID_g) X(H5P_CLS_FILE_ACCESS_ID_g)
 // clang-format on
 #define AB_H5_NAME(fn) inline constexpr char fn##_name[] = #fn;
 AB_H5_FUNCTIONS(AB_H5_NAME)
@@ -104,6 +104,7 @@ AB_H5_GLOBALS(AB_H5_NAME)
 #define H5Fcreate AB_H5_LAZY(H5Fcreate)
 #define H5Fflush AB_H5_LAZY(H5Fflush)
 #define H5Fget_eoa AB_H5_LAZY(H5Fget_eoa)
+#define H5Fget_filesize AB_H5_LAZY(H5Fget_filesize)
 #define H5Fget_vfd_handle AB_H5_LAZY(H5Fget_vfd_handle)
 #define H5Fopen AB_H5_LAZY(H5Fopen)
 #define H5Gclose AB_H5_LAZY(H5Gclose)
@@ -120,6 +121,7 @@ AB_H5_GLOBALS(AB_H5_NAME)
 #define H5Pset_all_coll_metadata_ops AB_H5_LAZY(H5Pset_all_coll_metadata_ops)
 #define H5Pset_alloc_time AB_H5_LAZY(H5Pset_alloc_time)
 #define H5Pset_chunk AB_H5_LAZY(H5Pset_chunk)
+#define H5Pset_chunk_cache AB_H5_LAZY(H5Pset_chunk_cache)
 #define H5Pset_coll_metadata_write AB_H5_LAZY(H5Pset_coll_metadata_write)
 #define H5Pset_dxpl_mpio AB_H5_LAZY(H5Pset_dxpl_mpio)
 #define H5Pset_fapl_mpio AB_H5_LAZY(H5Pset_fapl_mpio)
@@ -155,6 +157,7 @@ AB_H5_GLOBALS(AB_H5_NAME)
 #define H5T_STD_I32LE_g AB_H5_GLOBAL(H5T_STD_I32LE_g)
 #define H5T_STD_I64LE_g AB_H5_GLOBAL(H5T_STD_I64LE_g)
 #define H5T_STD_U8LE_g AB_H5_GLOBAL(H5T_STD_U8LE_g)
+#define H5P_CLS_DATASET_ACCESS_ID_g AB_H5_GLOBAL(H5P_CLS_DATASET_ACCESS_ID_g)
 #define H5P_CLS_DATASET_CREATE_ID_g AB_H5_GLOBAL(H5P_CLS_DATASET_CREATE_ID_g)
 #define H5P_CLS_DATASET_XFER_ID_g AB_H5_GLOBAL(H5P_CLS_DATASET_XFER_ID_g)
 #define H5P_CLS_FILE_ACCESS_ID_g AB_H5_GLOBAL(H5P_CLS_FILE_ACCESS_ID_g)

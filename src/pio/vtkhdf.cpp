@@ -489,7 +489,10 @@ void Output::Impl::write_frame(std::int64_t k, double time, std::int64_t first, 
     h5::write_range<std::int64_t>(d, k, mine, &offset, xfer_collective, f);
   }
   h5::write_attribute<std::int64_t>(nsteps_holder, "NSteps", {k + 1}, f);
-  if (options.flush_frames) check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), "cannot flush", f);
+  if (options.flush_frames) {
+    h5::reserve_for_flush(file, comm, path, name);
+    check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), "cannot flush", f);
+  }
   if (rank == 0) times.push_back(time);
 }
 
@@ -628,8 +631,10 @@ void Output::close() {
   collective(m.comm, [&] {
     m.write_inputs();
     m.release_objects();
-    // Flushed first: a flush that fails (full disk) leaves the file open for the destructor
-    // to abandon; a failed H5Fclose would leave HDF5 with a half-closed file.
+    // The room for the metadata made sure of first, then flushed: a full disk leaves the
+    // file open for the destructor to abandon (a failed flush or H5Fclose would leave HDF5
+    // with a file it can never close).
+    h5::reserve_for_flush(m.file, m.comm, m.path, m.name);
     check_status(H5Fflush(m.file, H5F_SCOPE_GLOBAL), "cannot write", m.name);
     check_status(H5Fclose(m.file.release()), "cannot close", m.name);
   });

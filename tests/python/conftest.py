@@ -1,4 +1,5 @@
 """Shared fixtures for the command-line tests: the executable, the TELEMAC data, a runner."""
+import contextlib
 import json
 import os
 import pathlib
@@ -112,6 +113,17 @@ def assert_failed_cleanly(proc, context="", code=1):
     rank crashed."""
     __tracebackhide__ = True
     assert_status(proc, code)
+
+
+@contextlib.contextmanager
+def raises_exactly(cls, match=None):
+    """pytest.raises(cls, match=...), and the exception is of that very class (not a subclass
+    nor, through an `except Error`, a sibling: anabranch.IoError, not anabranch.FormatError)."""
+    __tracebackhide__ = True
+    with pytest.raises(cls, match=match) as info:
+        yield info
+    assert type(info.value) is cls, f"raised {type(info.value).__module__}.{type(info.value).__name__}, " \
+                                    f"expected exactly {cls.__module__}.{cls.__name__}: {info.value}"
 
 
 def said(folder, ranks):

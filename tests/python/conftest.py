@@ -1,9 +1,11 @@
 """Shared fixtures for the command-line tests: the executable, the TELEMAC data, a runner."""
+import contextlib
 import json
 import os
 import pathlib
 import re
 import shutil
+import signal
 import subprocess
 
 import pytest
@@ -29,19 +31,99 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "faults: full disks, file-size limits, signals (test_faults.py)")
 
 
-def mpirun(n, *args, timeout=120, preexec_fn=None, env=None):
-    """Runs `mpiexec -n N ARGS...` under a timeout; returns the CompletedProcess (text)."""
-    return subprocess.run(["timeout", str(timeout), MPIEXEC, "-n", str(n), *map(str, args)], capture_output=True, text=True,
-                          env=dict(MPI_ENV, **(env or {})), preexec_fn=preexec_fn)
+# A process ended by a signal fails the test that ran it, named by the signal, unless the test
+# sends the signal itself (signal_ok=True) and then asserts the status it expects. Python
+# reports a child killed by signal N as returncode -N; a launcher reports it as 128 + N
+# (Open MPI's mpiexec for a rank killed by signal N, as MPICH's; `timeout` for the command
+# it runs, when not re-raising the signal), and `timeout` gives 124 for a command it had to end.
+LAUNCHERS = {"timeout", "mpiexec", "mpirun", "srun", os.path.basename(MPIEXEC)}
 
 
-CRASH = re.compile(r"Segmentation fault|Caught signal|exited on signal|core dumped|Aborted \(signal")
+def launched(args):
+    """Whether a command line is run by a launcher (mpiexec, timeout): its status reports a
+    rank or command killed by signal N as 128 + N."""
+    return bool(args) and os.path.basename(str(args[0])) in LAUNCHERS
 
 
-def assert_failed_cleanly(proc, context=""):
-    """A failure as the fault rules want it: a non-zero exit, no timeout, no rank crashed."""
-    assert proc.returncode not in (0, 124, 137), (context, proc.returncode, proc.stderr)
-    assert not CRASH.search(proc.stdout + proc.stderr), (context, proc.returncode, proc.stderr)
+def signal_of(returncode, launcher=False):
+    """The signal that ended a process, from its returncode (None when it exited)."""
+    if returncode is None:
+        return None
+    n = -returncode if returncode < 0 else returncode - 128 if launcher and returncode > 128 else 0
+    try:
+        return signal.Signals(n) if n > 0 else None
+    except ValueError:
+        return None
+
+
+def describe(returncode, launcher=False):
+    """A status for a message: `1`, `-11 (SIGSEGV)`, `139 (SIGSEGV)`, `124 (timed out)`."""
+    sig = signal_of(returncode, launcher)
+    if sig:
+        return f"{returncode} ({sig.name})"
+    if launcher and returncode == 124:
+        return "124 (timed out)"
+    return str(returncode)
+
+
+def fail_on_signal(proc, args=None, signal_ok=False):
+    """Fails the test when proc ended by a signal (or, under a launcher, a rank did, or
+    `timeout` ended it) unless signal_ok; returns proc."""
+    args = list(args if args is not None else getattr(proc, "args", None) or [])
+    under = launched(args)
+    sig = signal_of(proc.returncode, under)
+    what = " ".join(map(str, args[:8])) + (" ..." if len(args) > 8 else "")
+    err = proc.stderr if isinstance(getattr(proc, "stderr", None), str) else ""
+    if sig and not signal_ok:
+        pytest.fail(f"ended by signal {sig.name} (status {proc.returncode}): {what}\n{err[-3000:]}", pytrace=False)
+    if under and proc.returncode == 124:
+        pytest.fail(f"timed out (status 124): {what}\n{err[-3000:]}", pytrace=False)
+    return proc
+
+
+def run(args, signal_ok=False, **kw):
+    """subprocess.run(args, **kw), failing the test on a death by signal (see fail_on_signal)."""
+    return fail_on_signal(subprocess.run(args, **kw), args, signal_ok)
+
+
+def mpirun(n, *args, timeout=120, preexec_fn=None, env=None, signal_ok=False):
+    """Runs `mpiexec -n N ARGS...` under a timeout; returns the CompletedProcess (text). A rank
+    ended by a signal, or the timeout, fails the test (signal_ok=True: the test sends it)."""
+    cmd = ["timeout", str(timeout), MPIEXEC, "-n", str(n), *map(str, args)]
+    return run(cmd, signal_ok, capture_output=True, text=True, env=dict(MPI_ENV, **(env or {})), preexec_fn=preexec_fn)
+
+
+CRASH = re.compile(r"Segmentation fault|Caught signal|exited on signal|core dumped|Aborted \(signal|Process received signal")
+
+
+def assert_status(proc, code, *texts):
+    """The exact exit status `code`; a failure (1, 2) with no crash report in the output; each
+    of texts in stderr. A status from a signal is named (SIGSEGV, ...)."""
+    under = launched(getattr(proc, "args", None) or [])
+    out = (proc.stdout or "") + (proc.stderr or "") if isinstance(proc.stderr, str) else ""
+    assert proc.returncode == code, f"status {describe(proc.returncode, under)}, expected {describe(code, under)}\n{out[-3000:]}"
+    if code in (1, 2):
+        assert not CRASH.search(out), out[-3000:]
+    for text in texts:
+        assert text in proc.stderr, (text, proc.stderr[-3000:])
+
+
+def assert_failed_cleanly(proc, context="", code=1):
+    """A failure as the fault rules want it: exit status `code` (1: a fault), no timeout, no
+    rank crashed."""
+    __tracebackhide__ = True
+    assert_status(proc, code)
+
+
+@contextlib.contextmanager
+def raises_exactly(cls, match=None):
+    """pytest.raises(cls, match=...), and the exception is of that very class (not a subclass
+    nor, through an `except Error`, a sibling: anabranch.IoError, not anabranch.FormatError)."""
+    __tracebackhide__ = True
+    with pytest.raises(cls, match=match) as info:
+        yield info
+    assert type(info.value) is cls, f"raised {type(info.value).__module__}.{type(info.value).__name__}, " \
+                                    f"expected exactly {cls.__module__}.{cls.__name__}: {info.value}"
 
 
 def said(folder, ranks):
@@ -57,6 +139,7 @@ def error_lines(stderr):
 
 class Result:
     def __init__(self, proc):
+        self.args = proc.args
         self.returncode = proc.returncode
         self.stdout = proc.stdout
         self.stderr = proc.stderr
@@ -67,17 +150,18 @@ class Result:
 
 @pytest.fixture
 def ab():
-    """Runs `anabranch ARGS...`; returns a Result (never raises on a non-zero exit)."""
+    """Runs `anabranch ARGS...`; returns a Result (never raises on a non-zero exit). A run ended
+    by a signal fails the test, named by the signal (signal_ok=True: the test sends it)."""
     if not EXE:
         pytest.skip("anabranch executable not found (set ANABRANCH_EXE)")
 
-    def run(*args, cwd=None, timeout=600, stdin=None):
+    def run_ab(*args, cwd=None, timeout=600, stdin=None, signal_ok=False):
         env = dict(os.environ, ANABRANCH_PROGRESS="0")
-        proc = subprocess.run([EXE, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=timeout, env=env,
-                              input=stdin)
-        return Result(proc)
+        return Result(run([EXE, *map(str, args)], signal_ok, capture_output=True, text=True, cwd=cwd, timeout=timeout, env=env,
+                          input=stdin))
 
-    return run
+    return run_ab
+
 
 
 @pytest.fixture

@@ -1,6 +1,8 @@
 """`anabranch balance`: the JSON report and its fields, text input, errors."""
 import json
 
+from conftest import assert_status
+
 
 def test_json_report_and_assignment(ab, tmp_path):
     f = tmp_path / "b.json"
@@ -35,7 +37,8 @@ def test_bad_files(ab, tmp_path):
         f = tmp_path / name
         f.write_text(text)
         r = ab("balance", f, "-n", 2)
-        assert r.returncode == 1 and expect in r.stderr, r.stderr
+        assert_status(r, 1, expect)
         assert len(r.stderr.strip().splitlines()) == 1
     r = ab("balance", tmp_path / "a.json", "-n", 0)
-    assert r.returncode != 0 and "-n" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert_status(r, 1, "-n")  # a value the command refuses
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr

@@ -3,18 +3,17 @@
 import json
 import os
 import stat
-import subprocess
 
 import pytest
 
-from conftest import EXE, MPI_ENV as ENV, MPIEXEC, emulated_nodes
+from conftest import EXE, MPI_ENV as ENV, MPIEXEC, assert_status, emulated_nodes, run
 
 
 @pytest.mark.mpi
 def test_bench_runs_every_strategy_and_verifies(tmp_path):
     out = tmp_path / "r.json"
-    proc = subprocess.run(["timeout", "300", MPIEXEC, "-n", "2", EXE, "bench", "--generate", "3000", "--frames", "2", "--repeat", "2",
-                           "--read", "--dir", str(tmp_path), "-o", str(out)], capture_output=True, text=True, env=ENV)
+    proc = run(["timeout", "300", MPIEXEC, "-n", "2", EXE, "bench", "--generate", "3000", "--frames", "2", "--repeat", "2",
+                "--read", "--dir", str(tmp_path), "-o", str(out)], capture_output=True, text=True, env=ENV)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     j = json.loads(out.read_text())
     names = {r["strategy"] for r in j["results"]}
@@ -36,21 +35,22 @@ def test_bench_runs_every_strategy_and_verifies(tmp_path):
     assert j["config"]["nodes"] == min(2, emulated_nodes())  # the emulated nodes are seen as nodes
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # the bench cleans up after itself
     pytest.importorskip("matplotlib")
-    r = subprocess.run([EXE, "bench-plot", str(out), "-o", str(tmp_path / "p.png")], capture_output=True, text=True,
-                       env=dict(os.environ, PYTHON=os.environ.get("PYTHON", "python3")))
+    r = run([EXE, "bench-plot", str(out), "-o", str(tmp_path / "p.png")], capture_output=True, text=True,
+            env=dict(os.environ, PYTHON=os.environ.get("PYTHON", "python3")))
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    r = subprocess.run([EXE, "bench-plot", str(out), "--metric", "read_mbs_median", "-o", str(tmp_path / "r.png")],
-                       capture_output=True, text=True, env=dict(os.environ, PYTHON=os.environ.get("PYTHON", "python3")))
+    r = run([EXE, "bench-plot", str(out), "--metric", "read_mbs_median", "-o", str(tmp_path / "r.png")],
+            capture_output=True, text=True, env=dict(os.environ, PYTHON=os.environ.get("PYTHON", "python3")))
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     (tmp_path / "bad.json").write_text('{"config": ')
     (tmp_path / "other.json").write_text('{"a": 1}')
-    for bad, words in (("bad.json", "not JSON (line 1"), ("other.json", "not `anabranch bench -o` results"),
-                       ("missing.json", "")):
-        r = subprocess.run([EXE, "bench-plot", str(tmp_path / bad), "-o", str(tmp_path / "q.png")], capture_output=True, text=True,
-                           env=dict(os.environ, PYTHON=os.environ.get("PYTHON", "python3")))
-        assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1 and words in r.stderr, r.stderr
+    for bad, words, status in (("bad.json", "not JSON (line 1", 1), ("other.json", "not `anabranch bench -o` results", 1),
+                               ("missing.json", "File does not exist", 2)):  # a file that does not exist: the command line
+        r = run([EXE, "bench-plot", str(tmp_path / bad), "-o", str(tmp_path / "q.png")], capture_output=True, text=True,
+                env=dict(os.environ, PYTHON=os.environ.get("PYTHON", "python3")))
+        assert_status(r, status, words)
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
         assert "Traceback" not in r.stderr
 
 
@@ -59,9 +59,9 @@ def test_bench_on_a_partitioned_mesh(ab, tmp_path):
     ab("generate", "-n", 3000, "-o", tmp_path / "m.slf")
     (tmp_path / "p").mkdir()
     ab("partition", tmp_path / "m.slf", "-n", 3, "-o", tmp_path / "p", "--layout", "concat")
-    proc = subprocess.run(["timeout", "300", MPIEXEC, "-n", "3", EXE, "bench", "--mesh", str(tmp_path / "m.slf"), "--plan",
-                           str(tmp_path / "p" / "m.slf"), "--frames", "1", "--repeat", "1", "--strategies", "aggregated,collective",
-                           "--dir", str(tmp_path), "--json"], capture_output=True, text=True, env=ENV)
+    proc = run(["timeout", "300", MPIEXEC, "-n", "3", EXE, "bench", "--mesh", str(tmp_path / "m.slf"), "--plan",
+                str(tmp_path / "p" / "m.slf"), "--frames", "1", "--repeat", "1", "--strategies", "aggregated,collective",
+                "--dir", str(tmp_path), "--json"], capture_output=True, text=True, env=ENV)
     assert proc.returncode == 0, proc.stderr
     j = json.loads(proc.stdout)
     assert all(r["verified"] for r in j["results"]) and j["config"]["plan"].endswith("m.slf")
@@ -88,8 +88,8 @@ def test_tune_lustre_from_recorded_lfs_output(ab, tmp_path):
                    "\\nfilesystem_summary: 12000000 12000 11988000 1%% /lustre\\n';;\nesac\n")
     lfs.chmod(lfs.stat().st_mode | stat.S_IEXEC)
     env_path = f"{fake}:{os.environ['PATH']}"
-    r = subprocess.run([EXE, "tune", str(tmp_path), "--fs", "lustre", "--ranks", "64", "--nodes", "4", "--json"], capture_output=True,
-                       text=True, env=dict(os.environ, PATH=env_path))
+    r = run([EXE, "tune", str(tmp_path), "--fs", "lustre", "--ranks", "64", "--nodes", "4", "--json"], capture_output=True,
+            text=True, env=dict(os.environ, PATH=env_path))
     assert r.returncode == 0, r.stderr
     j = json.loads(r.stdout)
     assert j["osts"] == 12 and j["current_stripe_count"] == 1 and j["current_stripe_size"] == 1048576

@@ -3,6 +3,8 @@ import hashlib
 
 import pytest
 
+from conftest import assert_status
+
 
 def sha(p):
     return hashlib.sha256(p.read_bytes()).hexdigest()
@@ -72,15 +74,22 @@ def test_bad_input_gives_one_line_and_leaves_nothing(ab, data, tmp_path):
     good = (data / "geo_gouttedo.slf").read_bytes()
     (tmp_path / "bad.slf").write_bytes(good[:20000])
     r = ab("refine", tmp_path / "bad.slf", "-o", tmp_path / "out.slf")
-    assert r.returncode == 1
+    assert_status(r, 1, "bad.slf")
     assert len(r.stderr.strip().splitlines()) == 1 and "bad.slf" in r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.slf"]
     (tmp_path / "bad.cli").write_text("  2 2 2 0 0 0 0 2 0 0 0 99999 1\n")
     r = ab("refine", data / "geo_gouttedo.slf", "--cli", tmp_path / "bad.cli", "-o", tmp_path / "out.slf")
-    assert r.returncode == 1 and "bad.cli: line 1, column 12" in r.stderr
+    assert_status(r, 1, "bad.cli: line 1, column 12")
     assert not (tmp_path / "out.slf").exists()
     r = ab("generate", "-n", 1, "-o", tmp_path / "x.slf")
-    assert r.returncode != 0 and not (tmp_path / "x.slf").exists()
+    assert not (tmp_path / "x.slf").exists()  # its status: test_a_refused_element_count_is_status_1
+
+
+@pytest.mark.xfail(strict=True, reason="generate -n 0 and -n 1 exit 2 (the option's range check); docs/commands/index.md: "
+                                       "a value the command refuses (-n 0) exits 1")
+@pytest.mark.parametrize("n", [0, 1])
+def test_a_refused_element_count_is_status_1(ab, tmp_path, n):
+    assert_status(ab("generate", "-n", n, "-o", tmp_path / "x.slf"), 1, "--elements")
 
 
 def test_refine_3d_gives_every_plane_its_own_values(ab, data, tmp_path):
@@ -135,5 +144,5 @@ def test_refined_midpoints_between_a_wall_and_an_open_node_are_walls(ab, tmp_pat
 def test_a_failed_cli_write_leaves_no_mesh_either(ab, tmp_path):
     """generate writes a pair: when the .cli cannot be written, the mesh is removed too."""
     r = ab("generate", "-n", 2000, "-o", tmp_path / "m.slf", "--cli", tmp_path / "no" / "such" / "m.cli")
-    assert r.returncode != 0 and "m.cli" in r.stderr
+    assert_status(r, 1, "m.cli")  # the files cannot be written
     assert list(tmp_path.iterdir()) == []

@@ -3,14 +3,13 @@ the commands with the command line's reports, exceptions under anabranch.Error, 
 Python mini solver giving the C solver's bits at 1, 2 and 3 ranks."""
 import filecmp
 import os
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 
 import slf
-from conftest import fixture_files
+from conftest import fixture_files, raises_exactly, run
 
 anabranch = pytest.importorskip("anabranch", reason="the Python package is not built (PYTHONPATH=<build>/python)")
 FILES = fixture_files()
@@ -91,25 +90,25 @@ def test_commands_return_the_command_lines_reports(ab, data, tmp_path):
 
 
 def test_errors_are_anabranch_errors(data, tmp_path):
-    with pytest.raises(anabranch.IoError):
+    with raises_exactly(anabranch.IoError):
         anabranch.read(tmp_path / "missing.slf")
     (tmp_path / "cut.slf").write_bytes((data / "r2d_gouttedo.slf").read_bytes()[:5000])
-    with pytest.raises(anabranch.FormatError, match="cut.slf: record"):
+    with raises_exactly(anabranch.FormatError, match="cut.slf: record"):
         anabranch.read(tmp_path / "cut.slf")
     # A refused value is named as the caller wrote it, not as the command line's option.
-    with pytest.raises(anabranch.UsageError, match=r"number of parts must be in 1\.\.100000 \(the argument 'parts'\)$"):
+    with raises_exactly(anabranch.UsageError, match=r"number of parts must be in 1\.\.100000 \(the argument 'parts'\)$"):
         anabranch.partition(data / "geo_gouttedo.slf", 0, output=tmp_path)
-    with pytest.raises(anabranch.UsageError, match=r"the argument 'elements'") as refused:
+    with raises_exactly(anabranch.UsageError, match=r"the argument 'elements'") as refused:
         anabranch.generate(tmp_path / "g.slf", elements=0)
     assert "-n" not in str(refused.value) and "--elements" not in str(refused.value)
     ds = anabranch.read(data / "r2d_gouttedo.slf")
-    with pytest.raises(anabranch.UsageError):
+    with raises_exactly(anabranch.UsageError):
         ds.values(99, 0)
-    with pytest.raises(anabranch.UsageError, match="no values for"):
+    with raises_exactly(anabranch.UsageError, match="no values for"):
         anabranch.write(tmp_path / "w.slf", ds.mesh, ["A", "B"], [(0.0, {"A": np.zeros(ds.npoin)})])
     assert not any(p.name.startswith("w.slf") for p in tmp_path.iterdir())  # nothing half-written left
     name = "A_NAME_OF_17_CHRS"  # SERAFIN keeps 16 characters of a name: a longer one is refused, not cut
-    with pytest.raises(anabranch.UsageError, match="at most 16 characters"):
+    with raises_exactly(anabranch.UsageError, match="at most 16 characters"):
         anabranch.write(tmp_path / "w.slf", ds.mesh, [name], [(0.0, {name: np.zeros(ds.npoin)})])
     assert issubclass(anabranch.FormatError, anabranch.Error) and issubclass(anabranch.IoError, OSError)
 
@@ -132,8 +131,8 @@ def test_python_mini_solver_writes_the_c_solvers_bits(ab, tmp_path):
             for strategy in ("aggregated", "collective", "hdf5"):
                 ext = ".h5" if strategy == "hdf5" else ".slf"
                 out = tmp_path / f"{name}{n}{strategy}{ext}"
-                proc = subprocess.run(["timeout", "120", MPIEXEC, "-n", str(n), *cmd, parts / "mesh.slf", tmp_path / "mesh.slf",
-                                       out, strategy, "3"], capture_output=True, text=True, env=ENV)
+                proc = run(["timeout", "120", MPIEXEC, "-n", str(n), *cmd, parts / "mesh.slf", tmp_path / "mesh.slf",
+                            out, strategy, "3"], capture_output=True, text=True, env=ENV)
                 assert proc.returncode == 0, proc.stdout + proc.stderr
                 if strategy == "hdf5":
                     assert ab("convert", out, out.with_suffix(".slf")).returncode == 0
@@ -145,11 +144,11 @@ def test_python_mini_solver_writes_the_c_solvers_bits(ab, tmp_path):
 
 def test_lookups_fail_as_python_users_expect(data):
     ds = anabranch.read(data / "r2d_gouttedo.slf")
-    with pytest.raises(KeyError, match="NOPE.*the file has"):
+    with raises_exactly(KeyError, match="NOPE.*the file has"):
         ds.frames[0]["NOPE"]
     n = len(ds.frames)
-    with pytest.raises(IndexError, match=f"frame -100 out of range: the file has {n} frames"):
+    with raises_exactly(IndexError, match=f"frame -100 out of range: the file has {n} frames"):
         ds.frames[-100]
     ds.close()
-    with pytest.raises(anabranch.UsageError, match="closed"):
+    with raises_exactly(anabranch.UsageError, match="closed"):
         ds.values(0, 0)

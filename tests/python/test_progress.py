@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import EXE
+from conftest import EXE, run
 
 pytestmark = pytest.mark.skipif(not EXE, reason="anabranch executable not found (set ANABRANCH_EXE)")
 ENV = {k: v for k, v in os.environ.items() if k != "ANABRANCH_PROGRESS"}
@@ -35,7 +35,7 @@ def on_terminal(*args, cwd):
 @pytest.fixture(scope="module")
 def work(tmp_path_factory):
     d = tmp_path_factory.mktemp("progress")
-    r = subprocess.run([EXE, "-q", "generate", "-o", d / "m.slf", "-n", "60000", "--frames", "3"], capture_output=True, env=ENV)
+    r = run([EXE, "-q", "generate", "-o", d / "m.slf", "-n", "60000", "--frames", "3"], capture_output=True, env=ENV)
     assert r.returncode == 0
     return d
 
@@ -53,7 +53,7 @@ def test_partitioner_shows_progress_on_a_terminal_and_not_with_q(work, method):
                                      ["diff", "m.slf", "m.slf"], ["merge", "metis/m.slf", "--geo", "m.slf", "-o", "g.slf"]])
 def test_long_commands_show_progress_on_a_terminal_and_not_with_q(work, command):
     if command[0] == "merge" and not (work / "metis").exists():
-        assert subprocess.run([EXE, "-q", "partition", "m.slf", "-n", "4", "-o", "metis"], cwd=work, env=ENV).returncode == 0
+        assert run([EXE, "-q", "partition", "m.slf", "-n", "4", "-o", "metis"], cwd=work, env=ENV).returncode == 0
     rc, err = on_terminal(*command, cwd=work)
     assert rc == 0, err
     assert f"\r{command[0]}" in err and "done (" in err, err
@@ -62,18 +62,18 @@ def test_long_commands_show_progress_on_a_terminal_and_not_with_q(work, command)
 
 
 def test_not_a_terminal_is_quiet_unless_asked(work):
-    r = subprocess.run([EXE, "partition", "m.slf", "-n", "3", "-o", "p3"], cwd=work, capture_output=True, text=True, env=ENV)
+    r = run([EXE, "partition", "m.slf", "-n", "3", "-o", "p3"], cwd=work, capture_output=True, text=True, env=ENV)
     assert r.returncode == 0 and r.stderr == "", r.stderr
-    r = subprocess.run([EXE, "partition", "m.slf", "-n", "3", "-o", "p3"], cwd=work, capture_output=True, text=True,
-                       env=dict(ENV, ANABRANCH_PROGRESS="1"))
+    r = run([EXE, "partition", "m.slf", "-n", "3", "-o", "p3"], cwd=work, capture_output=True, text=True,
+            env=dict(ENV, ANABRANCH_PROGRESS="1"))
     assert r.returncode == 0 and "partition: METIS, " in r.stderr and "\r" not in r.stderr, r.stderr
 
 
 def test_progress_in_a_log_is_one_line_per_tenth(work):
     """Not a terminal, ANABRANCH_PROGRESS=1 (a batch job's log): a line at each tenth of the
     work, never the same tenth twice, never a carriage return."""
-    r = subprocess.run([EXE, "generate", "-o", "g.slf", "-n", "3000", "--frames", "7"], cwd=work, capture_output=True, text=True,
-                       env=dict(ENV, ANABRANCH_PROGRESS="1"))
+    r = run([EXE, "generate", "-o", "g.slf", "-n", "3000", "--frames", "7"], cwd=work, capture_output=True, text=True,
+            env=dict(ENV, ANABRANCH_PROGRESS="1"))
     assert r.returncode == 0, r.stderr
     lines = [line for line in r.stderr.splitlines() if line.startswith("generate g.slf: ")]
     pcts = [int(line.split(": ")[1].split("%")[0]) for line in lines]

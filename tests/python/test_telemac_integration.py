@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import mpirun
+from conftest import assert_status, mpirun, run
 from slf import read, shift_values
 
 pytestmark = pytest.mark.mpi  # launched by mpiexec: also run on MPICH and on emulated nodes
@@ -84,7 +84,7 @@ def test_an_error_stops_every_rank_with_the_reason(ab, data, tmp_path, telemac_l
     case(ab, data, tmp_path, 2)
     proc = mpirun(2, telemac_like, tmp_path / "PART", tmp_path / "T2DRES",
                   env={"ANABRANCH_TELEMAC_GEOMETRY": str(tmp_path / "missing")})
-    assert proc.returncode != 0
+    assert_status(proc, 2)  # the stub's PLANTE: `error stop 2` on the rank that stops
     assert "ANABRANCH: " in proc.stdout and "missing" in proc.stdout and "STUB: PLANTE" in proc.stdout
     assert not (tmp_path / "T2DRES").exists()
 
@@ -118,8 +118,8 @@ def test_continued_run_reads_the_one_file(ab, data, tmp_path, telemac_like, rank
     assert ab("partition", tmp_path / f"{code}GEO", "--cli", tmp_path / f"{code}CLI", "-n", ranks, "-o", tmp_path).returncode == 0
     # The runner's split of the previous computation, as partel (TELEMAC v8's 11 answers).
     answers = f"{code}PRE\nSERAFIN\n{code}CLI\n{ranks}\n1\n\n\n\n{code}GEO\nSERAFIN\nNO\n"
-    r = subprocess.run([os.environ["ANABRANCH_EXE"], "partition", "--partel"], cwd=tmp_path, input=answers, text=True,
-                       capture_output=True, env=dict(os.environ, ANABRANCH_TELEMAC_RESTART="1"))
+    r = run([os.environ["ANABRANCH_EXE"], "partition", "--partel"], cwd=tmp_path, input=answers, text=True,
+            capture_output=True, env=dict(os.environ, ANABRANCH_TELEMAC_RESTART="1"))
     assert r.returncode == 0, r.stderr
     assert "header and mesh only" in r.stdout
     # The classic split, for the values each rank should get.

@@ -5,12 +5,11 @@ executable called as `partel` and `gretel`)."""
 import filecmp
 import os
 import pathlib
-import subprocess
 
 import pytest
 
 import slf
-from conftest import DATA, EXE
+from conftest import DATA, EXE, assert_status, run as run_checked
 
 V8 = DATA / "telemac-v8"
 
@@ -26,8 +25,8 @@ def partel_answers(geo="T2DGEO", cli="T2DCLI", sec="", zfi="", seu="", concat="N
 def run(argv0, args, stdin, cwd):
     """Runs the executable under another name (argv0) with stdin; returns the process."""
     env = dict(os.environ, ANABRANCH_PROGRESS="0")
-    return subprocess.run([argv0, *args], input=stdin, capture_output=True, text=True, cwd=cwd, timeout=300,
-                          executable=EXE, env=env)
+    return run_checked([argv0, *args], input=stdin, capture_output=True, text=True, cwd=cwd, timeout=300,
+                       executable=EXE, env=env)
 
 
 def link(src, dst):
@@ -168,7 +167,7 @@ def test_bad_case_files(tmp_path, ab):
         out = tmp_path / ("out" + opt + f.stem)
         out.mkdir()
         r = ab("partition", ref / "geo_weirs2.slf", "--cli", ref / "geo_weirs2.cli", "-n", 3, opt, f, "-o", out)
-        assert r.returncode == 1
+        assert_status(r, 1)
         line = r.stderr.strip()
         assert "\n" not in line and all(w in line for w in words), line
         assert list(out.iterdir()) == []
@@ -187,15 +186,16 @@ def test_file_size_limit(tmp_path):
     link(ref / "geo_tracer_decay.cli", tmp_path / "T2DCLI")
     link(ref / "Control_Section.dat", tmp_path / "T2DSEC")
     env = dict(os.environ, ANABRANCH_PROGRESS="0")
-    r = subprocess.run(["partel"], input=partel_answers(sec="T2DSEC"), capture_output=True, text=True, cwd=tmp_path,
-                       timeout=300, executable=EXE, env=env, preexec_fn=limit)
-    assert r.returncode == 1 and "File too large" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    r = run_checked(["partel"], input=partel_answers(sec="T2DSEC"), capture_output=True, text=True, cwd=tmp_path,
+                    timeout=300, executable=EXE, env=env, preexec_fn=limit)
+    assert_status(r, 1, "File too large")
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["T2DCLI", "T2DGEO", "T2DSEC"]
     g = tmp_path / "gretel"
     g.mkdir()
     for p in range(3):
         link(V8 / "gretel-p3" / f"T2DRES00002-0000{p}", g / f"T2DRES00002-0000{p}")
-    r = subprocess.run(["gretel"], input=f"{DATA / 'geo_gouttedo.slf'}\nSERAFIN\n{DATA / 'geo_gouttedo.cli'}\nT2DRES\nSERAFIN\n3\n0\n1\n",
-                       capture_output=True, text=True, cwd=g, timeout=300, executable=EXE, env=env, preexec_fn=limit)
-    assert r.returncode == 1 and "T2DRES" in r.stderr and "File too large" in r.stderr, r.stderr
+    r = run_checked(["gretel"], input=f"{DATA / 'geo_gouttedo.slf'}\nSERAFIN\n{DATA / 'geo_gouttedo.cli'}\nT2DRES\nSERAFIN\n3\n0\n1\n",
+                    capture_output=True, text=True, cwd=g, timeout=300, executable=EXE, env=env, preexec_fn=limit)
+    assert_status(r, 1, "T2DRES", "File too large")
     assert sorted(p.name for p in g.iterdir()) == [f"T2DRES00002-0000{p}" for p in range(3)]

@@ -1,6 +1,7 @@
 // The command line: every command on one CLI11 app, run by the executable (main.cpp) and
 // by the library (ab_command: the same code, the JSON report returned instead of printed).
 #include <algorithm>
+#include <cstring>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -118,8 +119,12 @@ int run(int argc, char** argv, bool library) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (library) throw UsageError(std::string(argv[argc > 2 ? 2 : 0]) + ": " + e.what());
-    // CLI11's own codes (105, 106, ...) say nothing to a batch script: a usage error is 2.
-    return app.exit(e) == 0 ? 0 : 2;
+    // CLI11's own codes (105, 106, ...) say nothing to a batch script: the command line
+    // itself is 2 (an input that does not exist among it: CLI11's Existing* validators); a
+    // value the command refuses (out of its range, not one of its names) is 1.
+    const int rc = app.exit(e);
+    const bool refused = dynamic_cast<const CLI::ValidationError*>(&e) && !std::strstr(e.what(), " does not exist: ");
+    return rc == 0 ? 0 : refused ? 1 : 2;
   }
   // diff answers 1 for "different", as cmp does: its failures are 2.
   const int failed = command == "diff" ? 2 : 1;

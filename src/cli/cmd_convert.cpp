@@ -25,6 +25,7 @@
 #include "pio/block_io.hpp"
 #include "pio/mpi_util.hpp"
 #include "pio/results.hpp"
+#include "pio/strategy.hpp"
 #include "pio/vtkhdf.hpp"
 #include "pio/writer.hpp"
 
@@ -474,6 +475,7 @@ Runner add_convert(CLI::App& app, Common& common) {
                     j["seconds"].get<double>());
       return 0;
     }
+    pio::make_strategy(o->strategy);  // refuses unknown names, also when run alone (where it is not used)
     // Alone (no MPI launcher), every format is written without MPI: its start-up would cost
     // more than converting a small file (HDF5 through its POSIX driver).
     const bool alone = !pio::started_by_launcher();

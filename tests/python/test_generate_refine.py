@@ -85,8 +85,6 @@ def test_bad_input_gives_one_line_and_leaves_nothing(ab, data, tmp_path):
     assert not (tmp_path / "x.slf").exists()  # its status: test_a_refused_element_count_is_status_1
 
 
-@pytest.mark.xfail(strict=True, reason="generate -n 0 and -n 1 exit 2 (the option's range check); docs/commands/index.md: "
-                                       "a value the command refuses (-n 0) exits 1")
 @pytest.mark.parametrize("n", [0, 1])
 def test_a_refused_element_count_is_status_1(ab, tmp_path, n):
     assert_status(ab("generate", "-n", n, "-o", tmp_path / "x.slf"), 1, "--elements")

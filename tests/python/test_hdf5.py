@@ -202,8 +202,6 @@ def test_vtu_holds_one_frame(ab, data, tmp_path, name):
     conftest.assert_status(ab("convert", data / name, tmp_path / "a.vtu", "--frame", "999"), 1, "frame 999 does not exist")
 
 
-@pytest.mark.xfail(strict=True, reason="convert --strategy nope, run alone, converts and exits 0; docs/commands/index.md: "
-                                       "an unknown strategy exits 1")
 def test_convert_refuses_an_unknown_strategy(ab, data, tmp_path):
     r = ab("convert", data / "geo_gouttedo.slf", tmp_path / "out.slf", "--strategy", "nope")
     assert_status(r, 1, "nope")

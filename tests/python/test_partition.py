@@ -232,8 +232,6 @@ def test_partition_bad_input(ab, data, tmp_path):
     fails(data / "geo_gouttedo.slf", "-n", 2, "--also", data / "geo_malpasset-small.slf", text="not on the mesh")
 
 
-@pytest.mark.xfail(strict=True, reason="partition --method nope exits 2 (the option's choice check); docs/commands/index.md "
-                                       "and partition.md: an unknown strategy, a refused method exit 1")
 def test_an_unknown_method_is_status_1(ab, data, tmp_path):
     assert_status(ab("partition", data / "geo_gouttedo.slf", "-n", 2, "--method", "nope", "-o", tmp_path), 1, "nope")
 

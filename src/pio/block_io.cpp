@@ -732,7 +732,7 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
     }
     int rc = MPI_File_open(comm, m.open_path.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, m.mpi_info, &m.fh);
     collective(comm, [&] {
-      if (rc != MPI_SUCCESS) check_mpi(rc, ("MPI_File_open " + path).c_str());
+      if (rc != MPI_SUCCESS) throw IoError("cannot create " + path + ": " + mpi_error_text(rc));
     });
     MPI_File_set_errhandler(m.fh, MPI_ERRORS_RETURN);
     if (m.info.format == "raw") {
@@ -1157,7 +1157,7 @@ BlockReader::BlockReader(MPI_Comm comm, const std::string& path, const BlockLayo
   m.mpi_info = hints.to_info();
   const int rc = MPI_File_open(comm, path.c_str(), MPI_MODE_RDONLY, m.mpi_info, &m.fh);
   collective(comm, [&] {
-    if (rc != MPI_SUCCESS) check_mpi(rc, ("MPI_File_open " + path).c_str());
+    if (rc != MPI_SUCCESS) throw IoError("cannot open " + path + ": " + mpi_error_text(rc));
   });
   MPI_File_set_errhandler(m.fh, MPI_ERRORS_RETURN);
 }

@@ -9,7 +9,7 @@ MPI_File open_shared_file(MPI_Comm comm, const StrategySetup& setup) {
   MPI_File fh = MPI_FILE_NULL;
   int rc = MPI_File_open(comm, setup.path.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, setup.info, &fh);
   collective(comm, [&] {
-    if (rc != MPI_SUCCESS) check_mpi(rc, ("MPI_File_open " + setup.path).c_str());
+    if (rc != MPI_SUCCESS) throw IoError("cannot create " + setup.path + ": " + mpi_error_text(rc));
   });
   MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
   // Truncate a file left from before, and only then: on ext4, truncating to 0 makes close()

@@ -197,3 +197,33 @@ def test_output_folders_are_made(ab, data, tmp_path):
     r = ab("split", data / "r2d_gouttedo.slf", "--plan", out / "geo_gouttedo.slf", "-o", tmp_path / "c" / "d")
     assert r.returncode == 0, r.stderr
     assert len(list((tmp_path / "c" / "d").iterdir())) == 2
+
+
+def test_non_finite_values_at_the_split_points(ab, tmp_path):
+    """The two threads' split (the first record of the later half, the last of the first half)
+    and the pieces a record is read in (256 KiB: the last word of a piece, the first of the
+    next, the record's last node): a non-finite value at each is found, and counted once."""
+    src = tmp_path / "g.slf"
+    assert ab("generate", "-n", 200000, "--frames", 12, "-o", src).returncode == 0
+    info = ab("info", "--json", src).json()[0]
+    npoin, nvar, frames = info["npoin"], len(info["variables"]), info["frames"]
+    assert info["frame_bytes"] * frames > 16 << 20 and npoin > 65536 + 1
+    names = [v["name"] for v in info["variables"]]
+    split = frames * nvar // 2
+    piece = (256 << 10) // 4
+
+    def value_at(record, node):  # 0-based
+        frame, var = divmod(record, nvar)
+        return info["header_bytes"] + frame * info["frame_bytes"] + 12 + var * (8 + npoin * 4) + 4 + 4 * node
+
+    clean = src.read_bytes()
+    spots = [(split, 0), (split - 1, npoin - 1), (split + 1, piece - 1), (split + 1, piece), (0, npoin - 1),
+             (frames * nvar - 1, npoin - 1)]
+    for record, node in spots:
+        raw = bytearray(clean)
+        raw[value_at(record, node):value_at(record, node) + 4] = struct.pack(">f", float("nan"))
+        (tmp_path / "one.slf").write_bytes(bytes(raw))
+        r = ab("info", "--json", "--check", tmp_path / "one.slf")
+        j = r.json()[0]
+        want = {"frame": record // nvar + 1, "variable": names[record % nvar], "node": node + 1}
+        assert j["non_finite_values"] == 1 and j["first_non_finite"] == want, (record, node, j)

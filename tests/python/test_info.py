@@ -179,11 +179,12 @@ def test_title_ending_in_d_is_kept(ab, data, tmp_path):
 
 
 def test_unknown_command_and_bad_numbers_say_so(ab, tmp_path):
-    """Usage errors exit 2 (the documented status), never one of the option parser's own codes."""
+    """Usage errors exit 2 and refused values 1 (the documented statuses), never one of the
+    option parser's own codes."""
     r = ab("bogus")
     assert r.returncode == 2 and "unknown command 'bogus'" in r.stderr and "merge" in r.stderr
-    r = ab("tune", tmp_path, "--ranks", 0)
-    assert r.returncode == 2 and "--ranks" in r.stderr
+    r = ab("tune", tmp_path, "--ranks", 0)  # a value out of its range: refused
+    assert r.returncode == 1 and "--ranks" in r.stderr
     r = ab("info", tmp_path / "missing.slf")
     assert r.returncode == 2 and "missing.slf" in r.stderr, r
     r = ab("partition", tmp_path / "missing.slf", "--no-such-option")

@@ -478,6 +478,39 @@ def test_vtk_multiblock_extents_values_and_points(runs, tmp_path, precision, sou
         assert arrays["TimeValue"][1][0] == pytest.approx(0.1 * (fr + 1))
 
 
+def vtu_time(path):
+    """TimeValue of a raw-appended VTU file (UInt64 sizes), parsed here."""
+    raw = pathlib.Path(path).read_bytes()
+    start = raw.index(b"<AppendedData")
+    base = raw.index(b"_", start) + 1
+    root = ET.fromstring(raw[:start].decode() + "</VTKFile>")
+    a = next(x for x in root.iter("DataArray") if x.get("Name") == "TimeValue")
+    off = base + int(a.get("offset"))
+    return float(np.frombuffer(raw, VTK_TYPES[a.get("type")], 1, off + 8)[0])
+
+
+@pytest.mark.mpi
+@pytest.mark.xfail(strict=True, reason="convert --frame K with K < -1 writes the last frame instead of counting from the end "
+                   "(src/cli/cmd_convert.cpp: `frame < 0 ? frames - 1`), and a K before the first frame is not refused")
+def test_a_negative_frame_counts_from_the_end(runs, data, tmp_path):
+    """convert.md: `--frame K`, a negative K counts from the end (-1, the default, is the
+    last): -2 of a 2-frame block file is frame 0, of r2d_gouttedo's 21 frames frame 19;
+    a K before the first frame is refused (exit status 1) like one past the last."""
+    src = runs.solver("run8.h5", "precision=8")
+    ok([EXE, "convert", src, tmp_path / "m.vtm", "--frame", -2])
+    assert float(ET.parse(tmp_path / "m.vtm").getroot().find("FieldData/DataArray").text) == pytest.approx(0.1), "vtm --frame -2"
+    _, arrays = read_vts(tmp_path / "m" / f"block_{BLOCKS[0][0]}.vts")
+    np.testing.assert_array_equal(arrays["rho"][1], expected(BLOCKS[0][0], BLOCKS[0][1], 1, 8)[0].ravel())
+    s = slf.read(data / "r2d_gouttedo.slf")
+    ok([EXE, "convert", data / "r2d_gouttedo.slf", tmp_path / "g.vtu", "--frame", -2])
+    assert vtu_time(tmp_path / "g.vtu") == pytest.approx(float(s.frames[-2][0])), "vtu --frame -2"
+    for args in ((src, tmp_path / "x.vtm", "--frame", -FRAMES - 1),
+                 (data / "r2d_gouttedo.slf", tmp_path / "x.vtu", "--frame", -len(s.frames) - 1)):
+        proc = run([EXE, "convert", *args])
+        check_rc(proc, 1, " ".join(map(str, args)))
+        assert not pathlib.Path(args[1]).exists()
+
+
 def p3d_grid(b, dims):
     """A grid of distinct values per block and axis (a block or an axis put elsewhere shows)."""
     ni, nj, nk = dims
@@ -811,6 +844,31 @@ def test_a_piece_range_at_the_block_limits(tmp_path, ranks, case):
     check_rc(proc, 1, case)
     lines = [l for l in proc.stderr.splitlines() if l.startswith("blocks_solver: ")]
     assert 1 <= len(lines) <= ranks and all(message in l for l in lines), (case, proc.stderr)
+    assert not out.exists() and not pathlib.Path(str(out) + ".json").exists()
+
+
+@pytest.mark.parametrize("case", ["i-one-past-the-end", "k-negative-start", "zero-cells", "exactly-the-end"])
+def test_a_restart_reads_with_a_piece_range_at_the_block_limits(tmp_path, case):
+    """The reader checks the ranges too: a restart from a file written with the whole blocks,
+    read with a piece past the block's end or empty, is refused (exit status 1, one line
+    naming the range) before anything is written; ending exactly at the block's end, it
+    gives the frames of an uninterrupted run."""
+    if not SOLVER:
+        pytest.skip("blocks_solver not built")
+    blocks = [(1, (4, 3, 2)), (2, (3, 5, 1))]
+    (tmp_path / "whole.txt").write_text("".join(f"{b} {ni} {nj} {nk}\n" for b, (ni, nj, nk) in blocks))
+    ok([SOLVER, tmp_path / "whole.txt", tmp_path / "first.dat", 2])
+    rng, message = RANGES[case]
+    (tmp_path / "a.json").write_text(json.dumps(assignment(1, rng)))
+    out = tmp_path / "again.dat"
+    proc = run([SOLVER, tmp_path / "a.json", out, 3, "", tmp_path / "first.dat", 0])
+    if message is None:
+        check_rc(proc, 0, case)
+        check_raw(out, 8, False, frames=3, blocks=blocks)
+        return
+    check_rc(proc, 1, case)
+    lines = [l for l in proc.stderr.splitlines() if l.startswith("blocks_solver: ")]
+    assert len(lines) == 1 and message in lines[0] and "reader" in lines[0], proc.stderr
     assert not out.exists() and not pathlib.Path(str(out) + ".json").exists()
 
 

@@ -152,13 +152,20 @@ void convert_alone_hdf5(const pio::ResultFile& in, const std::string& output) {
   file.commit();
 }
 
+// --frame K, 0-based; a negative K counts from the end (-1, the default: the last).
+std::int64_t chosen_frame(std::int64_t k, std::int64_t frames, const std::string& name) {
+  const std::int64_t f = k < 0 ? frames + k : k;
+  if (f < 0 || f >= frames)
+    throw UsageError("--frame " + std::to_string(k) + ": " + name + " holds " + std::to_string(frames) + " frames (0.." +
+                     std::to_string(frames - 1) + ", or -" + std::to_string(frames) + "..-1 from the end)");
+  return f;
+}
+
 void convert_vtu(const pio::ResultFile& in, const std::string& output, std::int64_t frame) {
   const serafin::Header& h = in.header();
   const std::int64_t frames = in.frame_count();
   if (frames == 0 && h.nvar() > 0) throw UsageError(in.name() + " holds no frame to write");
-  if (frame < 0) frame = frames - 1;
-  if (frames > 0 && frame >= frames)
-    throw UsageError("frame " + std::to_string(frame) + " does not exist in " + in.name() + " (" + std::to_string(frames) + " frames)");
+  if (frames > 0) frame = chosen_frame(frame, frames, in.name());
   const Mesh mesh = in.read_mesh();
   const double time = frames > 0 ? in.times()[static_cast<std::size_t>(frame)] : 0.0;
   vtu::write(output, h, mesh, time, [&](int v, std::vector<double>& out) {
@@ -344,8 +351,7 @@ nlohmann::json convert_blocks(const ConvertOptions& o) {
                            {"output_format", format == "vtm" ? "vtm" : "blocks-" + format}, {"blocks", info.blocks.size()}};
   if (format == "vtm") {
     if (info.frames() == 0) throw UsageError(o.input + " holds no frame to write");
-    const std::int64_t frame = o.frame < 0 ? info.frames() - 1 : o.frame;
-    if (frame >= info.frames()) throw UsageError("--frame " + std::to_string(frame) + ": " + o.input + " holds " + std::to_string(info.frames()));
+    const std::int64_t frame = chosen_frame(o.frame, info.frames(), o.input);
     refuse_open_input(o.output);
     std::string stem = o.output.substr(0, o.output.size() - 4);
     const std::string dir_name = stem.substr(stem.find_last_of('/') + 1);

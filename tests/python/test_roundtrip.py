@@ -490,8 +490,6 @@ def vtu_time(path):
 
 
 @pytest.mark.mpi
-@pytest.mark.xfail(strict=True, reason="convert --frame K with K < -1 writes the last frame instead of counting from the end "
-                   "(src/cli/cmd_convert.cpp: `frame < 0 ? frames - 1`), and a K before the first frame is not refused")
 def test_a_negative_frame_counts_from_the_end(runs, data, tmp_path):
     """convert.md: `--frame K`, a negative K counts from the end (-1, the default, is the
     last): -2 of a 2-frame block file is frame 0, of r2d_gouttedo's 21 frames frame 19;

@@ -422,8 +422,8 @@ def test_full_disk_hdf5_alone(sized, small_disk, name):
     assert digest(*inputs) == before
 
 
-# HDF5 outputs on a disk that fills at each phase of the write: the mesh, the frames, and
-# the last flush of HDF5's metadata at close (HDF5 1.10 cannot close a file after a flush
+# HDF5 outputs on a disk that fills (or under a file-size limit reached) at each phase of
+# the write: the mesh, the frames, and the last flush of HDF5's metadata at close (HDF5 1.10 cannot close a file after a flush
 # that failed, and crashed at exit closing it again: SIGSEGV after the right error line).
 # Every path that writes HDF5, each at three disk sizes; the exit status itself is checked,
 # so a crash (a signal) fails by its name.
@@ -442,7 +442,10 @@ def tmpfs(path, size):
 
 
 PY_H5_ALONE = """
-import sys, anabranch
+import resource, sys, anabranch
+from mpi4py import MPI  # started alone (a singleton) before the limit, which its launcher's files would exceed
+if len(sys.argv) > 3:
+    resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[3]), int(sys.argv[3])))
 src = anabranch.read(sys.argv[1])
 try:
     anabranch.write(sys.argv[2], src.mesh, src.variables, ((f.time, dict(f.items())) for f in src.frames))
@@ -454,9 +457,13 @@ BLOCKS = "1 6 5 4\n2 3 7 2\n3 9 4 1\n4 30 20 10\n"
 
 
 @pytest.mark.mpi
+@pytest.mark.parametrize("fault", ["full disk", "file-size limit"])
 @pytest.mark.parametrize("path", ["convert alone", "merge alone", "convert np1", "convert np2", "convert np3", "python alone",
                                   "python writer np2", "blocks np2", "blocks np3"])
-def test_hdf5_output_on_a_disk_full_at_each_phase(ab, data, tmp_path, path):
+def test_hdf5_output_under_a_fault_at_each_phase(ab, data, tmp_path, path, fault):
+    """The disk full, or the file-size limit reached (set in each process: prlimit), at each
+    phase: exit status 1 (the Python scripts catch IoError and exit 0), the fault named,
+    nothing left, the input kept. The full disks reach both the writes and the close."""
     src = data / "r2d_gouttedo.slf"
     before = digest(src)
     parts = tmp_path / "parts"
@@ -469,43 +476,50 @@ def test_hdf5_output_on_a_disk_full_at_each_phase(ab, data, tmp_path, path):
         (tmp_path / "a.json").write_text(r.stdout)
     (tmp_path / "w.py").write_text(PY_H5_ALONE)
     (tmp_path / "pw.py").write_text(PY_WRITER)
+    reason = "No space left on device" if fault == "full disk" else "File too large"
     said = set()
     for size, phase in (H5_BLOCK_PHASES if path.startswith("blocks") else H5_PHASES).items():
-        disk = tmp_path / f"disk{size}"
-        tmpfs(disk, size)
+        folder = tmp_path / f"out{size}"
+        limit = []
+        if fault == "full disk":
+            tmpfs(folder, size)
+        else:
+            folder.mkdir()
+            limit = ["prlimit", f"--fsize={int(size[:-1]) << 10}"]
         try:
-            out = disk / "x.h5"
+            out = folder / "x.h5"
             kind, _, ranks = path.partition(" np")
+            alone = dict(capture_output=True, text=True, env=ENV, timeout=120)
             if path == "convert alone":
-                proc = run([EXE, "convert", src, out], capture_output=True, text=True, env=ENV, timeout=120)
+                proc = run([*limit, EXE, "convert", src, out], **alone)
             elif path == "merge alone":
-                proc = run([EXE, "merge", parts / src.name, "--geo", src, "-o", out], capture_output=True, text=True,
-                                      env=ENV, timeout=120)
+                proc = run([*limit, EXE, "merge", parts / src.name, "--geo", src, "-o", out], **alone)
             elif path == "python alone":
-                proc = run([sys.executable, tmp_path / "w.py", src, out], capture_output=True, text=True, env=ENV,
-                                      timeout=120)
+                proc = run([sys.executable, tmp_path / "w.py", src, out, *([str(int(size[:-1]) << 10)] if limit else [])], **alone)
             elif kind == "convert":
-                proc = mpirun(int(ranks), EXE, "convert", src, out)
+                proc = mpirun(int(ranks), *limit, EXE, "convert", src, out)
             elif kind == "python writer":
-                proc = mpirun(int(ranks), sys.executable, tmp_path / "pw.py", src, out, "hdf5")
+                proc = mpirun(int(ranks), *limit, sys.executable, tmp_path / "pw.py", src, out, "hdf5")
             else:
                 solver = os.environ.get("AB_BLOCKS_SOLVER") or pytest.skip("blocks_solver not built")
-                proc = mpirun(int(ranks), solver, tmp_path / "a.json", out, 3, "format=hdf5")
-            what = f"{path}, disk full at {phase} ({size})"
+                proc = mpirun(int(ranks), *limit, solver, tmp_path / "a.json", out, 3, "format=hdf5")
+            what = f"{path}, {fault} at {phase} ({size})"
             if path.startswith("python"):  # the script catches the error: the interpreter must then exit cleanly
                 assert proc.returncode == 0, (what, describe(proc.returncode, False), proc.stderr)
                 got = [l for l in proc.stdout.splitlines() if l.startswith(("raised:", "rank "))]
-                assert got and all("No space left on device" in l for l in got), (what, proc.stdout, proc.stderr)
+                assert got and all(reason in l for l in got), (what, proc.stdout, proc.stderr)
                 said.add("no room to finish" in proc.stdout)
             else:
                 assert_status(proc, 1)
                 lines = [l for l in proc.stderr.splitlines() if ": error: " in l or l.startswith("blocks_solver: ")]
-                assert lines and all("No space left on device" in l and str(out) in l for l in lines), (what, proc.stderr)
+                assert lines and all(reason in l and str(out) in l for l in lines), (what, proc.stderr)
                 if kind != "blocks":
                     assert len(lines) == 1, (what, proc.stderr)
                 said.add("no room to finish" in lines[0])
-            assert sorted(p.name for p in disk.iterdir()) == [], what
+            assert sorted(p.name for p in folder.iterdir()) == [], what
         finally:
-            subprocess.run(["umount", "-l", str(disk)], check=True)
-    assert said == {True, False}, f"{path}: the disk sizes no longer reach both the writes and the close"
+            if fault == "full disk":
+                subprocess.run(["umount", "-l", str(folder)], check=True)
+    if fault == "full disk":
+        assert said == {True, False}, f"{path}: the disk sizes no longer reach both the writes and the close"
     assert digest(src) == before

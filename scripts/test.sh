@@ -12,6 +12,7 @@
 # machine without the data, AB_ALLOW_SKIPS=1 runs what can run and prints what was skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+stage() { printf '== %s (at %d:%02d)\n' "$1" $((SECONDS / 60)) $((SECONDS % 60)); }
 data=${AB_TELEMAC_DATA:-../shared/data/telemac}
 if [[ ${AB_ALLOW_SKIPS:-0} != 1 ]]; then
   [[ -f $data/geo_gouttedo.slf && -d $data/telemac-v8 ]] ||
@@ -20,7 +21,7 @@ if [[ ${AB_ALLOW_SKIPS:-0} != 1 ]]; then
 fi
 scripts/setup.sh --test
 
-echo "== tests (Release build)"
+stage "tests (Release build)"
 registered=$(ctest --test-dir build -N)   # read whole: grep -q on a pipe would cut ctest off (pipefail)
 for t in unit mpi_writer.np7 mpi_writer.np4.nodes3 cli cli_mpi.nodes2 python_writer.np3 python_install consumer \
          two_hosts docs; do
@@ -29,7 +30,7 @@ for t in unit mpi_writer.np7 mpi_writer.np4.nodes3 cli cli_mpi.nodes2 python_wri
 done
 ctest --test-dir build --output-on-failure -j 2
 
-echo "== MPI tests with MPICH"
+stage "MPI tests with MPICH"
 cmake -S . -B build-mpich -G Ninja -DCMAKE_BUILD_TYPE=Release -DMPI_C_COMPILER=mpicc.mpich \
   -DMPI_CXX_COMPILER=mpicxx.mpich -DMPI_Fortran_COMPILER=mpif90.mpich -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich \
   -DHDF5_C_COMPILER_EXECUTABLE=/usr/bin/h5pcc.mpich -DAB_TEST_PYTHON="$PWD/build/venv/bin/python" \
@@ -42,8 +43,9 @@ for t in mpi_writer.np4.nodes3 cli_mpi.nodes2 python_writer.np3; do
 done
 ctest --test-dir build-mpich --output-on-failure -j 2 -L mpi
 
-echo "== unit tests under AddressSanitizer + UndefinedBehaviorSanitizer, and fuzzing"
+stage "unit tests under AddressSanitizer + UndefinedBehaviorSanitizer, and fuzzing"
 CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DANABRANCH_SANITIZE=ON -DANABRANCH_FUZZ=ON -DAB_TEST_PYTHON= >/dev/null
 cmake --build build-asan -j "$(nproc)" --target ab_unit_tests ab_fuzz_serafin ab_fuzz_boundary
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -L sanitize
+stage "done: every test passed"

@@ -6,7 +6,6 @@ makes of per-rank files holding the same frames, byte for byte; gretel's step af
 sees the parts hold no frames and leaves the file as it is."""
 import sys
 
-import numpy as np
 import pytest
 
 from conftest import assert_status, mpirun

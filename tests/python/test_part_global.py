@@ -5,7 +5,6 @@ same partition, 2D and 3D; the mini solver runs on it with the same bits; a bad 
 file is an error naming the file, the line and the byte on every rank."""
 import sys
 
-import numpy as np
 import pytest
 
 from conftest import mpirun, said

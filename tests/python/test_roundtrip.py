@@ -8,8 +8,6 @@ import json
 import os
 import pathlib
 import re
-import signal
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
@@ -63,28 +61,17 @@ def real(precision):
     return np.dtype("<f4" if precision == 4 else "<f8")
 
 
-def check_rc(proc, want, context=""):
-    """The exact exit status; a process ended by a signal is named as such."""
-    rc = proc.returncode
-    if rc < 0:
-        pytest.fail(f"{context}: killed by {signal.Signals(-rc).name}\n{proc.stderr}")
-    if rc > 128 and rc - 128 in {s.value for s in signal.Signals}:
-        assert rc == want, f"{context}: exit {rc} (signal {signal.Signals(rc - 128).name}?)\n{proc.stdout}{proc.stderr}"
-    assert rc != 124, f"{context}: timed out\n{proc.stderr}"
-    assert rc == want, f"{context}: exit {rc}, expected {want}\n{proc.stdout}{proc.stderr}"
-
-
 def run(argv, n=None, cwd=None, timeout=120):
     """argv alone (n None) or under `mpiexec -n n`, in cwd."""
     argv = [str(a) for a in argv]
     if n is not None:
         argv = [conftest.MPIEXEC, "-n", str(n), *argv]
-    return subprocess.run(["timeout", str(timeout), *argv], capture_output=True, text=True, cwd=cwd, env=conftest.MPI_ENV)
+    return conftest.run(["timeout", str(timeout), *argv], capture_output=True, text=True, cwd=cwd, env=conftest.MPI_ENV)
 
 
 def ok(argv, n=None, cwd=None):
     proc = run(argv, n, cwd)
-    check_rc(proc, 0, " ".join(map(str, argv)))
+    conftest.assert_status(proc, 0)
     return proc
 
 
@@ -379,7 +366,7 @@ class Runs:
         (folder / "blocks.txt").write_text("# id ni nj nk\n" + "".join(f"{b} {ni} {nj} {nk}\n" for b, (ni, nj, nk) in BLOCKS))
         for n in (1, 2):
             proc = run([EXE, "balance", folder / "blocks.txt", "-n", n, "--json"])
-            check_rc(proc, 0, "balance")
+            conftest.assert_status(proc, 0)
             (folder / f"a{n}.json").write_text(proc.stdout)
         assert any("range" in a for a in json.loads((folder / "a2.json").read_text())["assignment"]), "no block split"
 
@@ -505,7 +492,7 @@ def test_a_negative_frame_counts_from_the_end(runs, data, tmp_path):
     for args in ((src, tmp_path / "x.vtm", "--frame", -FRAMES - 1),
                  (data / "r2d_gouttedo.slf", tmp_path / "x.vtu", "--frame", -len(s.frames) - 1)):
         proc = run([EXE, "convert", *args])
-        check_rc(proc, 1, " ".join(map(str, args)))
+        conftest.assert_status(proc, 1)
         assert not pathlib.Path(args[1]).exists()
 
 
@@ -536,7 +523,7 @@ def test_plot3d_variants_to_hdf5_and_back_to_plot3d(ab, tmp_path, variant):
         grids.append((d, xyz))
     write_plot3d(tmp_path / "g.xyz", grids, **variant)
     r = ab("convert", tmp_path / "g.xyz", tmp_path / "g.h5")
-    check_rc(r, 0, "convert g.xyz g.h5")
+    conftest.assert_status(r, 0)
     precision = 4 if variant.get("single") else 8
     rt = real(precision)
     with h5py.File(tmp_path / "g.h5", "r") as f:
@@ -552,7 +539,7 @@ def test_plot3d_variants_to_hdf5_and_back_to_plot3d(ab, tmp_path, variant):
                 np.testing.assert_array_equal(ds[off[b]:off[b + 1]].reshape(nk, nj, ni), np.asarray(xyz[c], rt).astype(ds.dtype),
                                               err_msg=f"block {b + 1} {axis}")
     check_block_xdmf(tmp_path / "g.h5", [(b + 1, d) for b, d in enumerate(dims)], 0, [], True)
-    check_rc(ab("convert", tmp_path / "g.h5", tmp_path / "back.xyz"), 0, "convert g.h5 back.xyz")
+    conftest.assert_status(ab("convert", tmp_path / "g.h5", tmp_path / "back.xyz"), 0)
     back = read_plot3d_canonical(tmp_path / "back.xyz")
     assert [d for d, _ in back] == dims
     for (d, xyz), (_, got) in zip(grids, back):
@@ -836,10 +823,10 @@ def test_a_piece_range_at_the_block_limits(tmp_path, ranks, case):
     out = tmp_path / "o.dat"
     proc = run([SOLVER, tmp_path / "a.json", out, 1, "precision=8"], n=None if ranks == 1 else ranks)
     if message is None:
-        check_rc(proc, 0, case)
+        conftest.assert_status(proc, 0)
         check_raw(out, 8, False, frames=1, blocks=[(1, (4, 3, 2)), (2, (3, 5, 1))])
         return
-    check_rc(proc, 1, case)
+    conftest.assert_status(proc, 1)
     lines = [l for l in proc.stderr.splitlines() if l.startswith("blocks_solver: ")]
     assert 1 <= len(lines) <= ranks and all(message in l for l in lines), (case, proc.stderr)
     assert not out.exists() and not pathlib.Path(str(out) + ".json").exists()
@@ -861,10 +848,10 @@ def test_a_restart_reads_with_a_piece_range_at_the_block_limits(tmp_path, case):
     out = tmp_path / "again.dat"
     proc = run([SOLVER, tmp_path / "a.json", out, 3, "", tmp_path / "first.dat", 0])
     if message is None:
-        check_rc(proc, 0, case)
+        conftest.assert_status(proc, 0)
         check_raw(out, 8, False, frames=3, blocks=blocks)
         return
-    check_rc(proc, 1, case)
+    conftest.assert_status(proc, 1)
     lines = [l for l in proc.stderr.splitlines() if l.startswith("blocks_solver: ")]
     assert len(lines) == 1 and message in lines[0] and "reader" in lines[0], proc.stderr
     assert not out.exists() and not pathlib.Path(str(out) + ".json").exists()
@@ -892,7 +879,7 @@ def test_a_file_size_limit_leaves_exactly_the_complete_frames(ab, tmp_path, rank
     (tmp_path / "big.txt").write_text(FSIZE_BLOCKS)
     for n in {1, ranks}:
         proc = run([EXE, "balance", tmp_path / "big.txt", "-n", n, "--json"])
-        check_rc(proc, 0, "balance")
+        conftest.assert_status(proc, 0)
         (tmp_path / f"a{n}.json").write_text(proc.stdout)
     h5 = "hdf5" in options
     whole = tmp_path / ("whole.h5" if h5 else "whole.dat")
@@ -905,7 +892,7 @@ def test_a_file_size_limit_leaves_exactly_the_complete_frames(ab, tmp_path, rank
     wrap = [sys.executable, "-c", "import os, resource, sys; resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]),) * 2); "
             "os.execv(sys.argv[2], sys.argv[2:])", limit]
     proc = run(wrap + [SOLVER, tmp_path / f"a{ranks}.json", out, 4, options], n=ranks)
-    check_rc(proc, 1, options)
+    conftest.assert_status(proc, 1)
     assert not conftest.CRASH.search(proc.stdout + proc.stderr), proc.stderr
     lines = [l for l in proc.stderr.splitlines() if l.startswith("blocks_solver: ")]
     assert 1 <= len(lines) <= ranks and all("File too large" in l or "file-size limit" in l for l in lines), proc.stderr

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
@@ -139,6 +140,11 @@ int run(int argc, char** argv, bool library) {
     try {
       return runner();
     } catch (const anabranch::Error& e) {
+      // A refusal made before MPI started, under a launcher: MPI starts now, so that rank 0
+      // says it and every rank leaves with it (MPI_Finalize waits for all; a rank leaving
+      // first would have the launcher end rank 0 before it spoke).
+      std::optional<pio::MpiSession> together;
+      if (pio::started_by_launcher() && !pio::MpiSession::started()) together.emplace(nullptr, nullptr);
       if (reporting()) std::fprintf(stderr, "anabranch %s: error: %s\n", sub->get_name().c_str(), e.what());
       return failed;
     } catch (const std::bad_alloc&) {

@@ -172,14 +172,12 @@ namespace {
 int g_world_rank = 0;
 }
 
-int MpiSession::world_rank() {
+int MpiSession::world_rank() { return g_world_rank; }
+
+bool MpiSession::started() {
   int initialized = 0;
   MPI_Initialized(&initialized);
-  if (initialized) return g_world_rank;
-  // Not started yet (a refusal made before MPI starts): the launcher's word for this rank.
-  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
-    if (const char* s = std::getenv(v)) return std::atoi(s);
-  return 0;
+  return initialized != 0;
 }
 
 MpiSession::MpiSession(int* argc, char*** argv) {

@@ -74,9 +74,10 @@ class MpiSession {
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
-  // Rank in MPI_COMM_WORLD of the last session, still known after finalize; before MPI
-  // starts, the launcher's word for it (its environment); 0 alone.
+  // Rank in MPI_COMM_WORLD of the last session (0 if none), still known after finalize.
   static int world_rank();
+  // Whether MPI has been started (by a session or by the caller).
+  static bool started();
 
  private:
   bool owned_ = false;

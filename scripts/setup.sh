@@ -41,4 +41,6 @@ extra=()
 # With the test environment, its Python (with nanobind) builds the Python package too.
 (( want_test )) && extra+=(-DAB_TEST_PYTHON="$PWD/build/venv/bin/python" -DPython_EXECUTABLE="$PWD/build/venv/bin/python")
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${extra[@]}" >/dev/null
-cmake --build build -j "$(nproc)"
+# Two compile jobs more than the cores: one waiting on the disk leaves no core idle, and on
+# a machine busy with other work the build keeps its share of the cores.
+cmake --build build -j "$(($(nproc) + 2))"

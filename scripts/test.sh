@@ -28,14 +28,15 @@ for t in unit mpi_writer.np7 mpi_writer.np4.nodes3 cli cli_mpi.nodes2 python_wri
   grep -qE "Test +#[0-9]+: $t\$" <<<"$registered" ||
     { echo "test.sh: the test $t is not registered (a missing dependency or virtual environment)" >&2; exit 1; }
 done
-ctest --test-dir build --output-on-failure -j 2
+# One test more than the cores: the pytest runs wait on their MPI jobs and the disk.
+ctest --test-dir build --output-on-failure -j "$(($(nproc) + 1))"
 
 stage "MPI tests with MPICH"
 cmake -S . -B build-mpich -G Ninja -DCMAKE_BUILD_TYPE=Release -DMPI_C_COMPILER=mpicc.mpich \
   -DMPI_CXX_COMPILER=mpicxx.mpich -DMPI_Fortran_COMPILER=mpif90.mpich -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich \
   -DHDF5_C_COMPILER_EXECUTABLE=/usr/bin/h5pcc.mpich -DAB_TEST_PYTHON="$PWD/build/venv/bin/python" \
   -DPython_EXECUTABLE="$PWD/build/venv/bin/python" >/dev/null
-cmake --build build-mpich -j "$(nproc)" >/dev/null
+cmake --build build-mpich -j "$(($(nproc) + 2))" >/dev/null
 registered=$(ctest --test-dir build-mpich -N -L mpi)
 for t in mpi_writer.np4.nodes3 cli_mpi.nodes2 python_writer.np3; do
   grep -qE "Test +#[0-9]+: $t\$" <<<"$registered" ||
@@ -46,6 +47,6 @@ ctest --test-dir build-mpich --output-on-failure -j 2 -L mpi
 stage "unit tests under AddressSanitizer + UndefinedBehaviorSanitizer, and fuzzing"
 CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DANABRANCH_SANITIZE=ON -DANABRANCH_FUZZ=ON -DAB_TEST_PYTHON= >/dev/null
-cmake --build build-asan -j "$(nproc)" --target ab_unit_tests ab_fuzz_serafin ab_fuzz_boundary
+cmake --build build-asan -j "$(($(nproc) + 2))" --target ab_unit_tests ab_fuzz_serafin ab_fuzz_boundary
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -L sanitize
 stage "done: every test passed"

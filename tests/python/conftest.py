@@ -33,6 +33,8 @@ def emulated_nodes():
 def pytest_configure(config):
     config.addinivalue_line("markers", "mpi: launched by mpiexec; the MPICH and emulated-node runs select these (-m mpi)")
     config.addinivalue_line("markers", "faults: full disks, file-size limits, signals (test_faults.py)")
+    config.addinivalue_line("markers", "formats: what files hold, read back by independent readers (test_roundtrip.py); "
+                                       "the emulated-node runs leave these out")
 
 
 # A process ended by a signal fails the test that ran it, named by the signal, unless the test

@@ -18,6 +18,9 @@ import conftest
 import slf
 
 h5py = pytest.importorskip("h5py")
+# -m formats: what a file holds, whatever the MPI library or where the ranks sit; the
+# emulated-node and MPICH runs leave these to the one-node run. An output written over an
+# older file is the writers' open (MPI-IO's truncation): every run has it.
 
 SOLVER = os.environ.get("AB_BLOCKS_SOLVER")
 EXE = conftest.EXE
@@ -388,6 +391,7 @@ def runs(tmp_path_factory):
 # ---------------------------------------------------------------- 1. block files, every path
 
 
+@pytest.mark.formats
 @pytest.mark.mpi
 @pytest.mark.parametrize("precision", [4, 8])
 @pytest.mark.parametrize("fortran", [False, True], ids=["records-none", "records-fortran"])
@@ -409,6 +413,7 @@ def test_raw_block_file_read_with_numpy_and_converted_to_hdf5_and_back(runs, tmp
     check_raw(tmp_path / "again.dat", precision, again["records"] in ("fortran", True))
 
 
+@pytest.mark.formats
 @pytest.mark.mpi
 @pytest.mark.parametrize("precision", [4, 8])
 def test_hdf5_block_file_with_its_grid_read_with_h5py_and_its_xdmf(runs, tmp_path, precision):
@@ -422,6 +427,7 @@ def test_hdf5_block_file_with_its_grid_read_with_h5py_and_its_xdmf(runs, tmp_pat
     check_block_h5(tmp_path / "r.h5", precision, grid=None)
 
 
+@pytest.mark.formats
 @pytest.mark.mpi
 @pytest.mark.parametrize("precision", [4, 8])
 @pytest.mark.parametrize("source", ["h5", "raw"])
@@ -476,6 +482,7 @@ def vtu_time(path):
     return float(np.frombuffer(raw, VTK_TYPES[a.get("type")], 1, off + 8)[0])
 
 
+@pytest.mark.formats
 @pytest.mark.mpi
 def test_a_negative_frame_counts_from_the_end(runs, data, tmp_path):
     """convert.md: `--frame K`, a negative K counts from the end (-1, the default, is the
@@ -511,6 +518,7 @@ P3D = [(5, 4, 3), (7, 2, 6), (3, 3, 1)]
     {"iblank": True}, {"iblank": True, "big": True, "records": False}, {"two_d": True}, {"two_d": True, "single": True, "big": True},
     {"multi": False}, {"multi": False, "single": True, "records": False}],
     ids=lambda v: "-".join(f"{k}" for k in v) or "canonical")
+@pytest.mark.formats
 def test_plot3d_variants_to_hdf5_and_back_to_plot3d(ab, tmp_path, variant):
     """Every PLOT3D variant read into a block HDF5 file (h5py: each block's x, y, z where
     they belong, in the file's precision) and written back in the canonical form (numpy)."""
@@ -547,6 +555,7 @@ def test_plot3d_variants_to_hdf5_and_back_to_plot3d(ab, tmp_path, variant):
             np.testing.assert_array_equal(got[c], np.asarray(xyz[c], rt).astype(np.float64))
 
 
+@pytest.mark.formats
 @pytest.mark.mpi
 @pytest.mark.parametrize("precision", [4, 8])
 def test_solver_grid_to_plot3d(runs, tmp_path, precision):
@@ -559,6 +568,7 @@ def test_solver_grid_to_plot3d(runs, tmp_path, precision):
             np.testing.assert_array_equal(got[c], np.asarray(solver_grid(bid, d)[c], real(precision)).astype(np.float64))
 
 
+@pytest.mark.formats
 @pytest.mark.mpi
 @pytest.mark.parametrize("precision", [4, 8])
 def test_cgns_zones_hold_their_own_blocks_values(runs, tmp_path, precision):
@@ -627,6 +637,7 @@ def test_cgns_zones_hold_their_own_blocks_values(runs, tmp_path, precision):
 BOWL = [f"r2d_bowl_vf_gb_{p}Precision_{e}Endian.slf" for p in ("Single", "Double") for e in ("Big", "Little")]
 
 
+@pytest.mark.formats
 @pytest.mark.mpi
 @pytest.mark.parametrize("name,ranks", [(b, None) for b in BOWL] + [(BOWL[0], 2), (BOWL[3], 2)])
 def test_serafin_to_vtkhdf_in_each_precision_and_byte_order(data, tmp_path, name, ranks):
@@ -637,6 +648,7 @@ def test_serafin_to_vtkhdf_in_each_precision_and_byte_order(data, tmp_path, name
     check_vtkhdf(tmp_path / "b.h5", s)
 
 
+@pytest.mark.formats
 @pytest.mark.mpi
 @pytest.mark.parametrize("ranks", [None, 2])
 def test_merge_of_telemac_parts_to_hdf5_holds_gretels_values(data, tmp_path, ranks):
@@ -812,6 +824,7 @@ RANGES = {
 @pytest.mark.mpi
 @pytest.mark.parametrize("case,ranks", [(c, 1) for c in RANGES] +
                          [(c, 2) for c in ("i-one-past-the-end", "zero-cells", "one-short", "exactly-the-end")])
+@pytest.mark.formats
 def test_a_piece_range_at_the_block_limits(tmp_path, ranks, case):
     """Refused with exit status 1 and a line naming the piece's range or the block's cover,
     nothing written; the range ending exactly at the block's end is accepted and written.
@@ -832,6 +845,7 @@ def test_a_piece_range_at_the_block_limits(tmp_path, ranks, case):
     assert not out.exists() and not pathlib.Path(str(out) + ".json").exists()
 
 
+@pytest.mark.formats
 @pytest.mark.parametrize("case", ["i-one-past-the-end", "k-negative-start", "zero-cells", "exactly-the-end"])
 def test_a_restart_reads_with_a_piece_range_at_the_block_limits(tmp_path, case):
     """The reader checks the ranges too: a restart from a file written with the whole blocks,
@@ -868,6 +882,7 @@ FSIZE_BLOCKS = "1 40 30 20\n2 30 20 10\n"  # 30000 points: a frame of 1.2 MB in 
     (1, "strategy=collective"), (1, "strategy=independent records=fortran precision=4"),
     (2, "strategy=independent precision=4"), (2, "strategy=aggregated records=fortran"), (2, "strategy=collective records=fortran"),
     (2, "strategy=collective atomic=1"), (2, "format=hdf5")])
+@pytest.mark.formats
 def test_a_file_size_limit_leaves_exactly_the_complete_frames(ab, tmp_path, ranks, options):
     """The limit (RLIMIT_FSIZE, set in each rank: the launcher's own files would hit it)
     falls inside frame 3: exit status 1, one line per rank naming the limit; the raw file is

@@ -168,8 +168,7 @@ void File::abandon() {
   if (!m.file.valid()) return;
   m.frames.reset();
   m.xfer.reset();
-  void* handle = nullptr;
-  if (H5Fget_vfd_handle(m.file, H5P_DEFAULT, &handle) >= 0 && handle) MPI_File_set_size(*static_cast<MPI_File*>(handle), 0);
+  h5::empty_for_close(m.file, true);
   if (H5Fclose(m.file.release()) < 0) H5Eclear2(H5E_DEFAULT);
   H5Eclear2(H5E_DEFAULT);
 }
@@ -192,8 +191,7 @@ void File::close() {
     m.frames.reset();
     m.xfer.reset();
     h5::reserve_for_flush(m.file, m.comm, m.path, m.name);  // a full disk leaves the file to abandon
-    const herr_t rc = H5Fclose(m.file.release());
-    check_status(rc, "cannot close", m.name);
+    check_status(H5Fclose(m.file.release()), "cannot close", m.name);
   });
 }
 

@@ -55,6 +55,13 @@ void check_status(herr_t status, const std::string& what, const std::string& fil
 // fallocate is not checked. Collective over comm.
 void reserve_for_flush(hid_t file, MPI_Comm comm, const std::string& path, const std::string& name);
 
+// Empties an HDF5 file being abandoned (a write failed), so that HDF5 can still close it:
+// the flush its close makes then has the room of the whole file. Its MPI-IO writes are first
+// told to write only the bytes asked (no collective buffering, no data sieving: MPICH's
+// ROMIO would otherwise write every byte between the scattered metadata pieces, the whole
+// file again). mpi: the file is open through HDF5's MPI-IO driver (else its POSIX one).
+void empty_for_close(hid_t file, bool mpi);
+
 // HDF5 type of T in native order (float, double, int32, int64, uint8).
 template <class T>
 hid_t native_type();

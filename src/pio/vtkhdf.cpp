@@ -281,13 +281,7 @@ struct Output::Impl {
     if (comm != MPI_COMM_NULL) MPI_Finalized(&finalized);
     if (finalized) return;
     release_objects();
-    void* handle = nullptr;
-    if (H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) >= 0 && handle) {
-      if (comm != MPI_COMM_NULL)
-        MPI_File_set_size(*static_cast<MPI_File*>(handle), 0);
-      else if (const int rc = ::ftruncate(*static_cast<int*>(handle), 0); rc != 0)  // the POSIX driver's descriptor
-        H5Eclear2(H5E_DEFAULT);
-    }
+    h5::empty_for_close(file, comm != MPI_COMM_NULL);
     if (H5Fclose(file.release()) < 0) H5Eclear2(H5E_DEFAULT);
     H5Eclear2(H5E_DEFAULT);
   }

@@ -289,8 +289,9 @@ def test_signal_removes_temporaries_on_every_rank(big, tmp_path):
             os.kill(int(pid), signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
         assert seen and len(ranks) == 3, (seen, ranks)
-        # Every rank ended by SIGTERM (128 + N): mpiexec's status, 143.
-        assert proc.returncode == 128 + signal.SIGTERM, (describe(proc.returncode, launcher=True), err)
+        # Every rank ended by SIGTERM: Open MPI's mpiexec says 128 + N (143), MPICH's hydra N.
+        want = signal.SIGTERM if "mpich" in MPIEXEC else 128 + signal.SIGTERM
+        assert proc.returncode == want, (describe(proc.returncode, launcher=True), err)
         left = [p.name for p in out.iterdir()]
         # Killed before the rename: nothing; after it (a race at the very end): the complete file.
         assert left == [] or (left == [target] and run([EXE, "info", "--check", str(out / target)],
@@ -456,7 +457,10 @@ except anabranch.IoError as e:
 BLOCKS = "1 6 5 4\n2 3 7 2\n3 9 4 1\n4 30 20 10\n"
 
 
-@pytest.mark.mpi
+# Run on Open MPI (`cli`), not marked mpi: under MPICH the file-size limit, set in every
+# process before MPI starts, stops MPI itself (UCX writes its shared-memory segments as
+# files), and 2 or 3 ranks on these small disks sometimes hang there (open); MPICH's run
+# keeps the 600 KiB full-disk tests above.
 @pytest.mark.parametrize("fault", ["full disk", "file-size limit"])
 @pytest.mark.parametrize("path", ["convert alone", "merge alone", "convert np1", "convert np2", "convert np3", "python alone",
                                   "python writer np2", "blocks np2", "blocks np3"])

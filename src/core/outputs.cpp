@@ -73,11 +73,12 @@ CreatingTemporary::CreatingTemporary() {
 }
 
 CreatingTemporary::~CreatingTemporary() {
-  {
-    std::lock_guard<std::mutex> lock(temporaries_mu);
-    --creations;
-  }
+  std::unique_lock<std::mutex> lock(temporaries_mu);
+  --creations;
   creations_cv.notify_all();
+  // A signal came while the outputs were made: its sweep ends the process. Going on could
+  // end it first (a return from main), by status 0, as if no signal had been sent.
+  if (sweeping) creations_cv.wait(lock, [] { return false; });
 }
 
 void remove_temporaries_on_signals() {

@@ -16,10 +16,19 @@ std::string file_name(const std::string& dir, const std::string& name, int npart
 // Writes epart under a temporary name renamed when complete.
 void write(const std::string& path, const std::vector<std::int32_t>& epart);
 
-// The elements (0-based, increasing) of part `part`, streamed from the file (memory: the
-// part's elements). The file must hold nelem lines of parts in 0..nparts-1; a bad line is a
-// FormatError naming the file, the line and the byte offset.
-std::vector<std::int64_t> elements_of(const std::string& path, int part, int nparts, std::int64_t nelem);
+// One reader's share of the file: the lines that start in bytes [begin, end) (the last may
+// end beyond), parsed. The first bad line is kept, not thrown: its number in the file is
+// known only once the lines before the share are counted (by the other readers).
+struct Share {
+  std::int64_t first_byte = 0;       // where the share's first line starts
+  std::vector<std::int32_t> parts;   // one per line
+  std::int64_t bad_line = -1;        // the first bad line, counted from the share's first; -1: none
+  std::int64_t bad_at = 0;           // its byte offset
+  std::string bad_what;
+};
+Share read_share(const std::string& path, std::int64_t begin, std::int64_t end, int nparts);
+// The byte offset of the k-th line (0-based) after the line starting at `from`.
+std::int64_t line_offset(const std::string& path, std::int64_t from, std::int64_t k);
 // Every element's part (the same checks).
 std::vector<std::int32_t> read(const std::string& path, int nparts, std::int64_t nelem);
 

@@ -1,6 +1,7 @@
 // A rank's part of a mesh straight from the global geometry and an element -> part file
 // (formats/epart.hpp), for solvers that partition at start-up: no per-rank files. Every
-// rank streams the two files and keeps its own elements, nodes and coordinates only.
+// rank reads a share of each (its lines of the partition file, their rows of IKLE, a share
+// of X and Y) and receives its own elements, nodes and coordinates: O(N/P) per rank.
 #pragma once
 #include <mpi.h>
 

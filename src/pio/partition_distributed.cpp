@@ -59,7 +59,8 @@ int comm_size(MPI_Comm comm) {
 // All-to-all of items grouped by destination: `out` sorted by destination with counts[d]
 // items for rank d. Returns what this rank receives, grouped by source.
 template <class T>
-std::vector<T> exchange(MPI_Comm comm, const std::vector<T>& out, const std::vector<int>& counts) {
+std::vector<T> exchange(MPI_Comm comm, const std::vector<T>& out, const std::vector<int>& counts,
+                        std::vector<int>* received = nullptr) {
   const int size = comm_size(comm);
   static_assert(sizeof(T) % 8 == 0, "items of whole 8-byte words");
   constexpr int words = sizeof(T) / 8;
@@ -77,6 +78,7 @@ std::vector<T> exchange(MPI_Comm comm, const std::vector<T>& out, const std::vec
   check_mpi(MPI_Alltoallv(out.data(), sc.data(), sdispl.data(), MPI_UINT64_T, in.data(), rc.data(), rdispl.data(), MPI_UINT64_T,
                           comm),
             "MPI_Alltoallv");
+  if (received) *received = std::move(rcounts);
   return in;
 }
 
@@ -170,38 +172,78 @@ void edge_pairs(MPI_Comm comm, const MeshSlice& s, const std::vector<std::int32_
 }
 
 // Reads the reals of `nodes` (sorted, 0-based) from a NPOIN-real record at `offset` (after
-// its marker), to doubles; the record is read in chunks holding any wanted node.
-template <class T>
-std::vector<T> read_reals_as(const serafin::Reader& r, std::int64_t offset, const std::vector<std::int32_t>& nodes) {
+// its marker), to doubles; the record is read in chunks from each wanted node on (a
+// contiguous range reads that range, no more).
+std::vector<double> read_reals_of(const serafin::Reader& r, std::int64_t offset, const std::vector<std::int32_t>& nodes) {
   const auto& h = r.header();
   const int rs = h.precision == Precision::Double ? 8 : 4;
   constexpr std::int64_t kChunk = std::int64_t{1} << 18;
-  std::vector<T> out;
+  std::vector<double> out;
   out.reserve(nodes.size());
   std::vector<unsigned char> buf;
   for (auto it = nodes.begin(); it != nodes.end();) {
-    const std::int64_t first = *it / kChunk * kChunk, count = std::min(kChunk, h.npoin - first);
+    const std::int64_t first = *it, count = std::min(kChunk, h.npoin - first);
     buf.resize(static_cast<std::size_t>(count * rs));
     r.source().read_at(offset + first * rs, buf.data(), buf.size());
     for (; it != nodes.end() && *it < first + count; ++it) {
       const unsigned char* p = buf.data() + (*it - first) * rs;
-      out.push_back(static_cast<T>(rs == 8 ? load<double>(p, h.byte_order) : static_cast<double>(load<float>(p, h.byte_order))));
+      out.push_back(rs == 8 ? load<double>(p, h.byte_order) : static_cast<double>(load<float>(p, h.byte_order)));
     }
   }
   return out;
 }
 
-std::vector<double> read_reals_of(const serafin::Reader& r, std::int64_t offset, const std::vector<std::int32_t>& nodes) {
-  return read_reals_as<double>(r, offset, nodes);
-}
-
-// The same, kept in the file's precision (half the memory for a single-precision file).
-Coordinates read_coordinates_of(const serafin::Reader& r, std::int64_t offset, const std::vector<std::int32_t>& nodes) {
-  if (r.header().precision == Precision::Double) return Coordinates(read_reals_as<double>(r, offset, nodes));
-  return Coordinates(read_reals_as<float>(r, offset, nodes));
-}
-
 }  // namespace
+
+SharedRecord::SharedRecord(MPI_Comm comm, std::int64_t n, const std::vector<std::int32_t>& names) : comm_(comm) {
+  const int size = comm_size(comm), rank = comm_rank(comm);
+  const Slices shares{n, size};
+  first_ = shares.first(rank);
+  count_ = shares.first(rank + 1) - first_;
+  std::vector<int> counts(static_cast<std::size_t>(size), 0);
+  for (auto v : names) ++counts[static_cast<std::size_t>(shares.owner(v))];  // sorted: grouped by owner
+  asked_ = exchange(comm, std::vector<std::uint64_t>(names.begin(), names.end()), counts, &reply_counts_);
+  order_.resize(asked_.size());
+  for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<std::uint32_t>(i);
+  std::sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) { return asked_[a] < asked_[b]; });
+}
+
+std::vector<double> SharedRecord::read(const serafin::Reader& r, std::int64_t offset) const {
+  std::vector<double> reply(asked_.size());
+  collective(comm_, [&] {
+    const auto& h = r.header();
+    const int rs = h.precision == Precision::Double ? 8 : 4;
+    constexpr std::int64_t kChunk = std::int64_t{1} << 18;
+    std::vector<unsigned char> buf;
+    for (std::size_t j = 0; j < order_.size();) {
+      const auto first = static_cast<std::int64_t>(asked_[order_[j]]), count = std::min(kChunk, first_ + count_ - first);
+      buf.resize(static_cast<std::size_t>(count * rs));
+      r.source().read_at(offset + first * rs, buf.data(), buf.size());
+      for (; j < order_.size() && static_cast<std::int64_t>(asked_[order_[j]]) < first + count; ++j) {
+        const unsigned char* p = buf.data() + (static_cast<std::int64_t>(asked_[order_[j]]) - first) * rs;
+        reply[order_[j]] = rs == 8 ? load<double>(p, h.byte_order) : static_cast<double>(load<float>(p, h.byte_order));
+      }
+    }
+  });
+  return exchange(comm_, reply, reply_counts_);
+}
+
+Coordinates SharedRecord::coordinates(const serafin::Reader& r, std::int64_t offset) const {
+  std::vector<double> v = read(r, offset);
+  if (r.header().precision == Precision::Double) return Coordinates(std::move(v));
+  return Coordinates(std::vector<float>(v.begin(), v.end()));
+}
+
+std::vector<std::uint64_t> exchange_words(MPI_Comm comm, const std::vector<std::vector<std::uint64_t>>& out) {
+  std::vector<int> counts;
+  std::vector<std::uint64_t> flat;
+  for (const auto& o : out) {
+    counts.push_back(static_cast<int>(o.size()));
+    flat.insert(flat.end(), o.begin(), o.end());
+  }
+  return exchange(comm, flat, counts);
+}
+
 
 MeshSlice read_mesh_slice(MPI_Comm comm, const serafin::Reader& mesh) {
   MeshSlice s;
@@ -312,40 +354,40 @@ std::vector<std::int32_t> partition_sfc_distributed(MPI_Comm comm, const serafin
   std::vector<std::uint64_t> keys;
   std::vector<Weighted> weighted;
   (weights.empty() ? keys.resize(static_cast<std::size_t>(n)) : weighted.resize(static_cast<std::size_t>(n)));
+  // The bounding box of every node (all planes), each rank its share of the X and Y records.
+  const auto& h = mesh.header();
+  double box[4];  // -xmin, xmax, -ymin, ymax
+  box[0] = box[1] = box[2] = box[3] = -std::numeric_limits<double>::infinity();
   collective(comm, [&] {
-    // The bounding box of every node (all planes), each rank its share of the X and Y records.
-    const auto& h = mesh.header();
     const Slices nodes{h.npoin, size};
     std::vector<std::int32_t> mine;
     for (std::int64_t i = nodes.first(rank); i < nodes.first(rank + 1); ++i) mine.push_back(static_cast<std::int32_t>(i));
-    double box[4];  // -xmin, xmax, -ymin, ymax
-    box[0] = box[1] = box[2] = box[3] = -std::numeric_limits<double>::infinity();
     for (int c = 0; c < 2; ++c) {
       const auto v = read_reals_of(mesh, (c ? mesh.y_offset() : mesh.x_offset()) + 4, mine);
       for (double d : v) box[2 * c] = std::max(box[2 * c], -d), box[2 * c + 1] = std::max(box[2 * c + 1], d);
     }
-    std::vector<std::int32_t>().swap(mine);
-    // The coordinates of the slice's nodes, each read once.
-    NodeSet used(h.npoin);
-    for (auto v : s.ikle) used.insert(v - 1);
-    used.index();
-    const auto x = read_reals_of(mesh, mesh.x_offset() + 4, used.members()), y = read_reals_of(mesh, mesh.y_offset() + 4, used.members());
-    MPI_Allreduce(MPI_IN_PLACE, box, 4, MPI_DOUBLE, MPI_MAX, comm);
-    const SfcCurve curve(-box[0], box[1], -box[2], box[3], s.nelem);
-    for (std::int64_t i = 0; i < n; ++i) {
-      double cx = 0, cy = 0;
-      for (int k = 0; k < s.ndp; ++k) {
-        const auto a = static_cast<std::size_t>(used.place(s.ikle[static_cast<std::size_t>(i * s.ndp + k)] - 1));
-        cx += x[a];
-        cy += y[a];
-      }
-      const std::uint64_t key = curve.key(cx / s.ndp, cy / s.ndp, s.first + i);
-      if (weights.empty())
-        keys[static_cast<std::size_t>(i)] = key;
-      else
-        weighted[static_cast<std::size_t>(i)] = {key, static_cast<std::uint64_t>(weights[static_cast<std::size_t>(i)])};
-    }
   });
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, box, 4, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
+  // The coordinates of the slice's nodes, each read once by one rank.
+  NodeSet used(h.npoin);
+  for (auto v : s.ikle) used.insert(v - 1);
+  used.index();
+  const SharedRecord coords(comm, h.npoin, used.members());
+  const auto x = coords.read(mesh, mesh.x_offset() + 4), y = coords.read(mesh, mesh.y_offset() + 4);
+  const SfcCurve curve(-box[0], box[1], -box[2], box[3], s.nelem);
+  for (std::int64_t i = 0; i < n; ++i) {
+    double cx = 0, cy = 0;
+    for (int k = 0; k < s.ndp; ++k) {
+      const auto a = static_cast<std::size_t>(used.place(s.ikle[static_cast<std::size_t>(i * s.ndp + k)] - 1));
+      cx += x[a];
+      cy += y[a];
+    }
+    const std::uint64_t key = curve.key(cx / s.ndp, cy / s.ndp, s.first + i);
+    if (weights.empty())
+      keys[static_cast<std::size_t>(i)] = key;
+    else
+      weighted[static_cast<std::size_t>(i)] = {key, static_cast<std::uint64_t>(weights[static_cast<std::size_t>(i)])};
+  }
   if (weights.empty())
     sample_sort(comm, keys, [](std::uint64_t k) { return k; });
   else
@@ -699,37 +741,6 @@ partel::SectionMesh sliced_mesh(MPI_Comm comm, const serafin::Reader& geo, const
   return m;
 }
 
-// Hands each element of `words` (pair words, sorted by element) and its row of IKLE (the
-// first ndp values) to on_row(i, row), reading the record in chunks that hold any of them.
-template <class OnRow>
-void read_rows(const serafin::Reader& mesh, const std::vector<std::uint64_t>& words, int ndp, std::int64_t nelem, OnRow&& on_row) {
-  const auto& h = mesh.header();
-  const std::int64_t row = 4 * h.ndp;
-  constexpr std::int64_t kRows = std::int64_t{1} << 16;
-  std::vector<unsigned char> buf;
-  std::int32_t v[8];
-  for (std::size_t i = 0; i < words.size();) {
-    const std::int64_t first = id_of(words[i]) / kRows * kRows, count = std::min(kRows, nelem - first);
-    buf.resize(static_cast<std::size_t>(count * row));
-    mesh.source().read_at(mesh.ikle_offset() + 4 + first * row, buf.data(), buf.size());
-    for (; i < words.size() && id_of(words[i]) < first + count; ++i) {
-      for (int k = 0; k < ndp; ++k) v[k] = load<std::int32_t>(buf.data() + (id_of(words[i]) - first) * row + 4 * k, h.byte_order);
-      on_row(i, v);
-    }
-  }
-}
-
-// All-to-all of variable-length records of words: out[d] for rank d.
-std::vector<std::uint64_t> exchange_words(MPI_Comm comm, const std::vector<std::vector<std::uint64_t>>& out) {
-  std::vector<int> counts;
-  std::vector<std::uint64_t> flat;
-  for (const auto& o : out) {
-    counts.push_back(static_cast<int>(o.size()));
-    flat.insert(flat.end(), o.begin(), o.end());
-  }
-  return exchange(comm, flat, counts);
-}
-
 // One part being written here.
 struct LocalPart {
   int p = 0;
@@ -922,33 +933,39 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     sections.emplace(cases.sections, sliced_mesh(comm, geo, s));
   }
   if (with_cases && !cases.weirs.empty()) collective(comm, [&] { weirs.emplace(cases.weirs, npoin2); });
-  std::vector<std::int32_t>().swap(s.ikle);  // the slice's part is done: the parts' rows are read again below
 
-  // 1. Each part's elements, to the rank writing it; their rows of IKLE read in element
-  // order, then dealt to the parts (each part's elements increasing).
+  // 1. Each part's elements with their rows of IKLE, from the slice to the rank writing the
+  // part; they come in element order (slices are increasing ranges, each sent in order) and
+  // are dealt to the parts (each part's elements increasing).
   {
-    std::vector<std::uint64_t> ep(parts.size());  // (element, part)
-    for (std::size_t i = 0; i < parts.size(); ++i) ep[i] = pair_word(s.first + static_cast<std::int64_t>(i), parts[i]);
+    struct ElementRow {
+      std::uint64_t ep;  // (element, part)
+      std::int32_t v[8];
+    };
+    if (ndp > 8) throw UsageError(geo.name() + ": elements of " + std::to_string(ndp) + " nodes (at most 8)");
+    std::vector<ElementRow> rows(parts.size());
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      rows[i].ep = pair_word(s.first + static_cast<std::int64_t>(i), parts[i]);
+      std::copy_n(s.ikle.data() + i * static_cast<std::size_t>(ndp), ndp, rows[i].v);
+    }
+    std::vector<std::int32_t>().swap(s.ikle);
     std::vector<int> counts;
-    ep = by_destination(std::move(ep), size, [&](std::uint64_t w) { return part_ranks.owner(part_of(w)); }, counts);
-    ep = exchange(comm, ep, counts);
-    radix_sort(ep, [](std::uint64_t w) { return w >> 32; });
+    rows = by_destination(std::move(rows), size, [&](const ElementRow& r) { return part_ranks.owner(part_of(r.ep)); }, counts);
+    rows = exchange(comm, rows, counts);
     std::vector<std::size_t> filled(mine.size(), 0);
-    for (auto w : ep) ++filled[static_cast<std::size_t>(part_of(w) - p0)];
+    for (const auto& r : rows) ++filled[static_cast<std::size_t>(part_of(r.ep) - p0)];
     for (std::size_t i = 0; i < mine.size(); ++i) {
       mine[i].elems.resize(filled[i]);
       mine[i].ikle.resize(filled[i] * static_cast<std::size_t>(ndp));  // global nodes (1-based) until step 2
       filled[i] = 0;
     }
-    collective(comm, [&] {
-      read_rows(geo, ep, ndp, s.nelem, [&](std::size_t i, const std::int32_t* v) {
-        const auto k = static_cast<std::size_t>(part_of(ep[i]) - p0);
-        auto& lp = mine[k];
-        const std::size_t j = filled[k]++;
-        lp.elems[j] = static_cast<std::int32_t>(id_of(ep[i]));
-        std::copy_n(v, ndp, lp.ikle.data() + j * static_cast<std::size_t>(ndp));
-      });
-    });
+    for (const auto& r : rows) {
+      const auto k = static_cast<std::size_t>(part_of(r.ep) - p0);
+      auto& lp = mine[k];
+      const std::size_t j = filled[k]++;
+      lp.elems[j] = static_cast<std::int32_t>(id_of(r.ep));
+      std::copy_n(r.v, ndp, lp.ikle.data() + j * static_cast<std::size_t>(ndp));
+    }
   }
   std::vector<std::int32_t>().swap(parts);  // each part's elements hold them now
   // 2. Each part's nodes in order of first appearance (one sort of (node, position) words),
@@ -1064,10 +1081,11 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
     for (auto& v : sub_ikle) v = static_cast<std::int32_t>(std::lower_bound(nodes.begin(), nodes.end(), v) - nodes.begin()) + 1;
     std::vector<double> xs, ys;
-    collective(comm, [&] {
-      xs = read_reals_of(geo, geo.x_offset() + 4, nodes);
-      ys = read_reals_of(geo, geo.y_offset() + 4, nodes);
-    });
+    {
+      const SharedRecord coords(comm, g.npoin, nodes);
+      xs = coords.read(geo, geo.x_offset() + 4);
+      ys = coords.read(geo, geo.y_offset() + 4);
+    }
     std::vector<std::int32_t> bnodes_c;  // boundary points' compact node numbers (1-based)
     std::vector<int> lih, liu;
     collective(comm, [&] {
@@ -1385,9 +1403,11 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     text_kind(names.dir + "/" + names.par, pars, with_par ? PartOutputs::kParIndex : PartOutputs::kEmptyIndex);
     create(from);
   }
+  // Every value this rank's parts hold comes from one rank's share of its record.
+  const SharedRecord shared(comm, g.npoin, gnodes);
+  gx = shared.coordinates(geo, geo.x_offset() + 4);
+  gy = shared.coordinates(geo, geo.y_offset() + 4);
   collective(comm, [&] {
-    gx = read_coordinates_of(geo, geo.x_offset() + 4, gnodes);
-    gy = read_coordinates_of(geo, geo.y_offset() + 4, gnodes);
     if (with_cases && !cases.zones.empty())
       zones.emplace(cases.zones, npoin2, [&held](std::int32_t n) { return held.contains(n) ? held.place(n) : std::int64_t{-1}; }, held.size());
   });
@@ -1447,15 +1467,17 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     gx.clear();
     gy.clear();
     ::malloc_trim(0);
-    for (std::size_t src = 0; src < sources.size(); ++src) {
-      PartOutputs& files = kinds[src];
-      // Frames: each record read once at this rank's nodes, then cut into its parts.
-      const serafin::Reader& r = *sources[src];
-      const auto& sg = r.header();
-      const int rs = real_size(sg.precision);
-      const auto& lay = layouts[src];
-      std::vector<unsigned char> rec;
-      for (std::int64_t f = 0; f < r.frame_count(); ++f) {
+  });
+  for (std::size_t src = 0; src < sources.size(); ++src) {
+    PartOutputs& files = kinds[src];
+    // Frames: each record read once over the ranks (each its share), then cut into the parts.
+    const serafin::Reader& r = *sources[src];
+    const auto& sg = r.header();
+    const int rs = real_size(sg.precision);
+    const auto& lay = layouts[src];
+    std::vector<unsigned char> rec;
+    for (std::int64_t f = 0; f < r.frame_count(); ++f) {
+      collective(comm, [&] {
         const double time = r.read_time(f);
         for (std::size_t i = 0; i < mine.size(); ++i) {
           unsigned char t[16];
@@ -1464,8 +1486,10 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
           store<std::int32_t>(t + 4 + rs, rs, sg.byte_order);
           files.write(i, t, static_cast<std::size_t>(8 + rs), lay[i].frame_offset(f));
         }
-        for (int v = 0; v < sg.nvar(); ++v) {
-          const auto values = read_reals_of(r, r.layout().values_offset(f, v), gnodes);
+      });
+      for (int v = 0; v < sg.nvar(); ++v) {
+        const auto values = shared.read(r, r.layout().values_offset(f, v));
+        collective(comm, [&] {
           for (std::size_t i = 0; i < mine.size(); ++i) {
             const auto& lp = mine[i];
             const auto np = static_cast<std::int64_t>(lp.knolg.size()), npl = np * nplan;
@@ -1478,10 +1502,10 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
             store<std::int32_t>(rec.data() + 4 + npl * rs, static_cast<std::int32_t>(npl * rs), sg.byte_order);
             files.write(i, rec.data(), rec.size(), lay[i].values_offset(f, v) - 4);
           }
-        }
+        });
       }
     }
-  });
+  }
   for (auto& k : kinds) k.close();
   collective(comm, [&] { out.commit(); });
   partel::WriteReport report;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/mesh.hpp"
 #include "formats/boundary.hpp"
 #include "formats/partel.hpp"
 #include "formats/serafin.hpp"
@@ -24,6 +25,32 @@ struct Slices {
   std::int64_t first(int rank) const { return n / size * rank + std::min<std::int64_t>(rank, n % size); }
   int owner(std::int64_t e) const;
 };
+
+// A record of n reals (X, Y, a variable of a frame) read by all ranks together: each rank
+// reads its own contiguous n/P of it and sends every rank the values that rank names. Made
+// once for a set of names (sorted, each once), used for every record of that length. A
+// rank reads its share and holds its names' values: never the whole record, over which the
+// nodes a rank wants are spread (a part's nodes are, in most meshes' numbering).
+class SharedRecord {
+ public:
+  // Collective.
+  SharedRecord(MPI_Comm comm, std::int64_t n, const std::vector<std::int32_t>& names);
+  // Collective: the named values of the record at `offset` (after its marker) of r, in the
+  // names' order.
+  std::vector<double> read(const serafin::Reader& r, std::int64_t offset) const;
+  // The same, kept in the file's precision (half the memory for a single-precision file).
+  Coordinates coordinates(const serafin::Reader& r, std::int64_t offset) const;
+
+ private:
+  MPI_Comm comm_;
+  std::int64_t first_ = 0, count_ = 0;  // this rank's share
+  std::vector<std::uint64_t> asked_;    // the nodes asked of this rank, grouped by the asking rank
+  std::vector<int> reply_counts_;       // how many each rank asked
+  std::vector<std::uint32_t> order_;    // asked_ by node
+};
+
+// Collective: all-to-all of words, out[d] for rank d; what this rank receives, in rank order.
+std::vector<std::uint64_t> exchange_words(MPI_Comm comm, const std::vector<std::vector<std::uint64_t>>& out);
 
 // A rank's slice of a mesh's 2D base elements (a 3D mesh's first layer of prisms, their
 // bottom triangles).

@@ -64,6 +64,30 @@ def test_the_part_from_the_global_geometry_is_the_part_files_part(ab, tmp_path, 
     assert sum(int(s.split()[1]) for s in got) == m.nelem
 
 
+@pytest.mark.parametrize("last_newline", [True, False])
+def test_every_rank_reads_its_share_of_the_lines_wherever_they_are_cut(ab, tmp_path, last_newline):
+    """Each rank parses the lines starting in its share of the file's bytes: lines of every
+    width (leading and trailing blanks, CRLF, leading zeros) and a last line with or without
+    its newline, at 5 ranks, cut the shares at every kind of place; each part is still the
+    part files' part."""
+    assert ab("generate", "-n", 600, "-o", tmp_path / "m.slf").returncode == 0
+    for layout, d in (("telemac", "p"), ("partition-file", "e")):
+        r = ab("partition", tmp_path / "m.slf", "-n", 5, "--method", "metis", "--layout", layout, "-o", tmp_path / d)
+        assert r.returncode == 0, r.stderr
+    values = (tmp_path / "e" / "m.slf.epart.5").read_text().split()
+    text = "".join(" " * (i % 7) + "0" * (i % 3) + v + "\t" * (i % 2) + ("\r\n" if i % 4 == 1 else "\n")
+                   for i, v in enumerate(values))
+    odd = tmp_path / "odd.epart.5"
+    odd.write_text(text if last_newline else text.rstrip("\r\n"))
+    script = tmp_path / "check.py"
+    script.write_text(CHECK)
+    proc = mpirun(5, sys.executable, script, tmp_path / "m.slf", odd, tmp_path / "p" / "m.slf", tmp_path / "said")
+    assert proc.returncode == 0, proc.stderr
+    got = said(tmp_path, 5)
+    assert all(s.startswith("same ") for s in got), got
+    assert sum(int(s.split()[1]) for s in got) == len(values)
+
+
 @pytest.mark.parametrize("content,words", [
     ("0\n1\nx\n", "line 3"),
     ("0\n1\n", "the file ends after 2 elements"),

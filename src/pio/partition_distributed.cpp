@@ -280,25 +280,62 @@ MeshSlice read_mesh_slice(MPI_Comm comm, const serafin::Reader& mesh) {
 }
 
 std::vector<std::int32_t> read_weights_slice(MPI_Comm comm, const std::string& path, const MeshSlice& slice) {
-  std::vector<std::int32_t> w;
+  // A text of one integer per 2D element: each rank parses the numbers that start in its
+  // share of the bytes (a number is at most a few bytes past the share's end), learns their
+  // place from the ranks before, and sends them to the ranks whose slices hold them.
+  const int size = comm_size(comm), rank = comm_rank(comm);
+  std::vector<std::uint64_t> values;
+  std::int64_t bad = -1;  // the first entry (counted in the share) that is not an integer
+  std::int64_t file_bytes = 0;
   collective(comm, [&] {
-    // A text file of one integer per element: every rank scans it (numbers are short) and
-    // keeps its slice.
-    std::istringstream in(read_text_file(path));  // read as an input: no output may replace it
-    const std::int64_t last = slice.first + slice.count();
-    std::int64_t i = 0;
-    long long v;
-    while (in >> v) {
-      if (v < 0 || v > 1000000000)
-        throw FormatError(path + ": weight " + std::to_string(i + 1) + " = " + std::to_string(v) + " is out of range 0..1e9");
-      if (i >= slice.first && i < last) w.push_back(static_cast<std::int32_t>(v));
-      ++i;
+    const FileSource src(path);  // read as an input: no output may replace it
+    file_bytes = src.size();
+    const Slices shares{file_bytes, size};
+    const std::int64_t begin = shares.first(rank), end = shares.first(rank + 1);
+    if (begin >= end) return;
+    constexpr std::int64_t kTail = 32;  // longer than any number allowed: a longer one is refused anyway
+    const std::int64_t from = std::max<std::int64_t>(begin - 1, 0), to = std::min(file_bytes, end + kTail);
+    std::string text(static_cast<std::size_t>(to - from), '\0');
+    src.read_at(from, text.data(), text.size());
+    auto blank = [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; };
+    for (std::int64_t at = begin; at < end; ++at) {
+      const auto i = static_cast<std::size_t>(at - from);
+      if (blank(text[i]) || (at > 0 && !blank(text[i - 1]))) continue;  // not where a number starts
+      std::size_t j = i;
+      while (j < text.size() && !blank(text[j])) ++j;
+      long long v = 0;
+      const char* first = text.data() + i + (text[i] == '+' ? 1 : 0);
+      const auto [ptr, ec] = std::from_chars(first, text.data() + j, v);
+      if (ec != std::errc() || ptr != text.data() + j) {
+        if (bad < 0) bad = static_cast<std::int64_t>(values.size());
+        v = 0;
+      }
+      values.push_back(static_cast<std::uint64_t>(v));
     }
-    if (!in.eof()) throw FormatError(path + ": entry " + std::to_string(i + 1) + " is not an integer");
-    if (i != slice.nelem)
-      throw UsageError(path + ": " + std::to_string(i) + " weights for " + std::to_string(slice.nelem) + " (2D) elements");
   });
-  return w;
+  const auto count = static_cast<std::int64_t>(values.size());
+  std::int64_t before = 0, total = 0;
+  MPI_Exscan(&count, &before, 1, MPI_INT64_T, MPI_SUM, comm);
+  if (rank == 0) before = 0;  // MPI_Exscan leaves rank 0's undefined
+  MPI_Allreduce(&count, &total, 1, MPI_INT64_T, MPI_SUM, comm);
+  collective(comm, [&] {  // the first bad entry is the lowest rank's
+    for (std::int64_t i = 0; i < count; ++i) {
+      if (i == bad) throw FormatError(path + ": entry " + std::to_string(before + i + 1) + " is not an integer");
+      const auto v = static_cast<long long>(values[static_cast<std::size_t>(i)]);
+      if (v < 0 || v > 1000000000)
+        throw FormatError(path + ": weight " + std::to_string(before + i + 1) + " = " + std::to_string(v) + " is out of range 0..1e9");
+    }
+  });
+  collective(comm, [&] {
+    if (total != slice.nelem)
+      throw UsageError(path + ": " + std::to_string(total) + " weights for " + std::to_string(slice.nelem) + " (2D) elements");
+  });
+  // Entries [before, before + count) to the ranks whose slices hold them (in order).
+  const Slices slices{slice.nelem, size};
+  std::vector<int> counts(static_cast<std::size_t>(size), 0);
+  for (std::int64_t i = 0; i < count; ++i) ++counts[static_cast<std::size_t>(slices.owner(before + i))];
+  const auto got = exchange(comm, values, counts);
+  return std::vector<std::int32_t>(got.begin(), got.end());
 }
 
 namespace {

@@ -70,6 +70,35 @@ def test_sfc_weighted_is_the_serial_weighted_partition(ab, meshes, tmp_path):
         assert partition_file(tmp_path / f"r{ranks}").read_bytes() == serial
 
 
+def test_weights_read_in_shares_wherever_the_numbers_are_cut(ab, meshes, tmp_path):
+    """Each rank parses the numbers starting in its share of the weights file's bytes: the
+    same weights laid out anyhow (several on a line, runs of blanks, a '+', no last newline)
+    give the serial partition at 5 ranks; a bad entry, a weight out of range and a count
+    that does not match are refused on every rank with the entry's number."""
+    src, w = meshes / "m2.slf", meshes / "w.txt"
+    r = ab("partition", src, "-n", 5, "--method", "sfc", "--weights", w, "--layout", "partition-file", "-o", tmp_path / "s")
+    assert r.returncode == 0, r.stderr
+    serial = partition_file(tmp_path / "s").read_bytes()
+    values = w.read_text().split()
+    seps = [" ", "\n", "   ", "\t", " \r\n", "\n\n"]
+    odd = tmp_path / "odd.txt"
+    odd.write_text("".join(("+" if i % 11 == 3 else "") + v + seps[i % len(seps)] for i, v in enumerate(values)).rstrip())
+    proc = mpirun(5, EXE, "partition", src, "-n", 5, "--method", "sfc", "--weights", odd, "--layout", "partition-file",
+                  "-o", tmp_path / "odd")
+    assert proc.returncode == 0, proc.stderr
+    assert partition_file(tmp_path / "odd").read_bytes() == serial
+    k = len(values) * 2 // 3  # an entry in the last rank's share
+    for i, (bad, words) in enumerate([(values[:k] + ["1.5"] + values[k + 1:], f"entry {k + 1} is not an integer"),
+                                      (values[:k] + ["1000000001"] + values[k + 1:], f"weight {k + 1} = 1000000001 is out of range"),
+                                      (values[:-1], f"{len(values) - 1} weights for {len(values)}")]):
+        f = tmp_path / f"bad{i}.txt"
+        f.write_text("\n".join(bad) + "\n")
+        proc = mpirun(3, EXE, "partition", src, "-n", 5, "--method", "sfc", "--weights", f, "--layout", "partition-file",
+                      "-o", tmp_path / f"b{i}")
+        assert_status(proc, 1, words)
+        assert proc.stderr.count(words) == 1, proc.stderr  # one line, from rank 0
+
+
 @pytest.mark.parametrize("ranks,parts", [(1, 4), (2, 7), (3, 7), (3, 2)])
 def test_ptscotch_parts_are_balanced_and_repeat(meshes, tmp_path, ranks, parts):
     src = meshes / "m2.slf"

@@ -631,59 +631,69 @@ void write_header(ByteSink& sink, const Header& h, const Mesh& mesh, const Write
 }
 
 void write_header(ByteSink& sink, const Header& h, const Reader& mesh_file, const WriteOptions& options) {
+  write_header_records(sink, h, options);
+  // One share: every piece comes in the file's order.
+  copy_mesh_records(h, mesh_file, 0, 1, [&](std::int64_t, const void* data, std::size_t n) { sink.write(data, n); });
+}
+
+std::int64_t mesh_records_offset(const Header& h) {
+  const std::int64_t rs = real_size(h.precision);
+  return Layout::of(h).header_bytes - (8 + h.nelem * h.ndp * 4) - (8 + h.npoin * 4) - 2 * (8 + h.npoin * rs);
+}
+
+void copy_mesh_records(const Header& h, const Reader& mesh_file, int share, int shares,
+                       const std::function<void(std::int64_t, const void*, std::size_t)>& write_at) {
   const Header& g = mesh_file.header();
   if (g.nelem != h.nelem || g.npoin != h.npoin || g.ndp != h.ndp)
     throw UsageError(mesh_file.name() + " does not have the header's sizes (NELEM, NPOIN, NDP)");
-  write_header_records(sink, h, options);
   const ByteOrder bo = h.byte_order;
   const auto& src = mesh_file.source();
-  // Records of `words` words of `size` bytes, copied as stored (swapped when the byte orders
-  // differ), a MiB at a time.
-  std::vector<unsigned char> piece;
-  auto copy_words = [&](std::int64_t at, std::int64_t words, int size) {
-    const std::int64_t bytes = words * size;
-    put_i32(sink, static_cast<std::int32_t>(bytes), bo);
-    const std::int64_t step = (std::int64_t{1} << 20) / size * size;
-    for (std::int64_t i = 0; i < bytes; i += step) {
-      const std::int64_t m = std::min(step, bytes - i);
-      piece.resize(static_cast<std::size_t>(m));
-      src.read_at(at + 4 + i, piece.data(), piece.size());
-      if (g.byte_order != bo) {
-        if (size == 4)
-          bswap_words<4>(piece.data(), piece.size() / 4);
-        else
-          bswap_words<8>(piece.data(), piece.size() / 8);
-      }
-      sink.write(piece.data(), piece.size());
-    }
-    put_i32(sink, static_cast<std::int32_t>(bytes), bo);
-  };
-  copy_words(mesh_file.ikle_offset(), h.nelem * h.ndp, 4);
-  copy_words(mesh_file.ipobo_offset(), h.npoin, 4);
   const int rs_in = real_size(g.precision), rs = real_size(h.precision);
-  if (rs_in == rs) {
-    copy_words(mesh_file.x_offset(), h.npoin, rs);
-    copy_words(mesh_file.y_offset(), h.npoin, rs);
-    return;
-  }
-  // Coordinates in the other precision: converted piece by piece.
+  struct Record {
+    std::int64_t from, n;  // the source record's marker, its items
+    int in, out;           // item sizes in the source and here
+  };
+  const Record records[4] = {{mesh_file.ikle_offset(), h.nelem * h.ndp, 4, 4},
+                             {mesh_file.ipobo_offset(), h.npoin, 4, 4},
+                             {mesh_file.x_offset(), h.npoin, rs_in, rs},
+                             {mesh_file.y_offset(), h.npoin, rs_in, rs}};
+  std::int64_t at = mesh_records_offset(h);  // this record's leading marker, here
   std::vector<unsigned char> in, out;
   std::vector<double> values;
-  for (std::int64_t at : {mesh_file.x_offset(), mesh_file.y_offset()}) {
-    put_i32(sink, static_cast<std::int32_t>(h.npoin * rs), bo);
-    for (std::int64_t i = 0; i < h.npoin; i += static_cast<std::int64_t>(kChunkValues)) {
-      const std::int64_t m = std::min<std::int64_t>(static_cast<std::int64_t>(kChunkValues), h.npoin - i);
-      in.resize(static_cast<std::size_t>(m * rs_in));
-      src.read_at(at + 4 + i * rs_in, in.data(), in.size());
+  for (const Record& r : records) {
+    const std::int64_t bytes = r.n * r.out;
+    unsigned char marker[4];
+    store<std::int32_t>(marker, static_cast<std::int32_t>(bytes), bo);
+    if (share == 0) write_at(at, marker, 4);
+    // This share's items, a piece at a time: copied as stored (swapped when the byte orders
+    // differ), or converted to the other precision.
+    const std::int64_t first = r.n / shares * share + std::min<std::int64_t>(share, r.n % shares),
+                       last = r.n / shares * (share + 1) + std::min<std::int64_t>(share + 1, r.n % shares);
+    const std::int64_t step = (std::int64_t{1} << 20) / r.in;
+    for (std::int64_t i = first; i < last; i += step) {
+      const std::int64_t m = std::min(step, last - i);
+      in.resize(static_cast<std::size_t>(m * r.in));
+      src.read_at(r.from + 4 + i * r.in, in.data(), in.size());
+      if (r.in == r.out) {
+        if (g.byte_order != bo) {
+          if (r.in == 4)
+            bswap_words<4>(in.data(), in.size() / 4);
+          else
+            bswap_words<8>(in.data(), in.size() / 8);
+        }
+        write_at(at + 4 + i * r.out, in.data(), in.size());
+        continue;
+      }
       values.resize(static_cast<std::size_t>(m));
       for (std::int64_t k = 0; k < m; ++k)
-        values[static_cast<std::size_t>(k)] = rs_in == 4 ? static_cast<double>(load<float>(in.data() + 4 * k, g.byte_order))
-                                                         : load<double>(in.data() + 8 * k, g.byte_order);
-      out.resize(static_cast<std::size_t>(m * rs));
+        values[static_cast<std::size_t>(k)] = r.in == 4 ? static_cast<double>(load<float>(in.data() + 4 * k, g.byte_order))
+                                                        : load<double>(in.data() + 8 * k, g.byte_order);
+      out.resize(static_cast<std::size_t>(m * r.out));
       encode_reals(values.data(), m, h.precision, bo, out.data());
-      sink.write(out.data(), out.size());
+      write_at(at + 4 + i * r.out, out.data(), out.size());
     }
-    put_i32(sink, static_cast<std::int32_t>(h.npoin * rs), bo);
+    if (share == 0) write_at(at + 4 + bytes, marker, 4);
+    at += bytes + 8;
   }
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -171,6 +172,15 @@ void write_header(ByteSink& sink, const Header& header, const Mesh& mesh, const 
 // pieces (converted to header's precision and byte order): the mesh is never held whole.
 // header's sizes must be mesh_file's.
 void write_header(ByteSink& sink, const Header& header, const Reader& mesh_file, const WriteOptions& options = {});
+// Where the mesh records (IKLE's length marker) start in a file with this header.
+std::int64_t mesh_records_offset(const Header& header);
+// Share `share` of `shares` of the mesh records of a file with this header, copied from
+// mesh_file (converted to header's precision and byte order) and handed to
+// write_at(offset in the file, bytes, count) in pieces of about a MiB: each record's items
+// cut into `shares` runs, share 0 with the records' length markers. Shares written by
+// different processes together make the records; one share gives them in the file's order.
+void copy_mesh_records(const Header& header, const Reader& mesh_file, int share, int shares,
+                       const std::function<void(std::int64_t, const void*, std::size_t)>& write_at);
 // Checks the record limit without writing.
 void check_record_limits(const Header& header, const WriteOptions& options = {});
 

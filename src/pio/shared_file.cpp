@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "pio/mpi_util.hpp"
+#include "pio/strategy.hpp"
 
 namespace anabranch::pio {
 
@@ -24,12 +25,21 @@ MPI_File open_shared_file(MPI_Comm comm, const StrategySetup& setup) {
   }
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
+  const std::string& name = setup.final_path.empty() ? setup.path : setup.final_path;
   try {
     collective(comm, [&] {
       if (rank == 0 && setup.write_header) {
-        MpiFileSink sink(fh, setup.final_path.empty() ? setup.path : setup.final_path);
+        MpiFileSink sink(fh, name);
         setup.write_header(sink);
         sink.flush();
+      }
+      // The mesh records from the geometry file, a share per rank (O(N/P) read and written each).
+      if (setup.copy_mesh) {
+        int size = 1;
+        MPI_Comm_size(comm, &size);
+        setup.copy_mesh(rank, size, [&](std::int64_t offset, const void* data, std::size_t n) {
+          write_at(fh, offset, data, static_cast<std::int64_t>(n), name);
+        });
       }
     });
   } catch (...) {

@@ -30,6 +30,11 @@ struct StrategySetup {
   std::int64_t buffer_bytes = std::int64_t{16} << 20;  // aggregation buffer per writer
   // Writes the global header (rank 0 only; other ranks get an empty function).
   std::function<void(ByteSink&)> write_header;
+  // When the mesh comes from a geometry file, on every rank: copies share `share` of
+  // `shares` of the header's mesh records into the file (write_at: offset, bytes, count),
+  // which write_header then leaves out. The ranks opening the file copy one share each.
+  std::function<void(int share, int shares, const std::function<void(std::int64_t, const void*, std::size_t)>& write_at)>
+      copy_mesh;
   // file-per-process: this rank's own SERAFIN file (header + local mesh); the frames
   // are its local values, in local order.
   const serafin::Header* local_header = nullptr;

@@ -108,18 +108,35 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
   setup.flush_frames = options_.flush_frames;
   setup.provenance = options_.provenance;
   setup.atomic = options_.atomic;
+  // Rank 0's geometry file (when it gives no mesh in memory), for every rank: the ranks
+  // opening the file copy its mesh records in shares; rank 0 writes the records before.
+  std::string geometry = rank_ == 0 && !out.mesh ? out.geometry : std::string();
+  {
+    int len = static_cast<int>(geometry.size());
+    MPI_Bcast(&len, 1, MPI_INT, 0, comm_);
+    geometry.resize(static_cast<std::size_t>(len));
+    MPI_Bcast(geometry.data(), len, MPI_CHAR, 0, comm_);
+  }
+  const serafin::Header h = header_;
+  if (!geometry.empty() && strategy_->serafin_file())
+    setup.copy_mesh = [geometry, h](int share, int shares, const std::function<void(std::int64_t, const void*, std::size_t)>& write_at) {
+      serafin::copy_mesh_records(h, serafin::Reader(geometry), share, shares, write_at);
+    };
   if (rank_ == 0) {
     setup.mesh = out.mesh;
     setup.geometry = out.geometry;
     const Mesh* mesh = out.mesh;
-    const std::string geometry = out.geometry;
-    const serafin::Header h = header_;
-    setup.write_header = [mesh, geometry, h](ByteSink& sink) {
+    const bool shared = static_cast<bool>(setup.copy_mesh);
+    setup.write_header = [mesh, geometry, h, shared](ByteSink& sink) {
       if (mesh) {
         serafin::write_header(sink, h, *mesh);
         return;
       }
       if (geometry.empty()) throw UsageError("rank 0 must give the global mesh or a geometry file");
+      if (shared) {
+        serafin::write_header_records(sink, h);  // the mesh records: every rank's share
+        return;
+      }
       serafin::write_header(sink, h, serafin::Reader(geometry));  // streamed, never held whole
     };
   }

@@ -271,3 +271,39 @@ TEST(SerafinFixtures, KnownFactsOfTheFixtures) {
     for (std::size_t k = 0; k < ref.size(); k += 97) EXPECT_FLOAT_EQ(v[k], ref[k]) << name;
   }
 }
+
+TEST(Serafin, MeshRecordsCopiedInSharesMakeTheWholeHeader) {
+  // Every precision and byte order of the geometry into every one of the output, cut into
+  // 1 to 7 shares (more shares than a record's items too): the pieces, put where they say,
+  // are the header write_header streams, byte for byte, and cover it once.
+  TempDir tmp;
+  for (auto pin : {Precision::Single, Precision::Double})
+    for (auto oin : {ByteOrder::Big, ByteOrder::Little}) {
+      abtest::write_bytes(tmp.file("geo.slf"), abtest::small_file(pin, oin, 0));
+      const serafin::Reader geo(tmp.file("geo.slf"));
+      for (auto p : {Precision::Single, Precision::Double})
+        for (auto o : {ByteOrder::Big, ByteOrder::Little}) {
+          serafin::Header h = geo.header();
+          h.precision = p;
+          h.byte_order = o;
+          MemorySink whole;
+          serafin::write_header(whole, h, geo);
+          const auto start = serafin::mesh_records_offset(h);
+          ASSERT_EQ(static_cast<std::int64_t>(whole.bytes.size()), serafin::Layout::of(h).header_bytes);
+          for (int shares = 1; shares <= 7; ++shares) {
+            std::vector<unsigned char> got(whole.bytes.begin(), whole.bytes.begin() + start);
+            got.resize(whole.bytes.size(), 0xEE);
+            std::vector<int> times(whole.bytes.size(), 0);
+            for (int share = 0; share < shares; ++share)
+              serafin::copy_mesh_records(h, geo, share, shares, [&](std::int64_t at, const void* d, std::size_t n) {
+                ASSERT_GE(at, start);
+                ASSERT_LE(at + static_cast<std::int64_t>(n), static_cast<std::int64_t>(got.size()));
+                std::memcpy(got.data() + at, d, n);
+                for (std::size_t i = 0; i < n; ++i) ++times[static_cast<std::size_t>(at) + i];
+              });
+            EXPECT_EQ(got, whole.bytes) << shares << " shares, " << to_string(p) << " " << to_string(o);
+            for (std::size_t i = static_cast<std::size_t>(start); i < times.size(); ++i) ASSERT_EQ(times[i], 1) << "byte " << i;
+          }
+        }
+    }
+}

@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""What one rank costs as the rank count grows: the parallel paths run under mpiexec at P =
+16, 64 and 256 ranks (oversubscribed, 16 ranks per emulated node), every rank measured from
+outside (bench/rank_probe.py: the bytes it read and wrote through system calls, its peak
+resident memory from the kernel's own count), and every output verified.
+
+Paths:
+- partition: `mpiexec -n P anabranch partition MESH -n P --method sfc` (the telemac layout,
+  frames included); its files must be the serial partitioner's bytes.
+- solver: each rank's part from the global geometry and the element -> part file
+  (ab_part_open_global), FRAMES frames written into one shared file (aggregated), the last
+  read back as a restart (bench/scale_solver.py); the file must be the same bytes at every P.
+
+For each run: the largest rank's bytes read against the bound 2 x (inputs / P) + 2 MiB, all
+ranks' bytes read against inputs + 1.5 x written + 64 KiB x P, the largest rank's peak RSS,
+and rank 0's bytes read (rank 0 gets no pass). A baseline run of the same program doing
+nothing but start (MPI, Python) gives each rank's fixed start-up reads, subtracted before
+the bounds are checked. Prints a table, fits bytes read per rank = a + b / P, and writes JSON.
+Usage: bench/scale.py [--ranks 16 64 256] [--elements 1000000] [--frames 2] [--per-node 16]
+                      [--work DIR] [--json OUT] [--quick]
+"""
+import argparse
+import filecmp
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+BUILD = pathlib.Path(os.environ.get("ANABRANCH_BUILD", HERE.parent / "build"))
+AB = os.environ.get("ANABRANCH", str(BUILD / "src/cli/anabranch"))
+PYTHON = os.environ.get("PYTHON", str(BUILD / "venv/bin/python") if (BUILD / "venv/bin/python").exists() else sys.executable)
+MPIEXEC = os.environ.get("AB_MPIEXEC", "mpiexec")
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1", ANABRANCH_PROGRESS="0",
+           PYTHONPATH=os.environ.get("PYTHONPATH", str(BUILD / "python")))
+MiB = 1 << 20
+
+
+def run(*args, **kw):
+    r = subprocess.run([str(a) for a in args], capture_output=True, text=True, env=kw.pop("env", ENV), **kw)
+    if r.returncode != 0:
+        sys.exit(f"scale: {' '.join(map(str, args[:6]))}... failed ({r.returncode}): {r.stderr.strip()[-2000:]}")
+    return r
+
+
+def probed(ranks, per_node, probe_dir, *cmd):
+    """Runs cmd on `ranks` ranks, each under rank_probe.py; returns (seconds, records by rank)."""
+    shutil.rmtree(probe_dir, ignore_errors=True)
+    probe_dir.mkdir(parents=True)
+    env = dict(ENV, ANABRANCH_TEST_NODES=str(max(1, ranks // per_node)))
+    t0 = time.monotonic()
+    run(MPIEXEC, "-n", ranks, PYTHON, HERE / "rank_probe.py", probe_dir, *cmd, env=env, timeout=3600)
+    secs = time.monotonic() - t0
+    recs = sorted((json.loads(p.read_text()) for p in probe_dir.glob("rank.*.json")), key=lambda r: r["rank"])
+    if len(recs) != ranks or any(r["status"] != 0 or r["read"] is None for r in recs):
+        sys.exit(f"scale: {len(recs)} of {ranks} ranks reported, or one failed")
+    return secs, recs
+
+
+def same_files(a, b):
+    names = sorted(p.name for p in a.iterdir())
+    if names != sorted(p.name for p in b.iterdir()):
+        return False
+    return all(filecmp.cmp(a / n, b / n, shallow=False) for n in names)
+
+
+def fit(rows):
+    """Least squares of bytes read by the largest rank = a + b / P."""
+    xs = [1 / r["ranks"] for r in rows]
+    ys = [r["max_read"] for r in rows]
+    n = len(xs)
+    if n < 2:
+        return None
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else 0.0
+    return my - b * mx, b
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ranks", type=int, nargs="+", default=[16, 64, 256])
+    ap.add_argument("--elements", type=int, default=1_000_000)
+    ap.add_argument("--frames", type=int, default=2)
+    ap.add_argument("--per-node", type=int, default=16)
+    ap.add_argument("--paths", nargs="+", default=["partition", "solver"], choices=["partition", "solver"])
+    ap.add_argument("--work", type=pathlib.Path)
+    ap.add_argument("--json", type=pathlib.Path)
+    ap.add_argument("--quick", action="store_true", help="a small mesh at 2 and 4 ranks (keeps the bench from rotting)")
+    a = ap.parse_args()
+    if a.quick:
+        a.ranks, a.elements, a.per_node = [2, 4], 20000, 2
+    work = a.work or pathlib.Path(tempfile.mkdtemp(prefix="ab-scale-"))
+    work.mkdir(parents=True, exist_ok=True)
+    mesh = work / "m.slf"
+    run(AB, "generate", "-n", a.elements, "--frames", a.frames, "-o", mesh)
+    mesh_bytes = mesh.stat().st_size
+    print(f"mesh: {a.elements} triangles, {a.frames} frames, {mesh_bytes / MiB:.1f} MiB; {a.per_node} ranks per emulated node")
+    rows, solver_ref = [], None
+    for p in a.ranks:
+        # Start-up alone: what every rank reads before any work (MPI, the Python modules).
+        _, base_ab = probed(p, a.per_node, work / "probe", AB, "partition", "--help")
+        _, base_py = probed(p, a.per_node, work / "probe", PYTHON, "-c", "from mpi4py import MPI; import numpy, anabranch")
+        if "partition" in a.paths:
+            ref, out = work / f"serial{p}", work / f"par{p}"
+            for d in (ref, out):
+                shutil.rmtree(d, ignore_errors=True)
+            run(AB, "partition", mesh, "-n", p, "--method", "sfc", "-o", ref)
+            secs, recs = probed(p, a.per_node, work / "probe", AB, "partition", mesh, "-n", p, "--method", "sfc", "-o", out)
+            written = sum(f.stat().st_size for f in out.iterdir())
+            rows.append(summary("partition", p, secs, recs, base_ab, mesh_bytes, written, same_files(ref, out)))
+            shutil.rmtree(ref), shutil.rmtree(out)
+        if "solver" in a.paths:
+            epart_dir = work / f"e{p}"
+            shutil.rmtree(epart_dir, ignore_errors=True)
+            run(AB, "partition", mesh, "-n", p, "--method", "sfc", "--layout", "partition-file", "-o", epart_dir)
+            epart = epart_dir / f"m.slf.epart.{p}"
+            out = work / f"solver{p}.slf"
+            secs, recs = probed(p, a.per_node, work / "probe", PYTHON, HERE / "scale_solver.py", mesh, epart, out,
+                                "aggregated", a.frames)
+            ok = True
+            if solver_ref is None:
+                solver_ref = out
+            else:
+                ok = filecmp.cmp(solver_ref, out, shallow=False)
+            rows.append(summary("solver", p, secs, recs, base_py, mesh_bytes + epart.stat().st_size, out.stat().st_size, ok))
+            shutil.rmtree(epart_dir)
+    print(f"\n{'path':10} {'P':>5} {'s':>7} {'verified':>8} {'max read':>10} {'bound':>9} {'rank 0':>9} {'all read':>10} "
+          f"{'bound':>10} {'start':>7} {'peak RSS':>9}")
+    for r in rows:
+        print(f"{r['path']:10} {r['ranks']:5} {r['seconds']:7.1f} {'yes' if r['verified'] else 'NO':>8} "
+              f"{r['max_read'] / MiB:9.2f}M {r['max_bound'] / MiB:8.2f}M {r['rank0_read'] / MiB:8.2f}M "
+              f"{r['all_read'] / MiB:9.1f}M {r['all_bound'] / MiB:9.1f}M {r['start'] / MiB:6.2f}M {r['max_rss'] / MiB:8.1f}M")
+    result = {"elements": a.elements, "frames": a.frames, "per_node": a.per_node, "mesh_bytes": mesh_bytes, "rows": rows}
+    print("\nbytes read by the largest rank, beyond start-up, fitted as a + b / P:")
+    for path in a.paths:
+        mine = [r for r in rows if r["path"] == path]
+        f = fit(mine)
+        if f:
+            a0, b = f
+            result.setdefault("fit", {})[path] = {"a": a0, "b": b}
+            print(f"  {path:10} a = {a0 / MiB:.2f} MiB, b = {b / MiB:.1f} MiB: at 10,000 ranks {(a0 + b / 1e4) / MiB:.2f} MiB, "
+                  f"at 100,000 {(a0 + b / 1e5) / MiB:.2f} MiB per rank")
+        if len(mine) >= 2:
+            growth = mine[-1]["max_rss"] / mine[0]["max_rss"]
+            result.setdefault("rss_growth", {})[path] = growth
+            print(f"  {path:10} largest rank's peak RSS at P = {mine[-1]['ranks']}: {growth:.2f}x P = {mine[0]['ranks']}'s")
+    failed = [f"{r['path']} at P = {r['ranks']}" for r in rows
+              if not (r["verified"] and r["max_read"] <= r["max_bound"] and r["all_read"] <= r["all_bound"])]
+    result["failed"] = failed
+    if a.json:
+        a.json.write_text(json.dumps(result, indent=1))
+    if not a.work:
+        shutil.rmtree(work, ignore_errors=True)
+    if failed:
+        sys.exit("scale: over the bound or not verified: " + ", ".join(failed))
+
+
+def summary(path, p, secs, recs, base, inputs, written, verified):
+    start = max(r["read"] for r in base)  # the largest rank's start-up reads
+    reads = [max(0, r["read"] - start) for r in recs]
+    return {"path": path, "ranks": p, "seconds": secs, "verified": verified, "start": start,
+            "max_read": max(reads), "rank0_read": reads[0], "all_read": sum(reads),
+            "max_bound": 2 * inputs / p + 2 * MiB, "all_bound": inputs + 1.5 * written + 64 * 1024 * p,
+            "max_rss": max(r["peak_rss"] for r in recs), "rank0_rss": recs[0]["peak_rss"],
+            "max_written": max(r["written"] for r in recs), "per_rank_read": [r["read"] for r in recs]}
+
+
+if __name__ == "__main__":
+    main()

@@ -39,8 +39,9 @@ struct StrategySetup {
   // are its local values, in local order.
   const serafin::Header* local_header = nullptr;
   const Mesh* local_mesh = nullptr;
-  // Formats that store the mesh arrays rather than SERAFIN bytes (hdf5), rank 0 only: the
-  // global mesh, or a SERAFIN file to read it from.
+  // Formats that store the mesh arrays rather than SERAFIN bytes (hdf5): rank 0's global
+  // mesh (rank 0 only), or, on every rank, the SERAFIN file to read it from (each writer
+  // writes a share).
   const Mesh* mesh = nullptr;
   std::string geometry;
   // The hints as given (for provenance and stripe alignment).

@@ -12,10 +12,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include "core/error.hpp"
 #include "core/outputs.hpp"
 #include "pio/mpi_util.hpp"
+
 #include "pio/strategy.hpp"
 #include "pio/topology.hpp"
 #include "pio/vtkhdf.hpp"
@@ -80,24 +82,16 @@ class Hdf5Strategy final : public Strategy {
         }
         if (s_.file_per_step) register_temporary(temp_of(o.final_path));  // created under Writer's guard
         out_ = std::make_unique<vtkhdf::Output>(wcomm_, s_.file_per_step ? temp_of(o.final_path) : s_.path, s_.header, s_.info, o);
-        Mesh read;
-        const Mesh* mesh = nullptr;
-        std::exception_ptr mesh_error;
-        if (windex_ == 0) {
-          try {
-            if (s_.mesh) {
-              mesh = s_.mesh;
-            } else {
-              if (s_.geometry.empty()) throw UsageError("rank 0 must give the global mesh or a geometry file");
-              read = serafin::Reader(s_.geometry).read_mesh();
-              mesh = &read;
-            }
-          } catch (...) {
-            mesh_error = std::current_exception();
-          }
+        if (!s_.geometry.empty()) {  // every rank has rank 0's geometry file: the writers write a share each
+          std::optional<serafin::Reader> geometry;
+          collective(wcomm_, [&] { geometry.emplace(s_.geometry); });
+          out_->write_mesh(&*geometry);
+        } else {
+          collective(wcomm_, [&] {
+            if (windex_ == 0 && !s_.mesh) throw UsageError("rank 0 must give the global mesh or a geometry file");
+          });
+          out_->write_mesh(windex_ == 0 ? s_.mesh : nullptr);
         }
-        agree(wcomm_, mesh_error);
-        out_->write_mesh(mesh);
       } catch (...) {
         error = std::current_exception();
       }

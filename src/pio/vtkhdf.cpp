@@ -253,7 +253,7 @@ struct Output::Impl {
 
   void create();
   void write_inputs();  // the provenance's "inputs" (checksums), at close
-  void write_mesh(const MeshPieces& mesh);  // rank 0
+  void write_mesh(const MeshPieces& mesh, int share = 0, int shares = 1);
   // Closes every object but the file (HDF5 closes a file only when nothing in it is open).
   void release_objects() {
     data.clear();
@@ -525,8 +525,9 @@ struct Output::MeshPieces {
   std::function<void(bool, std::int64_t, std::int64_t, double*)> coordinates;
 };
 
-void Output::Impl::write_mesh(const MeshPieces& mesh) {
-  // Rank 0 writes in pieces with independent transfers: bounded extra memory.
+void Output::Impl::write_mesh(const MeshPieces& mesh, int share, int shares) {
+  // Share `share` of `shares` of the elements and of the nodes, in pieces with independent
+  // transfers: bounded extra memory.
   const std::string& f = name;
   if (mesh.npoin != header.npoin || mesh.nelem != header.nelem || mesh.ndp != header.ndp)
     throw UsageError("the mesh does not have the header's sizes");
@@ -539,8 +540,10 @@ void Output::Impl::write_mesh(const MeshPieces& mesh) {
   const int* order = vtu::node_order(mesh.ndp, mesh.nplan);
   std::vector<std::int32_t> rows(static_cast<std::size_t>(std::min(kMeshPiece, std::max<std::int64_t>(nelem, npoin)) * ndp));
   std::vector<std::int64_t> buf;
-  for (std::int64_t e0 = 0; e0 < nelem; e0 += kMeshPiece) {
-    const std::int64_t ne = std::min(kMeshPiece, nelem - e0);
+  auto first = [&](std::int64_t n, int k) { return n / shares * k + std::min<std::int64_t>(k, n % shares); };
+  const std::int64_t e_end = first(nelem, share + 1), p_end = first(npoin, share + 1);
+  for (std::int64_t e0 = first(nelem, share); e0 < e_end; e0 += kMeshPiece) {
+    const std::int64_t ne = std::min(kMeshPiece, e_end - e0);
     mesh.ikle(e0, ne, rows.data());
     buf.resize(static_cast<std::size_t>(ne * ndp));
     for (std::int64_t e = 0; e < ne; ++e)
@@ -554,11 +557,11 @@ void Output::Impl::write_mesh(const MeshPieces& mesh) {
     h5::write_range<std::uint8_t>(types, e0, ne, t.data(), xfer_independent, f);
   }
   const std::int64_t last = nelem * ndp;
-  h5::write_range<std::int64_t>(offs, nelem, 1, &last, xfer_independent, f);
+  if (share == 0) h5::write_range<std::int64_t>(offs, nelem, 1, &last, xfer_independent, f);
   // IPOBO; points (x, y, 0) in the file's precision (Z of 3D meshes comes with the first frame).
   std::vector<double> x(static_cast<std::size_t>(std::min(kMeshPiece, npoin))), y(x.size()), xyz;
-  for (std::int64_t p0 = 0; p0 < npoin; p0 += kMeshPiece) {
-    const std::int64_t np = std::min(kMeshPiece, npoin - p0);
+  for (std::int64_t p0 = first(npoin, share); p0 < p_end; p0 += kMeshPiece) {
+    const std::int64_t np = std::min(kMeshPiece, p_end - p0);
     mesh.ipobo(p0, np, rows.data());
     h5::write_range<std::int32_t>(ipobo, p0, np, rows.data(), xfer_independent, f);
     mesh.coordinates(false, p0, np, x.data());
@@ -598,15 +601,16 @@ void Output::write_mesh(const Mesh* mesh) {
 void Output::write_mesh(const serafin::Reader* geometry) {
   Impl& m = *impl_;
   if (!m.options.mesh_link.empty()) return;
+  int size = 1;
+  if (m.comm != MPI_COMM_NULL) MPI_Comm_size(m.comm, &size);
   collective(m.comm, [&] {
-    if (m.rank != 0) return;
-    if (!geometry) throw UsageError("rank 0 must give the mesh");
+    if (!geometry) throw UsageError("every writer must give the geometry");
     const auto& g = geometry->header();
     MeshPieces p{g.nelem, g.npoin, g.ndp, g.nplan(), {}, {}, {}};
     p.ikle = [&](std::int64_t first, std::int64_t n, std::int32_t* out) { geometry->read_ikle_rows(first, n, out); };
     p.ipobo = [&](std::int64_t first, std::int64_t n, std::int32_t* out) { geometry->read_ipobo(first, n, out); };
     p.coordinates = [&](bool y, std::int64_t first, std::int64_t n, double* out) { geometry->read_coordinates(y, first, n, out); };
-    m.write_mesh(p);
+    m.write_mesh(p, m.rank, size);  // a share each
   });
 }
 

@@ -68,8 +68,9 @@ class Output {
 
   // Collective: writes the mesh; rank 0 gives it, the other ranks pass nullptr.
   void write_mesh(const Mesh* mesh);
-  // The same, rank 0 reading the mesh a piece at a time from a SERAFIN file with the
-  // header's sizes (never holding it whole); the other ranks pass nullptr.
+  // The same from a SERAFIN file with the header's sizes, which every rank gives: each
+  // writes its share of the elements and of the nodes, read a piece at a time (O(N/P) each,
+  // never the mesh whole).
   void write_mesh(const serafin::Reader* geometry);
   struct MeshPieces;
   // Collective: one frame. Each rank gives nodes [first, first + count) of every variable,

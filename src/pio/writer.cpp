@@ -122,9 +122,9 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
     setup.copy_mesh = [geometry, h](int share, int shares, const std::function<void(std::int64_t, const void*, std::size_t)>& write_at) {
       serafin::copy_mesh_records(h, serafin::Reader(geometry), share, shares, write_at);
     };
+  setup.geometry = geometry;  // empty where rank 0 gives its mesh in memory
   if (rank_ == 0) {
     setup.mesh = out.mesh;
-    setup.geometry = out.geometry;
     const Mesh* mesh = out.mesh;
     const bool shared = static_cast<bool>(setup.copy_mesh);
     setup.write_header = [mesh, geometry, h, shared](ByteSink& sink) {

@@ -172,8 +172,8 @@ void edge_pairs(MPI_Comm comm, const MeshSlice& s, const std::vector<std::int32_
 }
 
 // Reads the reals of `nodes` (sorted, 0-based) from a NPOIN-real record at `offset` (after
-// its marker), to doubles; the record is read in chunks from each wanted node on (a
-// contiguous range reads that range, no more).
+// its marker), to doubles; the record is read in chunks from each wanted node on, up to
+// the last (a contiguous range reads that range, no more).
 std::vector<double> read_reals_of(const serafin::Reader& r, std::int64_t offset, const std::vector<std::int32_t>& nodes) {
   const auto& h = r.header();
   const int rs = h.precision == Precision::Double ? 8 : 4;
@@ -182,7 +182,7 @@ std::vector<double> read_reals_of(const serafin::Reader& r, std::int64_t offset,
   out.reserve(nodes.size());
   std::vector<unsigned char> buf;
   for (auto it = nodes.begin(); it != nodes.end();) {
-    const std::int64_t first = *it, count = std::min(kChunk, h.npoin - first);
+    const std::int64_t first = *it, count = std::min(kChunk, nodes.back() + 1 - first);
     buf.resize(static_cast<std::size_t>(count * rs));
     r.source().read_at(offset + first * rs, buf.data(), buf.size());
     for (; it != nodes.end() && *it < first + count; ++it) {
@@ -196,10 +196,8 @@ std::vector<double> read_reals_of(const serafin::Reader& r, std::int64_t offset,
 }  // namespace
 
 SharedRecord::SharedRecord(MPI_Comm comm, std::int64_t n, const std::vector<std::int32_t>& names) : comm_(comm) {
-  const int size = comm_size(comm), rank = comm_rank(comm);
+  const int size = comm_size(comm);
   const Slices shares{n, size};
-  first_ = shares.first(rank);
-  count_ = shares.first(rank + 1) - first_;
   std::vector<int> counts(static_cast<std::size_t>(size), 0);
   for (auto v : names) ++counts[static_cast<std::size_t>(shares.owner(v))];  // sorted: grouped by owner
   asked_ = exchange(comm, std::vector<std::uint64_t>(names.begin(), names.end()), counts, &reply_counts_);
@@ -216,7 +214,8 @@ std::vector<double> SharedRecord::read(const serafin::Reader& r, std::int64_t of
     constexpr std::int64_t kChunk = std::int64_t{1} << 18;
     std::vector<unsigned char> buf;
     for (std::size_t j = 0; j < order_.size();) {
-      const auto first = static_cast<std::int64_t>(asked_[order_[j]]), count = std::min(kChunk, first_ + count_ - first);
+      const auto first = static_cast<std::int64_t>(asked_[order_[j]]),
+                 count = std::min(kChunk, static_cast<std::int64_t>(asked_[order_.back()]) + 1 - first);
       buf.resize(static_cast<std::size_t>(count * rs));
       r.source().read_at(offset + first * rs, buf.data(), buf.size());
       for (; j < order_.size() && static_cast<std::int64_t>(asked_[order_[j]]) < first + count; ++j) {

@@ -43,7 +43,6 @@ class SharedRecord {
 
  private:
   MPI_Comm comm_;
-  std::int64_t first_ = 0, count_ = 0;  // this rank's share
   std::vector<std::uint64_t> asked_;    // the nodes asked of this rank, grouped by the asking rank
   std::vector<int> reply_counts_;       // how many each rank asked
   std::vector<std::uint32_t> order_;    // asked_ by node

@@ -73,10 +73,65 @@ class AggregatedStrategy final : public Strategy {
     std::exception_ptr error;
     if (is_writer_) {
       try {
-        fh_ = open_shared_file(wcomm_, s_);
+        StrategySetup writers_only = s_;
+        writers_only.copy_mesh = nullptr;  // every rank's share, below
+        fh_ = open_shared_file(wcomm_, writers_only);
       } catch (...) {
         error = std::current_exception();
       }
+    }
+    agree(s_.comm, error);
+    if (s_.copy_mesh) copy_mesh();
+  }
+
+  // The header's mesh records from the geometry file, a share per rank of the communicator
+  // (each reads N/P of it), written by the node's writers: a rank that does not write sends
+  // its pieces to one of its node's writers (its node rank modulo their number; the writers
+  // are the node's first ranks), which writes its own share, then each sender's in turn.
+  void copy_mesh() {
+    constexpr int kTag = 0x4d45;  // "ME"
+    int node_rank = 0, node_size = 1;
+    MPI_Comm_rank(node_comm_, &node_rank);
+    MPI_Comm_size(node_comm_, &node_size);
+    const std::string& name = s_.final_path.empty() ? s_.path : s_.final_path;
+    std::exception_ptr error;
+    if (is_writer_) {
+      auto write = [&](std::int64_t offset, const void* data, std::size_t n) {
+        if (error) return;
+        try {
+          write_at(fh_, offset, data, static_cast<std::int64_t>(n), name);
+        } catch (...) {
+          error = std::current_exception();
+        }
+      };
+      try {
+        s_.copy_mesh(rank_, size_, write);
+      } catch (...) {
+        if (!error) error = std::current_exception();
+      }
+      std::vector<unsigned char> piece;
+      for (int from = node_writers_ + node_rank; from < node_size; from += node_writers_)
+        for (;;) {  // every piece is received, even after a failure: the sender waits on none
+          std::int64_t head[2];  // offset, bytes (-1: the sender's last)
+          MPI_Recv(head, 2, MPI_INT64_T, from, kTag, node_comm_, MPI_STATUS_IGNORE);
+          if (head[1] < 0) break;
+          piece.resize(static_cast<std::size_t>(head[1]));
+          MPI_Recv(piece.data(), static_cast<int>(head[1]), MPI_BYTE, from, kTag, node_comm_, MPI_STATUS_IGNORE);
+          write(head[0], piece.data(), piece.size());
+        }
+    } else {
+      const int to = node_rank % node_writers_;
+      try {
+        s_.copy_mesh(rank_, size_, [&](std::int64_t offset, const void* data, std::size_t n) {
+          const std::int64_t head[2] = {offset, static_cast<std::int64_t>(n)};
+          MPI_Send(head, 2, MPI_INT64_T, to, kTag, node_comm_);
+          MPI_Send(data, static_cast<int>(n), MPI_BYTE, to, kTag, node_comm_);
+        });
+      } catch (...) {
+        error = std::current_exception();
+      }
+      const std::int64_t last[2] = {0, -1};
+      MPI_Send(last, 2, MPI_INT64_T, to, kTag, node_comm_);
     }
     agree(s_.comm, error);
   }

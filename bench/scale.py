@@ -13,11 +13,12 @@ Paths:
 
 For each run: the largest rank's bytes read against the bound 2 x (inputs / P) + 2 MiB, all
 ranks' bytes read against inputs + 1.5 x written + 64 KiB x P, the largest rank's peak RSS,
-and rank 0's bytes read (rank 0 gets no pass). A baseline run of the same program doing
-nothing but start (MPI, Python) gives each rank's fixed start-up reads, subtracted before
-the bounds are checked. Prints a table, fits bytes read per rank = a + b / P, and writes JSON.
+and rank 0's bytes read (rank 0 gets no pass). The same command on a tiny mesh (4 triangles
+a rank) first gives what a rank reads and holds to start (MPI, the Python modules) and to
+talk to P - 1 others: its reads are subtracted before the bounds are checked, and "own RSS"
+is the peak beyond its peak. Prints a table, fits bytes read per rank = a + b / P, and writes JSON.
 Usage: bench/scale.py [--ranks 16 64 256] [--elements 1000000] [--frames 2] [--per-node 16]
-                      [--work DIR] [--json OUT] [--quick]
+                      [--work DIR] [--json OUT] [--timeout S] [--quick]
 """
 import argparse
 import filecmp
@@ -41,8 +42,15 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 MiB = 1 << 20
 
 
+LIMIT = {"seconds": 1800}  # any one command (--timeout)
+
+
 def run(*args, **kw):
-    r = subprocess.run([str(a) for a in args], capture_output=True, text=True, env=kw.pop("env", ENV), **kw)
+    try:
+        r = subprocess.run([str(a) for a in args], capture_output=True, text=True, env=kw.pop("env", ENV),
+                           timeout=LIMIT["seconds"], **kw)
+    except subprocess.TimeoutExpired:
+        sys.exit(f"scale: {' '.join(map(str, args[:6]))}... ran past {LIMIT['seconds']} s")
     if r.returncode != 0:
         sys.exit(f"scale: {' '.join(map(str, args[:6]))}... failed ({r.returncode}): {r.stderr.strip()[-2000:]}")
     return r
@@ -54,7 +62,7 @@ def probed(ranks, per_node, probe_dir, *cmd):
     probe_dir.mkdir(parents=True)
     env = dict(ENV, ANABRANCH_TEST_NODES=str(max(1, ranks // per_node)))
     t0 = time.monotonic()
-    run(MPIEXEC, "-n", ranks, PYTHON, HERE / "rank_probe.py", probe_dir, *cmd, env=env, timeout=3600)
+    run(MPIEXEC, "-n", ranks, PYTHON, HERE / "rank_probe.py", probe_dir, *cmd, env=env)
     secs = time.monotonic() - t0
     recs = sorted((json.loads(p.read_text()) for p in probe_dir.glob("rank.*.json")), key=lambda r: r["rank"])
     if len(recs) != ranks or any(r["status"] != 0 or r["read"] is None for r in recs):
@@ -67,6 +75,34 @@ def same_files(a, b):
     if names != sorted(p.name for p in b.iterdir()):
         return False
     return all(filecmp.cmp(a / n, b / n, shallow=False) for n in names)
+
+
+def partition_run(a, p, mesh, work):
+    """`mpiexec -n p anabranch partition MESH -n p --method sfc` beside the serial partitioner:
+    (seconds, records, bytes written, verified)."""
+    ref, out = work / f"serial{p}", work / f"par{p}"
+    for d in (ref, out):
+        shutil.rmtree(d, ignore_errors=True)
+    run(AB, "partition", mesh, "-n", p, "--method", "sfc", "-o", ref)
+    secs, recs = probed(p, a.per_node, work / "probe", AB, "partition", mesh, "-n", p, "--method", "sfc", "-o", out)
+    written = sum(f.stat().st_size for f in out.iterdir())
+    ok = same_files(ref, out)
+    shutil.rmtree(ref), shutil.rmtree(out)
+    return secs, recs, written, ok
+
+
+def solver_run(a, p, mesh, work):
+    """bench/scale_solver.py on p ranks from MESH and its serial sfc partition file:
+    (seconds, records, bytes written, the output)."""
+    epart_dir = work / f"e{p}"
+    shutil.rmtree(epart_dir, ignore_errors=True)
+    run(AB, "partition", mesh, "-n", p, "--method", "sfc", "--layout", "partition-file", "-o", epart_dir)
+    epart = work / f"e{p}.epart"
+    shutil.move(epart_dir / f"{mesh.name}.epart.{p}", epart)
+    shutil.rmtree(epart_dir)
+    out = work / f"solver{p}.slf"
+    secs, recs = probed(p, a.per_node, work / "probe", PYTHON, HERE / "scale_solver.py", mesh, epart, out, "aggregated", a.frames)
+    return secs, recs, out.stat().st_size, out
 
 
 def fit(rows):
@@ -91,8 +127,10 @@ def main():
     ap.add_argument("--paths", nargs="+", default=["partition", "solver"], choices=["partition", "solver"])
     ap.add_argument("--work", type=pathlib.Path)
     ap.add_argument("--json", type=pathlib.Path)
+    ap.add_argument("--timeout", type=int, default=LIMIT["seconds"], help="seconds any one command may take")
     ap.add_argument("--quick", action="store_true", help="a small mesh at 2 and 4 ranks (keeps the bench from rotting)")
     a = ap.parse_args()
+    LIMIT["seconds"] = a.timeout
     if a.quick:
         a.ranks, a.elements, a.per_node = [2, 4], 20000, 2
     work = a.work or pathlib.Path(tempfile.mkdtemp(prefix="ab-scale-"))
@@ -103,39 +141,30 @@ def main():
     print(f"mesh: {a.elements} triangles, {a.frames} frames, {mesh_bytes / MiB:.1f} MiB; {a.per_node} ranks per emulated node")
     rows, solver_ref = [], None
     for p in a.ranks:
-        # Start-up alone: what every rank reads before any work (MPI, the Python modules).
-        _, base_ab = probed(p, a.per_node, work / "probe", AB, "partition", "--help")
-        _, base_py = probed(p, a.per_node, work / "probe", PYTHON, "-c", "from mpi4py import MPI; import numpy, anabranch")
+        # The same commands on a tiny mesh (4 triangles a rank) first: what a rank costs to
+        # start (MPI, the Python modules) and to talk to P - 1 others, subtracted below.
+        tiny = work / f"tiny{p}.slf"
+        run(AB, "generate", "-n", 4 * p, "-o", tiny)
         if "partition" in a.paths:
-            ref, out = work / f"serial{p}", work / f"par{p}"
-            for d in (ref, out):
-                shutil.rmtree(d, ignore_errors=True)
-            run(AB, "partition", mesh, "-n", p, "--method", "sfc", "-o", ref)
-            secs, recs = probed(p, a.per_node, work / "probe", AB, "partition", mesh, "-n", p, "--method", "sfc", "-o", out)
-            written = sum(f.stat().st_size for f in out.iterdir())
-            rows.append(summary("partition", p, secs, recs, base_ab, mesh_bytes, written, same_files(ref, out)))
-            shutil.rmtree(ref), shutil.rmtree(out)
+            base = partition_run(a, p, tiny, work)[1]
+            rows.append(summary("partition", p, *partition_run(a, p, mesh, work), base, mesh_bytes))
         if "solver" in a.paths:
-            epart_dir = work / f"e{p}"
-            shutil.rmtree(epart_dir, ignore_errors=True)
-            run(AB, "partition", mesh, "-n", p, "--method", "sfc", "--layout", "partition-file", "-o", epart_dir)
-            epart = epart_dir / f"m.slf.epart.{p}"
-            out = work / f"solver{p}.slf"
-            secs, recs = probed(p, a.per_node, work / "probe", PYTHON, HERE / "scale_solver.py", mesh, epart, out,
-                                "aggregated", a.frames)
+            base = solver_run(a, p, tiny, work)[1]
+            secs, recs, written, out = solver_run(a, p, mesh, work)
             ok = True
             if solver_ref is None:
-                solver_ref = out
+                solver_ref = work / "solver-first.slf"
+                shutil.copy(out, solver_ref)
             else:
                 ok = filecmp.cmp(solver_ref, out, shallow=False)
-            rows.append(summary("solver", p, secs, recs, base_py, mesh_bytes + epart.stat().st_size, out.stat().st_size, ok))
-            shutil.rmtree(epart_dir)
+            rows.append(summary("solver", p, secs, recs, written, ok, base, mesh_bytes + (work / f"e{p}.epart").stat().st_size))
     print(f"\n{'path':10} {'P':>5} {'s':>7} {'verified':>8} {'max read':>10} {'bound':>9} {'rank 0':>9} {'all read':>10} "
-          f"{'bound':>10} {'start':>7} {'peak RSS':>9}")
+          f"{'bound':>10} {'start':>7} {'peak RSS':>9} {'own RSS':>8}")
     for r in rows:
         print(f"{r['path']:10} {r['ranks']:5} {r['seconds']:7.1f} {'yes' if r['verified'] else 'NO':>8} "
               f"{r['max_read'] / MiB:9.2f}M {r['max_bound'] / MiB:8.2f}M {r['rank0_read'] / MiB:8.2f}M "
-              f"{r['all_read'] / MiB:9.1f}M {r['all_bound'] / MiB:9.1f}M {r['start'] / MiB:6.2f}M {r['max_rss'] / MiB:8.1f}M")
+              f"{r['all_read'] / MiB:9.1f}M {r['all_bound'] / MiB:9.1f}M {r['start'] / MiB:6.2f}M {r['max_rss'] / MiB:8.1f}M "
+              f"{(r['max_rss'] - r['start_rss']) / MiB:7.1f}M")
     result = {"elements": a.elements, "frames": a.frames, "per_node": a.per_node, "mesh_bytes": mesh_bytes, "rows": rows}
     print("\nbytes read by the largest rank, beyond start-up, fitted as a + b / P:")
     for path in a.paths:
@@ -148,8 +177,11 @@ def main():
                   f"at 100,000 {(a0 + b / 1e5) / MiB:.2f} MiB per rank")
         if len(mine) >= 2:
             growth = mine[-1]["max_rss"] / mine[0]["max_rss"]
-            result.setdefault("rss_growth", {})[path] = growth
-            print(f"  {path:10} largest rank's peak RSS at P = {mine[-1]['ranks']}: {growth:.2f}x P = {mine[0]['ranks']}'s")
+            first_own = mine[0]["max_rss"] - mine[0]["start_rss"]
+            own = (mine[-1]["max_rss"] - mine[-1]["start_rss"]) / first_own if first_own >= MiB else None
+            result.setdefault("rss_growth", {})[path] = {"peak": growth, "own": own}
+            print(f"  {path:10} largest rank's peak RSS at P = {mine[-1]['ranks']}: {growth:.2f}x P = {mine[0]['ranks']}'s; "
+                  f"beyond the same command on the tiny mesh: " + (f"{own:.2f}x" if own else "under 1 MiB"))
     failed = [f"{r['path']} at P = {r['ranks']}" for r in rows
               if not (r["verified"] and r["max_read"] <= r["max_bound"] and r["all_read"] <= r["all_bound"])]
     result["failed"] = failed
@@ -161,15 +193,16 @@ def main():
         sys.exit("scale: over the bound or not verified: " + ", ".join(failed))
 
 
-def summary(path, p, secs, recs, base, inputs, written, verified):
-    start = max(r["read"] for r in base)  # the largest rank's start-up reads
+def summary(path, p, secs, recs, written, verified, base, inputs):
+    """A run's row; base: the same command's records on the tiny mesh (start-up and talk)."""
+    start = max(r["read"] for r in base)  # the largest rank's reads on the tiny mesh
+    start_rss = max(r["peak_rss"] for r in base)
     reads = [max(0, r["read"] - start) for r in recs]
-    return {"path": path, "ranks": p, "seconds": secs, "verified": verified, "start": start,
+    return {"path": path, "ranks": p, "seconds": secs, "verified": verified, "start": start, "start_rss": start_rss,
             "max_read": max(reads), "rank0_read": reads[0], "all_read": sum(reads),
             "max_bound": 2 * inputs / p + 2 * MiB, "all_bound": inputs + 1.5 * written + 64 * 1024 * p,
             "max_rss": max(r["peak_rss"] for r in recs), "rank0_rss": recs[0]["peak_rss"],
             "max_written": max(r["written"] for r in recs), "per_rank_read": [r["read"] for r in recs]}
-
 
 if __name__ == "__main__":
     main()

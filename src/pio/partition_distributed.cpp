@@ -17,7 +17,6 @@
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "core/contour.hpp"
-#include "core/node_set.hpp"
 #include "core/outputs.hpp"
 #include "core/radix_sort.hpp"
 #include "formats/fortran_text.hpp"
@@ -121,23 +120,33 @@ void edge_pairs(MPI_Comm comm, const MeshSlice& s, const std::vector<std::int32_
     const std::uint64_t part = parts.empty() ? 0 : static_cast<std::uint64_t>(parts[static_cast<std::size_t>(i)]);
     return Rec{(a << 32) | b, (part << 32) | static_cast<std::uint64_t>(s.first + i)};
   };
-  // The slice's elements around each of its nodes, increasing.
-  NodeSet nodes(s.npoin);
-  for (auto v : s.ikle) nodes.insert(v - 1);
-  nodes.index();
-  std::vector<std::uint32_t> around_at(static_cast<std::size_t>(nodes.size()) + 1, 0), around(s.ikle.size());
-  for (auto v : s.ikle) ++around_at[static_cast<std::size_t>(nodes.place(v - 1)) + 1];
+  // The slice's nodes numbered locally (one sort of (node, position) words: memory of the
+  // slice's size, never of the mesh's), then its elements around each of them, increasing.
+  std::vector<std::uint32_t> local(s.ikle.size());
+  std::size_t nnodes = 0;
+  {
+    std::vector<std::uint64_t> keyed(s.ikle.size());
+    for (std::size_t j = 0; j < keyed.size(); ++j) keyed[j] = (static_cast<std::uint64_t>(s.ikle[j]) << 32) | j;
+    radix_sort(keyed);
+    for (std::size_t j = 0; j < keyed.size(); ++j) {
+      if (j > 0 && (keyed[j] >> 32) != (keyed[j - 1] >> 32)) ++nnodes;
+      local[keyed[j] & 0xffffffffu] = static_cast<std::uint32_t>(nnodes);
+    }
+    if (!keyed.empty()) ++nnodes;
+  }
+  std::vector<std::uint32_t> around_at(nnodes + 1, 0), around(s.ikle.size());
+  for (auto l : local) ++around_at[static_cast<std::size_t>(l) + 1];
   for (std::size_t c = 1; c < around_at.size(); ++c) around_at[c] += around_at[c - 1];
   {
     std::vector<std::uint32_t> next(around_at.begin(), around_at.end() - 1);
     for (std::size_t j = 0; j < s.ikle.size(); ++j)
-      around[next[static_cast<std::size_t>(nodes.place(s.ikle[j] - 1))]++] = static_cast<std::uint32_t>(j / static_cast<std::size_t>(ndp));
+      around[next[local[j]]++] = static_cast<std::uint32_t>(j / static_cast<std::size_t>(ndp));
   }
   std::vector<Rec> rim;
   for (std::int64_t i = 0; i < n; ++i)
     for (int k = 0; k < ndp; ++k) {
       const std::int32_t a = s.ikle[static_cast<std::size_t>(i * ndp + k)], b = s.ikle[static_cast<std::size_t>(i * ndp + (k + 1) % ndp)];
-      const auto at = static_cast<std::size_t>(nodes.place(a - 1));
+      const auto at = static_cast<std::size_t>(local[static_cast<std::size_t>(i * ndp + k)]);
       bool shared = false;
       for (std::uint32_t c = around_at[at]; c < around_at[at + 1]; ++c) {
         const std::int64_t j = around[c];
@@ -405,16 +414,18 @@ std::vector<std::int32_t> partition_sfc_distributed(MPI_Comm comm, const serafin
   });
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, box, 4, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
   // The coordinates of the slice's nodes, each read once by one rank.
-  NodeSet used(h.npoin);
-  for (auto v : s.ikle) used.insert(v - 1);
-  used.index();
-  const SharedRecord coords(comm, h.npoin, used.members());
+  std::vector<std::int32_t> used(s.ikle.begin(), s.ikle.end());  // the slice's nodes, once each, increasing
+  for (auto& v : used) --v;
+  std::sort(used.begin(), used.end());
+  used.erase(std::unique(used.begin(), used.end()), used.end());
+  const SharedRecord coords(comm, h.npoin, used);
   const auto x = coords.read(mesh, mesh.x_offset() + 4), y = coords.read(mesh, mesh.y_offset() + 4);
   const SfcCurve curve(-box[0], box[1], -box[2], box[3], s.nelem);
   for (std::int64_t i = 0; i < n; ++i) {
     double cx = 0, cy = 0;
     for (int k = 0; k < s.ndp; ++k) {
-      const auto a = static_cast<std::size_t>(used.place(s.ikle[static_cast<std::size_t>(i * s.ndp + k)] - 1));
+      const auto a = static_cast<std::size_t>(
+          std::lower_bound(used.begin(), used.end(), s.ikle[static_cast<std::size_t>(i * s.ndp + k)] - 1) - used.begin());
       cx += x[a];
       cy += y[a];
     }
@@ -729,13 +740,14 @@ partel::SectionMesh sliced_mesh(MPI_Comm comm, const serafin::Reader& geo, const
           }
       });
     });
-    NodeSet in(st->s->npoin);
-    for (auto n : all_words(st->comm, near)) in.insert(static_cast<std::int64_t>(n));
-    for (auto [b, e] : ends) in.insert(b);
+    std::vector<std::int32_t> in;  // the walks' nodes, increasing
+    for (auto n : all_words(st->comm, near)) in.push_back(static_cast<std::int32_t>(n));
+    for (auto [b, e] : ends) in.push_back(b);
+    std::sort(in.begin(), in.end());
     const MeshSlice& sl = *st->s;
     for (std::int64_t i = 0; i < sl.count(); ++i)
       for (int k = 0; k < sl.ndp; ++k)
-        if (const std::int32_t v = sl.ikle[static_cast<std::size_t>(i * sl.ndp + k)] - 1; in.contains(v))
+        if (const std::int32_t v = sl.ikle[static_cast<std::size_t>(i * sl.ndp + k)] - 1; std::binary_search(in.begin(), in.end(), v))
           st->around.push_back((static_cast<std::uint64_t>(v) << 32) | static_cast<std::uint64_t>(i));
     radix_sort(st->around);
   };
@@ -760,17 +772,17 @@ partel::SectionMesh sliced_mesh(MPI_Comm comm, const serafin::Reader& geo, const
         }
       }
     });
-    const int size = comm_size(st->comm);
-    std::vector<double> all(static_cast<std::size_t>(3 * size));
-    check_mpi(MPI_Allgather(mine, 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, st->comm), "MPI_Allgather");
-    // The smallest distance, then the first position (every candidate is nearer than dist).
-    std::int32_t next = pt;
-    double bd = std::numeric_limits<double>::infinity(), bp = 0;
-    for (int r = 0; r < size; ++r) {
-      const double* c = all.data() + 3 * r;
-      if (c[2] < 0) continue;
-      if (c[0] < bd || (c[0] == bd && c[1] < bp)) bd = c[0], bp = c[1], next = static_cast<std::int32_t>(c[2]);
-    }
+    // The smallest distance, then the first position (every candidate is nearer than dist):
+    // two reductions, whatever the number of ranks.
+    const double inf = std::numeric_limits<double>::infinity();
+    double bd = mine[2] >= 0 ? mine[0] : inf;
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &bd, 1, MPI_DOUBLE, MPI_MIN, st->comm), "MPI_Allreduce");
+    struct {
+      double position;
+      int vertex;
+    } first{mine[2] >= 0 && mine[0] == bd ? mine[1] : inf, static_cast<int>(mine[2])};
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_DOUBLE_INT, MPI_MINLOC, st->comm), "MPI_Allreduce");
+    const std::int32_t next = bd < inf ? static_cast<std::int32_t>(first.vertex) : pt;
     if (next != pt) dist = bd;
     return next;
   };
@@ -933,9 +945,7 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
   Contour contour;
   std::vector<std::int32_t> numliq, sub_part;
   std::vector<std::pair<std::int32_t, std::int32_t>> bpoint_of;  // (global node, boundary point), by node
-  std::vector<bool> on_boundary;  // by global node: a bit per node, most of them not
   auto bpoint = [&](std::int32_t n) {
-    if (!on_boundary[static_cast<std::size_t>(n)]) return -1;
     auto it = std::lower_bound(bpoint_of.begin(), bpoint_of.end(), std::make_pair(n, std::int32_t{-1}));
     return it != bpoint_of.end() && it->first == n ? it->second : -1;
   };
@@ -943,10 +953,8 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
   std::vector<std::uint64_t> words;  // the slice's elements with two boundary points: part, then its ndp nodes (1-based)
   if (with_cli) {
     const auto& lines = cli->lines;
-    on_boundary.assign(static_cast<std::size_t>(npoin2), false);
     for (std::size_t k = 0; k < lines.size(); ++k) {
       bpoint_of.emplace_back(static_cast<std::int32_t>(lines[k].n - 1), static_cast<std::int32_t>(k));
-      if (lines[k].n >= 1 && lines[k].n <= npoin2) on_boundary[static_cast<std::size_t>(lines[k].n - 1)] = true;
     }
     std::sort(bpoint_of.begin(), bpoint_of.end());
     for (std::int64_t i = 0; i < s.count(); ++i) {
@@ -1308,19 +1316,20 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     source_names.push_back(names.also[i]);
   }
   Coordinates gx, gy;  // their coordinates, in the file's precision
-  NodeSet held(npoin2 * nplan);  // the rank's nodes (every plane)
+  std::vector<std::int32_t>& held = gnodes;  // the rank's nodes (every plane), once each, increasing
+  auto place = [&held](std::int64_t n) { return std::lower_bound(held.begin(), held.end(), static_cast<std::int32_t>(n)) - held.begin(); };
   std::optional<partel::FrictionZones> zones;  // their zones
   collective(comm, [&] {
     // The rank's nodes once each, and where each part's sit among them.
     for (const auto& lp : mine)
       for (int j = 0; j < nplan; ++j)
-        for (auto node : lp.knolg) held.insert(node + j * npoin2);
-    held.index();
-    gnodes = held.members();
+        for (auto node : lp.knolg) held.push_back(static_cast<std::int32_t>(node + j * npoin2));
+    std::sort(held.begin(), held.end());
+    held.erase(std::unique(held.begin(), held.end()), held.end());
     for (auto& lp : mine) {
       lp.at.reserve(lp.knolg.size() * static_cast<std::size_t>(nplan));
       for (int j = 0; j < nplan; ++j)
-        for (auto node : lp.knolg) lp.at.push_back(static_cast<std::uint32_t>(held.place(node + j * npoin2)));
+        for (auto node : lp.knolg) lp.at.push_back(static_cast<std::uint32_t>(place(node + j * npoin2)));
     }
     for (std::size_t src = 0; src < sources.size(); ++src) {
       const auto& sg = sources[src]->header();
@@ -1445,7 +1454,10 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
   gy = shared.coordinates(geo, geo.y_offset() + 4);
   collective(comm, [&] {
     if (with_cases && !cases.zones.empty())
-      zones.emplace(cases.zones, npoin2, [&held](std::int32_t n) { return held.contains(n) ? held.place(n) : std::int64_t{-1}; }, held.size());
+      zones.emplace(cases.zones, npoin2, [&](std::int32_t n) {
+        const auto at = place(n);
+        return at < static_cast<std::int64_t>(held.size()) && held[static_cast<std::size_t>(at)] == n ? at : std::int64_t{-1};
+      }, static_cast<std::int64_t>(held.size()));
   });
   collective(comm, [&] {
     // Header and mesh, a part at a time for every source; then the part's elements, its

@@ -22,6 +22,7 @@
 #include "pio/h5.hpp"
 #include "pio/mpi_util.hpp"
 #include "pio/results.hpp"
+#include "pio/topology.hpp"
 
 namespace anabranch::pio::vtkhdf {
 
@@ -109,16 +110,30 @@ std::map<std::string, std::string> parallel_facts(MPI_Comm comm, bool with_input
     int len = 0;
     MPI_Get_processor_name(host, &len);
   }
-  std::vector<char> all(static_cast<std::size_t>(size) * MPI_MAX_PROCESSOR_NAME);
-  if (comm == MPI_COMM_NULL)
+  // The hosts, one name per node (from each node's first rank) to rank 0: O(nodes) there,
+  // nothing per rank elsewhere.
+  std::vector<char> all(sizeof host);
+  int names = 1;
+  if (comm == MPI_COMM_NULL) {
     std::memcpy(all.data(), host, sizeof host);
-  else
-    MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm);
+  } else {
+    MPI_Comm node = split_node(comm), leaders = MPI_COMM_NULL;
+    int node_rank = 0;
+    MPI_Comm_rank(node, &node_rank);
+    MPI_Comm_split(comm, node_rank == 0 ? 0 : MPI_UNDEFINED, rank, &leaders);
+    MPI_Comm_free(&node);
+    if (leaders != MPI_COMM_NULL) {  // rank 0 is its node's first rank: a leader, and their rank 0
+      MPI_Comm_size(leaders, &names);
+      if (rank == 0) all.resize(static_cast<std::size_t>(names) * MPI_MAX_PROCESSOR_NAME);
+      MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, leaders);
+      MPI_Comm_free(&leaders);
+    }
+  }
   std::string text;
   if (rank == 0) {
     std::map<std::string, std::string> f = provenance::facts(with_inputs);
     std::set<std::string> hosts;
-    for (int r = 0; r < size; ++r) hosts.insert(std::string(&all[static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME]));
+    for (int r = 0; r < names; ++r) hosts.insert(std::string(&all[static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME]));
     std::string list;
     int shown = 0;
     for (const auto& h : hosts) {

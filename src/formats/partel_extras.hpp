@@ -104,6 +104,9 @@ class FrictionZones {
  public:
   FrictionZones(const std::string& path, std::int64_t npoin, const std::function<std::int64_t(std::int32_t)>& slot,
                 std::int64_t slots);
+  // The zones already known, one per slot (read elsewhere, by parts of the file).
+  FrictionZones(std::string path, std::function<std::int64_t(std::int32_t)> slot, std::vector<std::int64_t> zone)
+      : path_(std::move(path)), slot_(std::move(slot)), zone_(std::move(zone)) {}
   // A part's file from its nodes (0-based global numbers in local order), each wanted.
   std::string text(const std::int32_t* knolg, std::int64_t n) const;
   std::string name() const;

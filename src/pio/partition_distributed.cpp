@@ -789,6 +789,107 @@ partel::SectionMesh sliced_mesh(MPI_Comm comm, const serafin::Reader& geo, const
   return m;
 }
 
+// The friction zones ("node, zone" records, one per node) of the rank's nodes (`held`, 2D,
+// increasing), each rank parsing the lines that start in its share of the file's bytes: a
+// line is a record when it holds two values (then record j is line j, as TELEMAC's READ
+// takes them); the pairs go to the ranks whose node ranges hold them (a later line wins,
+// as it does when read in order), which answer the ranks holding the nodes. Anything else
+// (a record over several lines, a blank or short line among the first npoin, a bad value,
+// too few lines) and every rank reads the file whole as before, which says what is wrong.
+std::optional<std::vector<std::int64_t>> zones_by_shares(MPI_Comm comm, const std::string& path, std::int64_t npoin,
+                                                         const std::vector<std::int32_t>& held) {
+  const int size = comm_size(comm), rank = comm_rank(comm);
+  std::vector<std::int64_t> pairs;  // node (0-based), zone, in line order
+  std::int64_t lines = 0, simple_before = -1;  // the first line (share-counted) that is not a plain record
+  bool io_error = false;
+  try {
+    const FileSource src(path);
+    const Slices shares{src.size(), size};
+    std::int64_t begin = shares.first(rank), end = shares.first(rank + 1);
+    if (begin < end) {
+      if (begin > 0) {  // the first line starting in the share
+        char c = 0;
+        src.read_at(begin - 1, &c, 1);
+        while (c != '\n' && begin < src.size()) src.read_at(begin++, &c, 1);
+      }
+      std::string text;
+      constexpr std::int64_t kPiece = std::int64_t{1} << 20;
+      for (std::int64_t at = begin; at < src.size(); at += kPiece) {  // to the end of the last line starting before `end`
+        const auto n = static_cast<std::size_t>(std::min(kPiece, src.size() - at));
+        const std::size_t was = text.size();
+        text.resize(was + n);
+        src.read_at(at, text.data() + was, n);
+        if (at + static_cast<std::int64_t>(n) >= end && text.find('\n', static_cast<std::size_t>(std::max<std::int64_t>(end - 1 - begin, 0))) != std::string::npos)
+          break;
+      }
+      std::size_t pos = 0;
+      while (pos < text.size() && begin + static_cast<std::int64_t>(pos) < end) {
+        const std::size_t eol = std::min(text.find('\n', pos), text.size());
+        // The line's values, as a list-directed READ splits them, up to a slash.
+        std::vector<std::string> v;
+        for (std::size_t i = pos; i < eol && v.size() < 2;) {
+          const char c = text[i];
+          if (c == ' ' || c == '\t' || c == '\r' || c == ',') {
+            ++i;
+            continue;
+          }
+          if (c == '/' || c == '\'' || c == '"') break;
+          const std::size_t j = std::min(text.find_first_of(" \t\r,/", i), eol);
+          v.emplace_back(text, i, j - i);
+          i = j;
+        }
+        std::int64_t node = 0, zone = 0;
+        bool plain = v.size() == 2;
+        for (int k = 0; plain && k < 2; ++k) {
+          char* stop = nullptr;
+          (k ? zone : node) = std::strtoll(v[static_cast<std::size_t>(k)].c_str(), &stop, 10);
+          plain = *stop == '\0' && !v[static_cast<std::size_t>(k)].empty();
+        }
+        if (!plain || node < 1 || node > npoin) {
+          if (simple_before < 0) simple_before = lines;
+        } else if (simple_before < 0) {
+          pairs.push_back(node - 1);
+          pairs.push_back(zone);
+        }
+        ++lines;
+        pos = eol + 1;
+      }
+    }
+  } catch (const Error&) {
+    io_error = true;
+  }
+  std::int64_t before = 0, total = 0;
+  MPI_Exscan(&lines, &before, 1, MPI_INT64_T, MPI_SUM, comm);
+  if (rank == 0) before = 0;
+  MPI_Allreduce(&lines, &total, 1, MPI_INT64_T, MPI_SUM, comm);
+  // Fine when every line before npoin is a record (lines past it are not read at all).
+  int fine = !io_error && total >= npoin && (simple_before < 0 || before + simple_before >= npoin);
+  MPI_Allreduce(MPI_IN_PLACE, &fine, 1, MPI_INT, MPI_MIN, comm);
+  if (!fine) return std::nullopt;
+  // The first npoin records only, to the ranks of their nodes.
+  const Slices nodes{npoin, size};
+  std::vector<std::vector<std::uint64_t>> out(static_cast<std::size_t>(size));
+  for (std::size_t i = 0; i + 1 < pairs.size() && before + static_cast<std::int64_t>(i / 2) < npoin; i += 2) {
+    auto& to = out[static_cast<std::size_t>(nodes.owner(pairs[i]))];
+    to.push_back(static_cast<std::uint64_t>(pairs[i]));
+    to.push_back(static_cast<std::uint64_t>(pairs[i + 1]));
+  }
+  std::vector<std::int64_t>().swap(pairs);
+  const std::int64_t first = nodes.first(rank);
+  std::vector<std::int64_t> zone(static_cast<std::size_t>(nodes.first(rank + 1) - first), 0);
+  const auto got = exchange_words(comm, out);
+  for (std::size_t i = 0; i + 1 < got.size(); i += 2)  // in line order: a later line wins
+    zone[static_cast<std::size_t>(static_cast<std::int64_t>(got[i]) - first)] = static_cast<std::int64_t>(got[i + 1]);
+  // Each rank's nodes asked of the ranks holding their zones; the answers come in the order asked.
+  std::vector<int> counts(static_cast<std::size_t>(size), 0);
+  for (auto n : held) ++counts[static_cast<std::size_t>(nodes.owner(n))];
+  std::vector<int> asked_counts;
+  std::vector<std::uint64_t> asked = exchange(comm, std::vector<std::uint64_t>(held.begin(), held.end()), counts, &asked_counts);
+  for (auto& q : asked) q = static_cast<std::uint64_t>(zone[static_cast<std::size_t>(static_cast<std::int64_t>(q) - first)]);
+  const auto answers = exchange(comm, asked, asked_counts);
+  return std::vector<std::int64_t>(answers.begin(), answers.end());
+}
+
 // One part being written here.
 struct LocalPart {
   int p = 0;
@@ -1452,13 +1553,19 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
   const SharedRecord shared(comm, g.npoin, gnodes);
   gx = shared.coordinates(geo, geo.x_offset() + 4);
   gy = shared.coordinates(geo, geo.y_offset() + 4);
-  collective(comm, [&] {
-    if (with_cases && !cases.zones.empty())
-      zones.emplace(cases.zones, npoin2, [&](std::int32_t n) {
-        const auto at = place(n);
-        return at < static_cast<std::int64_t>(held.size()) && held[static_cast<std::size_t>(at)] == n ? at : std::int64_t{-1};
-      }, static_cast<std::int64_t>(held.size()));
-  });
+  if (with_cases && !cases.zones.empty()) {
+    auto slot = [&](std::int32_t n) {
+      const auto at = place(n);
+      return at < static_cast<std::int64_t>(held.size()) && held[static_cast<std::size_t>(at)] == n ? at : std::int64_t{-1};
+    };
+    auto known = zones_by_shares(comm, cases.zones, npoin2, held);
+    collective(comm, [&] {
+      if (known)
+        zones.emplace(cases.zones, slot, std::move(*known));
+      else  // every rank reads the whole file: a layout the shares do not take, or an error to name
+        zones.emplace(cases.zones, npoin2, slot, static_cast<std::int64_t>(held.size()));
+    });
+  }
   collective(comm, [&] {
     // Header and mesh, a part at a time for every source; then the part's elements, its
     // texts and the coordinates are let go: the frames need only where its nodes sit.

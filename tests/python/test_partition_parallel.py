@@ -177,6 +177,28 @@ def test_case_files_split_on_the_ranks_are_the_serial_bytes(ab, data, tmp_path, 
     assert len([n for n in names if n.startswith(source)]) == 7
 
 
+@pytest.mark.parametrize("layout", ["records", "split record", "blank line"])
+def test_zones_read_in_shares_or_whole_are_the_serial_bytes(ab, meshes, tmp_path, layout):
+    """Friction zones laid out as TELEMAC writes them (a node and its zone a line, any
+    order, a node twice: the later line wins, lines after the last record ignored) are read
+    by the ranks in shares of the file; a record over two lines or a blank line among the
+    records is read whole by every rank, as before. Either way, at 3 ranks, the serial
+    command's files."""
+    import random
+    m = read(meshes / "m2.slf")
+    rng = random.Random(7)
+    nodes = list(range(1, m.npoin + 1))
+    rng.shuffle(nodes)
+    nodes[5] = nodes[900]  # listed twice (and one node not at all: zone 0)
+    lines = [f"{n} {rng.randint(1, 9)}" for n in nodes]
+    if layout == "split record":
+        lines[m.npoin // 2] = lines[m.npoin // 2].replace(" ", "\n  ")
+    elif layout == "blank line":
+        lines.insert(m.npoin // 3, "")
+    (tmp_path / "zones.txt").write_text("\n".join(lines) + "\n# past the records\n\n")
+    same_as_serial(ab, tmp_path, 3, meshes / "m2.slf", 5, METHOD, ["--cli", meshes / "m2.cli", "--zones", tmp_path / "zones.txt"])
+
+
 def test_sections_by_coordinates_walk_across_the_slices(ab, meshes, tmp_path):
     """Sections given by their ends' coordinates, across the whole mesh: the nearest nodes
     are found on every rank's own nodes and the walks cross every rank's slice; the

@@ -89,8 +89,8 @@ void convert_parallel(MPI_Comm comm, const pio::ResultFile& in, const std::strin
   MPI_Bcast(times.data(), static_cast<int>(frames), MPI_DOUBLE, 0, comm);
   const serafin::Reader* reader = in.serafin_reader();
   for (std::int64_t f = 0; f < frames; ++f) {
-    // The kernel reads the next frames from disk while this one is written.
-    if (reader && f + 1 < frames) reader->prefetch(f + 1, std::min<std::int64_t>(2, frames - f - 1));
+    // The kernel reads this rank's block of the next frames while this one is written.
+    if (reader && f + 1 < frames) reader->prefetch(f + 1, std::min<std::int64_t>(2, frames - f - 1), first, n);
     pio::collective(comm, [&] {
       for (int v = 0; v < h.nvar(); ++v) in.read_values(f, v, first, n, values[static_cast<std::size_t>(v)].data());
     });

@@ -555,6 +555,14 @@ void Reader::prefetch(std::int64_t first, std::int64_t count) const {
   source_->will_need(layout_.frame_offset(first), layout_.frame_offset(end) - layout_.frame_offset(first));
 }
 
+void Reader::prefetch(std::int64_t first, std::int64_t count, std::int64_t node, std::int64_t n) const {
+  const std::int64_t end = std::min(frames_, first + count);
+  if (first < 0 || n <= 0) return;
+  for (std::int64_t f = first; f < end; ++f)
+    for (int v = 0; v < header_.nvar(); ++v)
+      source_->will_need(layout_.values_offset(f, v) + node * layout_.real_bytes, n * layout_.real_bytes);
+}
+
 template void Reader::read_values<float>(std::int64_t, int, std::int64_t, std::int64_t, float*) const;
 template void Reader::read_values<double>(std::int64_t, int, std::int64_t, std::int64_t, double*) const;
 

@@ -131,6 +131,8 @@ class Reader {
   // Asks the kernel to start reading frames [first, first + count) (those the file has)
   // in the background.
   void prefetch(std::int64_t first, std::int64_t count) const;
+  // The same for nodes [node, node + n) of each variable only (a rank's block).
+  void prefetch(std::int64_t first, std::int64_t count, std::int64_t node, std::int64_t n) const;
 
  private:
   void parse();

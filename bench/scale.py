@@ -4,12 +4,15 @@
 outside (bench/rank_probe.py: the bytes it read and wrote through system calls, its peak
 resident memory from the kernel's own count), and every output verified.
 
-Paths:
+Paths (--paths, all by default):
 - partition: `mpiexec -n P anabranch partition MESH -n P --method sfc` (the telemac layout,
   frames included); its files must be the serial partitioner's bytes.
 - solver: each rank's part from the global geometry and the element -> part file
   (ab_part_open_global), FRAMES frames written into one shared file (aggregated), the last
   read back as a restart (bench/scale_solver.py); the file must be the same bytes at every P.
+- merge: `mpiexec -n P anabranch merge` of P parts (frames included): the serial merge's bytes.
+- convert, convert-h5: `mpiexec -n P anabranch convert MESH out.slf` (the serial convert's
+  bytes) and `out.h5` (the same values, `anabranch diff`).
 
 For each run: the largest rank's bytes read against the bound 2 x (inputs / P) + 2 MiB, all
 ranks' bytes read against inputs + 1.5 x written + 64 KiB x P, the largest rank's peak RSS,
@@ -105,6 +108,40 @@ def solver_run(a, p, mesh, work):
     return secs, recs, out.stat().st_size, out
 
 
+def merge_run(a, p, mesh, work):
+    """`mpiexec -n p anabranch merge` of the serial partitioner's p parts (frames included)
+    beside the serial merge: (seconds, records, bytes written, verified, bytes of input)."""
+    parts, ref, out = work / f"parts{p}", work / f"merged{p}-serial.slf", work / f"merged{p}.slf"
+    shutil.rmtree(parts, ignore_errors=True)
+    run(AB, "partition", mesh, "-n", p, "--method", "sfc", "-o", parts)
+    base = parts / mesh.name
+    inputs = sum(f.stat().st_size for f in parts.iterdir() if f.name.startswith(mesh.name)) + mesh.stat().st_size
+    run(AB, "merge", base, "--geo", mesh, "-o", ref)
+    secs, recs = probed(p, a.per_node, work / "probe", AB, "merge", base, "--geo", mesh, "-o", out)
+    ok = filecmp.cmp(ref, out, shallow=False)
+    written = out.stat().st_size
+    shutil.rmtree(parts)
+    ref.unlink(), out.unlink()
+    return secs, recs, written, ok, inputs
+
+
+def convert_run(a, p, mesh, work, ext):
+    """`mpiexec -n p anabranch convert MESH out.EXT` beside the serial convert: (seconds,
+    records, bytes written, verified). SERAFIN outputs must be the same bytes; HDF5 ones
+    the same values (`anabranch diff`)."""
+    ref, out = work / f"conv{p}-serial{ext}", work / f"conv{p}{ext}"
+    run(AB, "convert", mesh, ref)
+    secs, recs = probed(p, a.per_node, work / "probe", AB, "convert", mesh, out)
+    if ext == ".slf":
+        ok = filecmp.cmp(ref, out, shallow=False)
+    else:
+        ok = subprocess.run([AB, "diff", str(ref), str(out)], capture_output=True, env=ENV).returncode == 0
+    written = out.stat().st_size
+    for f in work.glob(f"conv{p}*"):
+        f.unlink()
+    return secs, recs, written, ok
+
+
 def fit(rows):
     """Least squares of bytes read by the largest rank = a + b / P."""
     xs = [1 / r["ranks"] for r in rows]
@@ -124,7 +161,8 @@ def main():
     ap.add_argument("--elements", type=int, default=1_000_000)
     ap.add_argument("--frames", type=int, default=2)
     ap.add_argument("--per-node", type=int, default=16)
-    ap.add_argument("--paths", nargs="+", default=["partition", "solver"], choices=["partition", "solver"])
+    ap.add_argument("--paths", nargs="+", default=["partition", "solver", "merge", "convert", "convert-h5"],
+                    choices=["partition", "solver", "merge", "convert", "convert-h5"])
     ap.add_argument("--work", type=pathlib.Path)
     ap.add_argument("--json", type=pathlib.Path)
     ap.add_argument("--timeout", type=int, default=LIMIT["seconds"], help="seconds any one command may take")
@@ -158,6 +196,14 @@ def main():
             else:
                 ok = filecmp.cmp(solver_ref, out, shallow=False)
             rows.append(summary("solver", p, secs, recs, written, ok, base, mesh_bytes + (work / f"e{p}.epart").stat().st_size))
+        if "merge" in a.paths:
+            base = merge_run(a, p, tiny, work)[1]
+            secs, recs, written, ok, inputs = merge_run(a, p, mesh, work)
+            rows.append(summary("merge", p, secs, recs, written, ok, base, inputs))
+        for path, ext in (("convert", ".slf"), ("convert-h5", ".h5")):
+            if path in a.paths:
+                base = convert_run(a, p, tiny, work, ext)[1]
+                rows.append(summary(path, p, *convert_run(a, p, mesh, work, ext), base, mesh_bytes))
     print(f"\n{'path':10} {'P':>5} {'s':>7} {'verified':>8} {'max read':>10} {'bound':>9} {'rank 0':>9} {'all read':>10} "
           f"{'bound':>10} {'start':>7} {'peak RSS':>9} {'own RSS':>8}")
     for r in rows:

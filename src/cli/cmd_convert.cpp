@@ -465,10 +465,10 @@ Runner add_convert(CLI::App& app, Common& common) {
         cgns_file_name(o->input) || pio::is_block_file(o->input) || plot3d_name(o->input) ? std::string() : target_format(*o);
     if (o->input == o->output) throw UsageError("input and output are the same file: " + o->input);
     const auto t0 = std::chrono::steady_clock::now();
-    provenance::add_input(o->input);
     const bool cgns_in = cgns_file_name(o->input);
     const bool grid_in = !cgns_in && plot3d_name(o->input) && !pio::is_block_file(o->input) && plot3d::is_plot3d(o->input);
     if (cgns_in || grid_in || pio::is_block_file(o->input)) {
+      provenance::add_input(o->input);
       auto j = cgns_in ? convert_cgns(*o) : grid_in ? convert_plot3d(*o) : convert_blocks(*o);
       if (j.contains("quiet")) return 0;
       j["bytes"] = size_of(o->output);
@@ -491,6 +491,9 @@ Runner add_convert(CLI::App& app, Common& common) {
     int rank = 0;
     if (mpi) MPI_Comm_rank(comm, &rank);
     if (rank != 0) Progress::set_enabled(false);
+    // The input's size and checksum for the output's provenance: alone, by a thread beside
+    // the conversion; under mpiexec by every rank, a share each, when the output asks.
+    provenance::add_input(o->input, alone);
     std::unique_ptr<pio::ResultFile> in;
     pio::collective(comm, [&] { in = pio::ResultFile::open(o->input); });
     const bool single = in->header().precision == Precision::Single;

@@ -61,6 +61,10 @@ AB_FOLDING_TARGET std::uint32_t crc32_fold(std::uint32_t crc, const unsigned cha
 
 }  // namespace
 
+std::uint32_t crc32_combine(std::uint32_t crc_a, std::uint32_t crc_b, std::int64_t length_b) {
+  return static_cast<std::uint32_t>(::crc32_combine64(crc_a, crc_b, static_cast<z_off64_t>(length_b)));
+}
+
 std::uint32_t crc32(std::uint32_t crc, const void* data, std::size_t n) {
   const auto* p = static_cast<const unsigned char*>(data);
 #ifdef AB_CRC_FOLDING

@@ -104,11 +104,15 @@ void set_command_line(int argc, char** argv) {
   state().command_line = line;
 }
 
-void add_input(const std::string& path) {
+void add_input(const std::string& path, bool here) {
   std::lock_guard<std::mutex> lock(state().mutex);
   for (const auto& in : state().inputs)
     if (in.path == path) return;
   Input in{path, -1, 0, {}};
+  if (!here) {
+    state().inputs.push_back(std::move(in));
+    return;
+  }
   in.pending = std::async(std::launch::async, [path] {
                  try {
                    std::ifstream probe(path, std::ios::binary | std::ios::ate);
@@ -151,12 +155,27 @@ std::map<std::string, std::string> facts(bool with_inputs) {
   return f;
 }
 
+std::vector<std::string> inputs_to_check() {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  std::vector<std::string> out;
+  for (const auto& in : state().inputs)
+    if (in.bytes < 0 && !in.pending.valid()) out.push_back(in.path);
+  return out;
+}
+
+void set_input(const std::string& path, std::int64_t bytes, std::uint32_t crc) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  for (auto& in : state().inputs)
+    if (in.path == path) in.bytes = bytes, in.crc = crc;
+}
+
 std::string inputs() {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   std::string inputs = "[";
   for (auto& in : s.inputs) {
-    if (in.bytes < 0) std::tie(in.bytes, in.crc) = in.pending.get();
+    if (in.bytes < 0 && in.pending.valid()) std::tie(in.bytes, in.crc) = in.pending.get();
+    if (in.bytes < 0) in.bytes = 0, in.crc = 0;  // never given: unknown
     char crc[16];
     std::snprintf(crc, sizeof crc, "%08x", in.crc);
     inputs += std::string(inputs.size() > 1 ? ", " : "") + "{\"path\": \"" + json_escape(in.path) +

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace anabranch::provenance {
 
@@ -12,8 +13,12 @@ namespace anabranch::provenance {
 // reads /proc/self/cmdline).
 void set_command_line(int argc, char** argv);
 // Records an input file; its size and CRC-32 are computed at once by another thread
-// (overlapping the command's work), and facts() waits for them.
-void add_input(const std::string& path);
+// (overlapping the command's work), and facts() waits for them. here false: by others
+// (every rank of a parallel run its share, pio's parallel facts), given by set_input.
+void add_input(const std::string& path, bool here = true);
+// The inputs whose size and CRC-32 are still to be given, in the order added.
+std::vector<std::string> inputs_to_check();
+void set_input(const std::string& path, std::int64_t bytes, std::uint32_t crc);
 // CRC-32 (the zlib / PNG polynomial, as `python -c "zlib.crc32"` gives) of a whole file.
 std::uint32_t crc32_file(const std::string& path);
 

@@ -195,6 +195,9 @@ class Hdf5Strategy final : public Strategy {
   void close() override {
     std::exception_ptr error;
     try {
+      // The provenance's input checksums, every rank its share (the writers alone would
+      // read N/W of each input).
+      vtkhdf::checksum_inputs(s_.comm);
       if (s_.file_per_step) {
         if (out_ && steps_ == 0) finish_step(vtkhdf::step_path(s_.final_path, 0));  // no frame: the mesh alone
         if (is_writer_ && windex_ == 0) {

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "core/byteorder.hpp"
+#include "core/crc32.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "core/outputs.hpp"
@@ -99,6 +100,59 @@ std::string xml_escape(const std::string& s) {
 
 }  // namespace
 
+namespace {
+
+// (crc, bytes) of a piece, then of the next: the pair of both, pieces in rank order (MPI
+// applies a non-commutative operation to the lower ranks' operand first).
+void combine_pieces(void* in, void* inout, int* len, MPI_Datatype*) {
+  const auto* a = static_cast<const std::uint64_t*>(in);
+  auto* b = static_cast<std::uint64_t*>(inout);
+  for (int i = 0; i < *len; ++i, a += 2, b += 2) {
+    b[0] = crc32_combine(static_cast<std::uint32_t>(a[0]), static_cast<std::uint32_t>(b[0]), static_cast<std::int64_t>(b[1]));
+    b[1] += a[1];
+  }
+}
+
+}  // namespace
+
+// Each rank reads N/P of each input, not the whole.
+void checksum_inputs(MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  MPI_Op op;
+  MPI_Op_create(&combine_pieces, 0, &op);
+  MPI_Datatype pair;  // (crc, bytes): one item of the operation
+  MPI_Type_contiguous(2, MPI_UINT64_T, &pair);
+  MPI_Type_commit(&pair);
+  for (const auto& path : provenance::inputs_to_check()) {  // the same list on every rank
+    std::uint64_t piece[2] = {0, 0}, whole[2] = {0, 0};
+    std::int64_t bytes = 0;
+    try {
+      const FileSource src(path);
+      bytes = src.size();
+      const std::int64_t begin = bytes / size * rank + std::min<std::int64_t>(rank, bytes % size),
+                         end = bytes / size * (rank + 1) + std::min<std::int64_t>(rank + 1, bytes % size);
+      std::vector<unsigned char> buf(static_cast<std::size_t>(std::min<std::int64_t>(end - begin, std::int64_t{1} << 20)));
+      std::uint32_t crc = 0;
+      for (std::int64_t at = begin; at < end;) {
+        const auto n = static_cast<std::size_t>(std::min<std::int64_t>(static_cast<std::int64_t>(buf.size()), end - at));
+        src.read_at(at, buf.data(), n);
+        crc = crc32(crc, buf.data(), n);
+        at += static_cast<std::int64_t>(n);
+      }
+      piece[0] = crc;
+      piece[1] = static_cast<std::uint64_t>(end - begin);
+    } catch (const std::exception&) {
+      bytes = 0;  // unreadable here: recorded as unknown (0 bytes), as a lone process does
+    }
+    MPI_Allreduce(piece, whole, 1, pair, op, comm);  // on every rank: their lists stay the same
+    provenance::set_input(path, bytes, static_cast<std::uint32_t>(whole[0]));
+  }
+  MPI_Type_free(&pair);
+  MPI_Op_free(&op);
+}
+
 std::map<std::string, std::string> parallel_facts(MPI_Comm comm, bool with_inputs) {
   int rank = 0, size = 1;
   char host[MPI_MAX_PROCESSOR_NAME] = {0};
@@ -109,6 +163,7 @@ std::map<std::string, std::string> parallel_facts(MPI_Comm comm, bool with_input
     MPI_Comm_size(comm, &size);
     int len = 0;
     MPI_Get_processor_name(host, &len);
+    if (with_inputs) checksum_inputs(comm);
   }
   // The hosts, one name per node (from each node's first rank) to rank 0: O(nodes) there,
   // nothing per rank elsewhere.
@@ -444,6 +499,7 @@ void Output::Impl::create() {
 }
 
 void Output::Impl::write_inputs() {
+  if (comm != MPI_COMM_NULL) checksum_inputs(comm);  // those given to every rank to checksum
   std::string text = rank == 0 ? provenance::inputs() : std::string();
   if (comm != MPI_COMM_NULL) {
     long long n = static_cast<long long>(text.size());

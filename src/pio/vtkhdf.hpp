@@ -28,6 +28,10 @@ void load_library();
 // libraries) on top of the process-wide facts; identical on every rank (rank 0's, shared).
 // with_inputs false leaves out the inputs' checksums (see provenance::facts).
 std::map<std::string, std::string> parallel_facts(MPI_Comm comm, bool with_inputs = true);
+// Collective: the size and CRC-32 of the inputs added to the provenance for others to
+// checksum (provenance::add_input(path, false)), every rank of comm its share of the bytes;
+// every rank then has them. Those already known are left alone.
+void checksum_inputs(MPI_Comm comm);
 // The XDMF sidecar of an HDF5 file: "<path>.xmf".
 std::string xdmf_path(const std::string& path);
 

@@ -46,3 +46,16 @@ TEST(Crc32, CarriesAcrossCalls) {
 }
 
 }  // namespace
+
+TEST(Crc32, PiecesCombineIntoTheWhole) {
+  // Any cut of a buffer into two pieces, checksummed apart, combines into the whole's
+  // checksum; lengths past 32 bits as zlib's crc32_combine64 gives them.
+  const auto b = random_bytes(5000);
+  const std::uint32_t whole = anabranch::crc32(0, b.data(), b.size());
+  for (std::size_t cut : {0, 1, 2, 3, 7, 8, 100, 2500, 4999, 5000}) {
+    const std::uint32_t a = anabranch::crc32(0, b.data(), cut), c = anabranch::crc32(0, b.data() + cut, b.size() - cut);
+    EXPECT_EQ(anabranch::crc32_combine(a, c, static_cast<std::int64_t>(b.size() - cut)), whole) << "cut at " << cut;
+  }
+  for (std::int64_t n : {std::int64_t{1}, std::int64_t{12345}, std::int64_t{1} << 33, (std::int64_t{1} << 40) + 77})
+    EXPECT_EQ(anabranch::crc32_combine(0x12345678u, 0x9abcdef0u, n), ::crc32_combine64(0x12345678u, 0x9abcdef0u, n)) << n;
+}

@@ -14,7 +14,8 @@ Paths (--paths, all by default):
 - convert, convert-h5: `mpiexec -n P anabranch convert MESH out.slf` (the serial convert's
   bytes) and `out.h5` (the same values, `anabranch diff`).
 
-For each run: the largest rank's bytes read against the bound 2 x (inputs / P) + 2 MiB, all
+For each run: the largest rank's MPI calls and the bytes it handed to them (bench/mpi_count.c,
+through MPI's profiling interface), the largest rank's bytes read against the bound 2 x (inputs / P) + 2 MiB, all
 ranks' bytes read against inputs + 1.5 x written + 64 KiB x P, the largest rank's peak RSS,
 and rank 0's bytes read (rank 0 gets no pass). The same command on a tiny mesh (4 triangles
 a rank) first gives what a rank reads and holds to start (MPI, the Python modules) and to
@@ -43,6 +44,8 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
            OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1", ANABRANCH_PROGRESS="0",
            PYTHONPATH=os.environ.get("PYTHONPATH", str(BUILD / "python")))
 MiB = 1 << 20
+if (BUILD / "bench/libab_mpi_count.so").exists():  # each rank's MPI calls counted (bench/mpi_count.c)
+    ENV["AB_MPI_COUNT_LIB"] = str(BUILD / "bench/libab_mpi_count.so")
 
 
 LIMIT = {"seconds": 1800}  # any one command (--timeout)
@@ -205,12 +208,12 @@ def main():
                 base = convert_run(a, p, tiny, work, ext)[1]
                 rows.append(summary(path, p, *convert_run(a, p, mesh, work, ext), base, mesh_bytes))
     print(f"\n{'path':10} {'P':>5} {'s':>7} {'verified':>8} {'max read':>10} {'bound':>9} {'rank 0':>9} {'all read':>10} "
-          f"{'bound':>10} {'start':>7} {'peak RSS':>9} {'own RSS':>8}")
+          f"{'bound':>10} {'start':>7} {'peak RSS':>9} {'own RSS':>8} {'MPI calls':>9} {'MPI sent':>9}")
     for r in rows:
         print(f"{r['path']:10} {r['ranks']:5} {r['seconds']:7.1f} {'yes' if r['verified'] else 'NO':>8} "
               f"{r['max_read'] / MiB:9.2f}M {r['max_bound'] / MiB:8.2f}M {r['rank0_read'] / MiB:8.2f}M "
               f"{r['all_read'] / MiB:9.1f}M {r['all_bound'] / MiB:9.1f}M {r['start'] / MiB:6.2f}M {r['max_rss'] / MiB:8.1f}M "
-              f"{(r['max_rss'] - r['start_rss']) / MiB:7.1f}M")
+              f"{(r['max_rss'] - r['start_rss']) / MiB:7.1f}M {r['max_mpi_calls']:9} {r['max_mpi_bytes'] / MiB:8.2f}M")
     result = {"elements": a.elements, "frames": a.frames, "per_node": a.per_node, "mesh_bytes": mesh_bytes, "rows": rows}
     print("\nbytes read by the largest rank, beyond start-up, fitted as a + b / P:")
     for path in a.paths:
@@ -248,7 +251,10 @@ def summary(path, p, secs, recs, written, verified, base, inputs):
             "max_read": max(reads), "rank0_read": reads[0], "all_read": sum(reads),
             "max_bound": 2 * inputs / p + 2 * MiB, "all_bound": inputs + 1.5 * written + 64 * 1024 * p,
             "max_rss": max(r["peak_rss"] for r in recs), "rank0_rss": recs[0]["peak_rss"],
-            "max_written": max(r["written"] for r in recs), "per_rank_read": [r["read"] for r in recs]}
+            "max_written": max(r["written"] for r in recs), "per_rank_read": [r["read"] for r in recs],
+            "max_mpi_calls": max((r.get("mpi_calls", 0) for r in recs), default=0),
+            "max_mpi_bytes": max((r.get("mpi_bytes", 0) for r in recs), default=0),
+            "start_mpi_calls": max((r.get("mpi_calls", 0) for r in base), default=0)}
 
 if __name__ == "__main__":
     main()

@@ -13,6 +13,8 @@ Paths (--paths, all by default):
 - merge: `mpiexec -n P anabranch merge` of P parts (frames included): the serial merge's bytes.
 - convert, convert-h5: `mpiexec -n P anabranch convert MESH out.slf` (the serial convert's
   bytes) and `out.h5` (the same values, `anabranch diff`).
+- blocks: examples/blocks_solver, 300 blocks balanced over P processes, 2 frames into one
+  raw block file (aggregated): one process's bytes.
 
 For each run: the largest rank's MPI calls and the bytes it handed to them (bench/mpi_count.c,
 through MPI's profiling interface), the largest rank's bytes read against the bound 2 x (inputs / P) + 2 MiB, all
@@ -145,6 +147,34 @@ def convert_run(a, p, mesh, work, ext):
     return secs, recs, written, ok
 
 
+def blocks_run(a, p, work, tiny=False):
+    """examples/blocks_solver on p ranks: 300 blocks of about elements/2 points together
+    (4 on the tiny grid), balanced over p processes (`anabranch balance`), 2 frames of its
+    variables written to one raw file (aggregated), which must be one process's bytes:
+    (seconds, records, bytes written, verified, bytes of input: the assignment)."""
+    import random
+    r = random.Random(5)
+    count = 4 if tiny else 300
+    side = max(3, round((a.elements / 2 / count) ** (1 / 3)))
+    lines = ["# id ni nj nk"] + [f"{b + 1} {side + r.randint(-1, 2)} {side + r.randint(-1, 2)} {side}" for b in range(count)]
+    (work / "blocks.txt").write_text("\n".join(lines) + "\n")
+    assignment, alone = work / "assign.json", work / "assign1.json"
+    assignment.write_text(run(AB, "balance", work / "blocks.txt", "-n", p, "--json").stdout)
+    alone.write_text(run(AB, "balance", work / "blocks.txt", "-n", 1, "--json").stdout)
+    out = work / "blocks.raw"
+    for f in work.glob("blocks.raw*"):
+        f.unlink()
+    solver = BUILD / "examples/blocks_solver"
+    run(solver, alone, out, 2, "strategy=aggregated")  # one process: the file's reference bytes
+    one = out.read_bytes()
+    for f in work.glob("blocks.raw*"):
+        f.unlink()
+    secs, recs = probed(p, a.per_node, work / "probe", solver, assignment, out, 2, "strategy=aggregated")
+    ok = out.read_bytes() == one
+    written = out.stat().st_size
+    return secs, recs, written, ok, assignment.stat().st_size
+
+
 def fit(rows):
     """Least squares of bytes read by the largest rank = a + b / P."""
     xs = [1 / r["ranks"] for r in rows]
@@ -164,8 +194,8 @@ def main():
     ap.add_argument("--elements", type=int, default=1_000_000)
     ap.add_argument("--frames", type=int, default=2)
     ap.add_argument("--per-node", type=int, default=16)
-    ap.add_argument("--paths", nargs="+", default=["partition", "solver", "merge", "convert", "convert-h5"],
-                    choices=["partition", "solver", "merge", "convert", "convert-h5"])
+    ap.add_argument("--paths", nargs="+", default=["partition", "solver", "merge", "convert", "convert-h5", "blocks"],
+                    choices=["partition", "solver", "merge", "convert", "convert-h5", "blocks"])
     ap.add_argument("--work", type=pathlib.Path)
     ap.add_argument("--json", type=pathlib.Path)
     ap.add_argument("--timeout", type=int, default=LIMIT["seconds"], help="seconds any one command may take")
@@ -180,7 +210,7 @@ def main():
     run(AB, "generate", "-n", a.elements, "--frames", a.frames, "-o", mesh)
     mesh_bytes = mesh.stat().st_size
     print(f"mesh: {a.elements} triangles, {a.frames} frames, {mesh_bytes / MiB:.1f} MiB; {a.per_node} ranks per emulated node")
-    rows, solver_ref = [], None
+    rows, solver_ref, blocks_ref = [], None, {}
     for p in a.ranks:
         # The same commands on a tiny mesh (4 triangles a rank) first: what a rank costs to
         # start (MPI, the Python modules) and to talk to P - 1 others, subtracted below.
@@ -203,6 +233,15 @@ def main():
             base = merge_run(a, p, tiny, work)[1]
             secs, recs, written, ok, inputs = merge_run(a, p, mesh, work)
             rows.append(summary("merge", p, secs, recs, written, ok, base, inputs))
+        if "blocks" in a.paths and (BUILD / "examples/blocks_solver").exists():
+            base = blocks_run(a, p, work, tiny=True)[1]
+            secs, recs, written, ok, inputs = blocks_run(a, p, work)
+            if blocks_ref.get("file") is None:
+                blocks_ref["file"] = work / "blocks-first.raw"
+                shutil.copy(work / "blocks.raw", blocks_ref["file"])
+            else:
+                ok = ok and filecmp.cmp(blocks_ref["file"], work / "blocks.raw", shallow=False)
+            rows.append(summary("blocks", p, secs, recs, written, ok, base, inputs))
         for path, ext in (("convert", ".slf"), ("convert-h5", ".h5")):
             if path in a.paths:
                 base = convert_run(a, p, tiny, work, ext)[1]

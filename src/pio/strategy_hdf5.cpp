@@ -18,6 +18,7 @@
 #include "core/outputs.hpp"
 #include "pio/mpi_util.hpp"
 
+#include "pio/partition_distributed.hpp"
 #include "pio/strategy.hpp"
 #include "pio/topology.hpp"
 #include "pio/vtkhdf.hpp"
@@ -42,6 +43,7 @@ class Hdf5Strategy final : public Strategy {
     if (windex_ == 0) ::unlink(temp.c_str());
     release_temporary(temp);
   }
+  vtkhdf::Output::MeshShare mesh_share_;  // writers: their share of the geometry's mesh, until written
   int files_created(int) const override { return s_.file_per_step ? static_cast<int>(std::max<std::int64_t>(steps_, 1)) : 1; }
 
   void open(const StrategySetup& setup) override {
@@ -61,6 +63,7 @@ class Hdf5Strategy final : public Strategy {
       writer_ranks_ = std::move(writers.ranks);
     }
     plan_exchange();
+    if (!s_.geometry.empty()) gather_mesh_shares();
     std::exception_ptr error;
     if (is_writer_) {
       try {
@@ -82,10 +85,9 @@ class Hdf5Strategy final : public Strategy {
         }
         if (s_.file_per_step) register_temporary(temp_of(o.final_path));  // created under Writer's guard
         out_ = std::make_unique<vtkhdf::Output>(wcomm_, s_.file_per_step ? temp_of(o.final_path) : s_.path, s_.header, s_.info, o);
-        if (!s_.geometry.empty()) {  // every rank has rank 0's geometry file: the writers write a share each
-          std::optional<serafin::Reader> geometry;
-          collective(wcomm_, [&] { geometry.emplace(s_.geometry); });
-          out_->write_mesh(&*geometry);
+        if (!s_.geometry.empty()) {  // every rank read its share of the geometry: each writer writes its own
+          out_->write_mesh(mesh_share_);
+          mesh_share_ = {};
         } else {
           collective(wcomm_, [&] {
             if (windex_ == 0 && !s_.mesh) throw UsageError("rank 0 must give the global mesh or a geometry file");
@@ -97,6 +99,84 @@ class Hdf5Strategy final : public Strategy {
       }
     }
     agree(s_.comm, error);
+  }
+
+  // The geometry's mesh records, each rank reading its share (1/P) of IKLE's rows, IPOBO,
+  // X and Y and sending the parts of it that each writer's share (1/W) holds to that writer:
+  // no rank reads more than its share, and each writer receives the share it writes.
+  void gather_mesh_shares() {
+    std::optional<serafin::Reader> geo;
+    std::vector<std::int32_t> rows, ipobo;
+    std::vector<double> xy[2];
+    const Slices nodes{s_.header.npoin, size_}, elems{s_.header.nelem, size_};
+    int ndp = 3, nplan = 1;
+    collective(s_.comm, [&] {
+      geo.emplace(s_.geometry);
+      const auto& g = geo->header();
+      if (g.nelem != s_.header.nelem || g.npoin != s_.header.npoin || g.ndp != s_.header.ndp)
+        throw UsageError(s_.geometry + " does not have the header's sizes (NELEM, NPOIN, NDP)");
+      ndp = g.ndp;
+      nplan = g.nplan();
+      const std::int64_t e0 = elems.first(rank_), ne = elems.first(rank_ + 1) - e0;
+      const std::int64_t p0 = nodes.first(rank_), np = nodes.first(rank_ + 1) - p0;
+      rows.resize(static_cast<std::size_t>(ne * ndp));
+      geo->read_ikle_rows(e0, ne, rows.data());
+      ipobo.resize(static_cast<std::size_t>(np));
+      geo->read_ipobo(p0, np, ipobo.data());
+      for (int c = 0; c < 2; ++c) {
+        xy[c].resize(static_cast<std::size_t>(np));
+        geo->read_coordinates(c == 1, p0, np, xy[c].data());
+      }
+    });
+    const int nw = static_cast<int>(writer_ranks_.size());
+    const Slices welems{s_.header.nelem, nw}, wnodes{s_.header.npoin, nw};
+    if (is_writer_) {
+      mesh_share_.nelem = s_.header.nelem;
+      mesh_share_.npoin = s_.header.npoin;
+      mesh_share_.ndp = ndp;
+      mesh_share_.nplan = nplan;
+      mesh_share_.ikle.resize(static_cast<std::size_t>((welems.first(windex_ + 1) - welems.first(windex_)) * ndp));
+      const auto wn = static_cast<std::size_t>(wnodes.first(windex_ + 1) - wnodes.first(windex_));
+      mesh_share_.ipobo.resize(wn);
+      mesh_share_.x.resize(wn);
+      mesh_share_.y.resize(wn);
+    }
+    // Record k of 4 (IKLE rows, IPOBO, X, Y): this rank's [a, b) against writer w's [c, d).
+    std::vector<MPI_Request> requests;
+    auto overlap = [](std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d) {
+      return std::make_pair(std::max(a, c), std::min(b, d));
+    };
+    for (int k = 0; k < 4; ++k) {
+      const Slices& mine = k == 0 ? elems : nodes;
+      const Slices& theirs = k == 0 ? welems : wnodes;
+      const int per = k == 0 ? ndp : 1;
+      const std::int64_t a = mine.first(rank_), b = mine.first(rank_ + 1);
+      for (int w = 0; w < nw && a < b; ++w) {
+        const auto [lo, hi] = overlap(a, b, theirs.first(w), theirs.first(w + 1));
+        if (lo >= hi) continue;
+        requests.emplace_back();
+        const auto off = static_cast<std::size_t>((lo - a) * per);
+        const int n = static_cast<int>((hi - lo) * per);
+        if (k < 2)
+          MPI_Isend((k == 0 ? rows : ipobo).data() + off, n, MPI_INT32_T, writer_ranks_[static_cast<std::size_t>(w)], k, s_.comm,
+                    &requests.back());
+        else
+          MPI_Isend(xy[k - 2].data() + off, n, MPI_DOUBLE, writer_ranks_[static_cast<std::size_t>(w)], k, s_.comm, &requests.back());
+      }
+      if (!is_writer_) continue;
+      const std::int64_t c = theirs.first(windex_), d = theirs.first(windex_ + 1);
+      for (int r = c < d ? mine.owner(c) : size_; r < size_ && mine.first(r) < d; ++r) {
+        const auto [lo, hi] = overlap(mine.first(r), mine.first(r + 1), c, d);
+        if (lo >= hi) continue;
+        const auto off = static_cast<std::size_t>((lo - c) * per);
+        const int n = static_cast<int>((hi - lo) * per);
+        if (k < 2)
+          MPI_Recv((k == 0 ? mesh_share_.ikle : mesh_share_.ipobo).data() + off, n, MPI_INT32_T, r, k, s_.comm, MPI_STATUS_IGNORE);
+        else
+          MPI_Recv((k == 2 ? mesh_share_.x : mesh_share_.y).data() + off, n, MPI_DOUBLE, r, k, s_.comm, MPI_STATUS_IGNORE);
+      }
+    }
+    MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
   }
 
   void exchange_and_write(const EncodedFrame& frame) {

@@ -685,6 +685,26 @@ void Output::write_mesh(const serafin::Reader* geometry) {
   });
 }
 
+void Output::write_mesh(const MeshShare& share) {
+  Impl& m = *impl_;
+  if (!m.options.mesh_link.empty()) return;
+  int size = 1;
+  if (m.comm != MPI_COMM_NULL) MPI_Comm_size(m.comm, &size);
+  collective(m.comm, [&] {
+    auto first = [&](std::int64_t n) { return n / size * m.rank + std::min<std::int64_t>(m.rank, n % size); };
+    const std::int64_t e0 = first(share.nelem), p0 = first(share.npoin);
+    MeshPieces p{share.nelem, share.npoin, share.ndp, share.nplan, {}, {}, {}};
+    p.ikle = [&](std::int64_t at, std::int64_t n, std::int32_t* out) {
+      std::copy_n(share.ikle.begin() + (at - e0) * share.ndp, n * share.ndp, out);
+    };
+    p.ipobo = [&](std::int64_t at, std::int64_t n, std::int32_t* out) { std::copy_n(share.ipobo.begin() + (at - p0), n, out); };
+    p.coordinates = [&](bool y, std::int64_t at, std::int64_t n, double* out) {
+      std::copy_n((y ? share.y : share.x).begin() + (at - p0), n, out);
+    };
+    m.write_mesh(p, m.rank, size);
+  });
+}
+
 void Output::write_frame(double time, std::int64_t first, std::int64_t count, const void* values) {
   collective(impl_->comm, [&] {
     if (count < 0 || first < 0 || first + count > impl_->header.npoin) throw UsageError("frame block out of range");

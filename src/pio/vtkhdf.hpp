@@ -76,6 +76,16 @@ class Output {
   // writes its share of the elements and of the nodes, read a piece at a time (O(N/P) each,
   // never the mesh whole).
   void write_mesh(const serafin::Reader* geometry);
+  // Collective: the same, each writer w of the W ranks of comm giving its share of the
+  // elements' rows of IKLE (elements nelem * w / W ... as Slices cut them: share w of W) and
+  // of the nodes' IPOBO, X and Y (share w of the nodes), already gathered.
+  struct MeshShare {
+    std::int64_t nelem = 0, npoin = 0;
+    int ndp = 3, nplan = 1;
+    std::vector<std::int32_t> ikle, ipobo;  // this share's rows (1-based), its nodes' IPOBO
+    std::vector<double> x, y;               // its nodes' coordinates
+  };
+  void write_mesh(const MeshShare& share);
   struct MeshPieces;
   // Collective: one frame. Each rank gives nodes [first, first + count) of every variable,
   // nvar blocks of count values in the header's precision and native byte order (count may

@@ -37,13 +37,13 @@ class Hdf5Strategy final : public Strategy {
   // Abandoned (a write failed): one file per step removes the step it was writing (a single
   // file is the writer's to remove).
   ~Hdf5Strategy() override {
+    release_info();
     if (!s_.file_per_step || !out_) return;
     const std::string temp = temp_of(vtkhdf::step_path(s_.final_path, steps_));
     out_.reset();  // closes the abandoned file, collectively over the writers
     if (windex_ == 0) ::unlink(temp.c_str());
     release_temporary(temp);
   }
-  vtkhdf::Output::MeshShare mesh_share_;  // writers: their share of the geometry's mesh, until written
   int files_created(int) const override { return s_.file_per_step ? static_cast<int>(std::max<std::int64_t>(steps_, 1)) : 1; }
 
   void open(const StrategySetup& setup) override {
@@ -64,6 +64,17 @@ class Hdf5Strategy final : public Strategy {
     }
     plan_exchange();
     if (!s_.geometry.empty()) gather_mesh_shares();
+    // ROMIO (MPICH) reads a region before writing into it when a write leaves holes (data
+    // sieving): HDF5's metadata pieces then cost the writers reads of the file they make.
+    // Off unless the hints say otherwise (Open MPI's OMPIO ignores the key).
+    if (!s_.hints.entries().count("romio_ds_write")) {
+      if (s_.info == MPI_INFO_NULL)
+        MPI_Info_create(&info_);
+      else
+        MPI_Info_dup(s_.info, &info_);
+      MPI_Info_set(info_, "romio_ds_write", "disable");
+      s_.info = info_;
+    }
     std::exception_ptr error;
     if (is_writer_) {
       try {
@@ -272,6 +283,13 @@ class Hdf5Strategy final : public Strategy {
     agree(s_.comm, error);
   }
 
+  void release_info() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (info_ != MPI_INFO_NULL && !finalized) MPI_Info_free(&info_);
+    info_ = MPI_INFO_NULL;
+  }
+
   void close() override {
     std::exception_ptr error;
     try {
@@ -364,6 +382,8 @@ class Hdf5Strategy final : public Strategy {
     for (std::size_t k = 0; k < gids.size(); ++k) position_[k] = gids[k] - block_first_;
   }
 
+  vtkhdf::Output::MeshShare mesh_share_;  // writers: their share of the geometry's mesh, until written
+  MPI_Info info_ = MPI_INFO_NULL;         // the hints with HDF5's defaults, when made here
   StrategySetup s_;
   int rank_ = 0, size_ = 1;
   bool is_writer_ = false;

@@ -46,7 +46,7 @@ cmake --build build-mpich -j "$(($(nproc) + 2))" --target anabranch_cli anabranc
   mini_solver blocks_solver mini_solver_f blocks_solver_f ab_mpi_smoke ab_mpi_writer ab_mpi_blocks ab_c_status \
   ab_fortran_status ab_writer_crash >/dev/null
 registered=$(ctest --test-dir build-mpich -N -L mpi)
-for t in mpi_writer.np4.nodes3 cli_mpi.nodes2 python_writer.np3; do
+for t in mpi_writer.np3.nodes3 cli_mpi.nodes2 python_writer.np3; do
   grep -qE "Test +#[0-9]+: $t\$" <<<"$registered" ||
     { echo "test.sh: the MPICH test $t is not registered" >&2; exit 1; }
 done
@@ -56,5 +56,5 @@ stage "unit tests under AddressSanitizer + UndefinedBehaviorSanitizer, and fuzzi
 CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DANABRANCH_SANITIZE=ON -DANABRANCH_FUZZ=ON -DAB_TEST_PYTHON= >/dev/null
 cmake --build build-asan -j "$(($(nproc) + 2))" --target ab_unit_tests ab_fuzz_serafin ab_fuzz_boundary
-ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -L sanitize
+ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j "$(($(nproc) + 1))" -L sanitize
 stage "done: every test passed"

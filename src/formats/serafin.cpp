@@ -649,12 +649,124 @@ std::int64_t mesh_records_offset(const Header& h) {
   return Layout::of(h).header_bytes - (8 + h.nelem * h.ndp * 4) - (8 + h.npoin * 4) - 2 * (8 + h.npoin * rs);
 }
 
+bool extrudes(const Header& h, const Header& g) {
+  const std::int64_t nplan = h.nplan();
+  return nplan > 1 && g.nplan() == 1 && g.ndp == 3 && h.ndp == 6 && g.npoin * nplan == h.npoin && g.nelem * (nplan - 1) == h.nelem;
+}
+
+void check_mesh_source(const Header& h, const Reader& mesh_file) {
+  const Header& g = mesh_file.header();
+  if ((g.nelem != h.nelem || g.npoin != h.npoin || g.ndp != h.ndp) && !extrudes(h, g))
+    throw UsageError(mesh_file.name() + " does not have the header's sizes (NELEM, NPOIN, NDP), nor its 2D mesh to extrude");
+}
+
+namespace {
+// Runs [first, first + count) of an extruded record of `per_plane` items a plane (layer),
+// cut at the planes: f(plane, first item within it, items, where they go in the output).
+template <class F>
+void by_plane(std::int64_t per_plane, std::int64_t first, std::int64_t count, F f) {
+  for (std::int64_t i = first; i < first + count;) {
+    const std::int64_t plane = i / per_plane, at = i % per_plane, m = std::min(per_plane - at, first + count - i);
+    f(plane, at, m, i - first);
+    i += m;
+  }
+}
+}  // namespace
+
+void read_mesh_rows(const Header& h, const Reader& mesh_file, std::int64_t first, std::int64_t count, std::int32_t* out) {
+  const Header& g = mesh_file.header();
+  if (!extrudes(h, g)) {
+    mesh_file.read_ikle_rows(first, count, out);
+    return;
+  }
+  if (first < 0 || count < 0 || first + count > h.nelem) throw UsageError(mesh_file.name() + ": element range out of bounds");
+  std::vector<std::int32_t> rows;
+  const auto np = static_cast<std::int32_t>(g.npoin);
+  by_plane(g.nelem, first, count, [&](std::int64_t layer, std::int64_t e2, std::int64_t m, std::int64_t o) {
+    rows.resize(static_cast<std::size_t>(m * 3));
+    mesh_file.read_ikle_rows(e2, m, rows.data());
+    const auto below = static_cast<std::int32_t>(layer) * np, above = below + np;
+    for (std::int64_t e = 0; e < m; ++e)
+      for (int k = 0; k < 3; ++k) {
+        out[(o + e) * 6 + k] = rows[static_cast<std::size_t>(e * 3 + k)] + below;
+        out[(o + e) * 6 + 3 + k] = rows[static_cast<std::size_t>(e * 3 + k)] + above;
+      }
+  });
+}
+
+void read_mesh_ipobo(const Header& h, const Reader& mesh_file, std::int64_t first, std::int64_t count, std::int32_t* out) {
+  if (!extrudes(h, mesh_file.header())) {
+    mesh_file.read_ipobo(first, count, out);
+    return;
+  }
+  if (first < 0 || count < 0 || first + count > h.npoin) throw UsageError(mesh_file.name() + ": node range out of bounds");
+  std::fill(out, out + count, 0);  // the extruded mesh has no boundary numbering (gretel's 0s)
+}
+
+void read_mesh_coordinates(const Header& h, const Reader& mesh_file, bool y, std::int64_t first, std::int64_t count, double* out) {
+  const Header& g = mesh_file.header();
+  if (!extrudes(h, g)) {
+    mesh_file.read_coordinates(y, first, count, out);
+    return;
+  }
+  if (first < 0 || count < 0 || first + count > h.npoin) throw UsageError(mesh_file.name() + ": node range out of bounds");
+  by_plane(g.npoin, first, count, [&](std::int64_t, std::int64_t p2, std::int64_t m, std::int64_t o) {
+    mesh_file.read_coordinates(y, p2, m, out + o);
+  });
+}
+
+namespace {
+// copy_mesh_records for a mesh extruded from mesh_file's: each share's items made from the
+// geometry's (read_mesh_*), encoded in the header's precision and byte order.
+void copy_extruded_records(const Header& h, const Reader& mesh_file, int share, int shares,
+                           const std::function<void(std::int64_t, const void*, std::size_t)>& write_at) {
+  const ByteOrder bo = h.byte_order;
+  const int rs = real_size(h.precision);
+  std::int64_t at = mesh_records_offset(h);
+  std::vector<std::int32_t> ints;
+  std::vector<double> reals;
+  std::vector<unsigned char> out;
+  for (int r = 0; r < 4; ++r) {
+    const std::int64_t per = r == 0 ? h.ndp : 1, n = (r == 0 ? h.nelem : h.npoin), size = r < 2 ? 4 : rs;
+    const std::int64_t bytes = n * per * size;
+    unsigned char marker[4];
+    store<std::int32_t>(marker, static_cast<std::int32_t>(bytes), bo);
+    if (share == 0) write_at(at, marker, 4);
+    const std::int64_t first = n / shares * share + std::min<std::int64_t>(share, n % shares),
+                       last = n / shares * (share + 1) + std::min<std::int64_t>(share + 1, n % shares);
+    const std::int64_t step = std::max<std::int64_t>(1, (std::int64_t{1} << 20) / (per * size));
+    for (std::int64_t i = first; i < last; i += step) {
+      const std::int64_t m = std::min(step, last - i);
+      out.resize(static_cast<std::size_t>(m * per * size));
+      if (r < 2) {
+        ints.resize(static_cast<std::size_t>(m * per));
+        if (r == 0)
+          read_mesh_rows(h, mesh_file, i, m, ints.data());
+        else
+          read_mesh_ipobo(h, mesh_file, i, m, ints.data());
+        for (std::size_t k = 0; k < ints.size(); ++k) store<std::int32_t>(out.data() + 4 * k, ints[k], bo);
+      } else {
+        reals.resize(static_cast<std::size_t>(m));
+        read_mesh_coordinates(h, mesh_file, r == 3, i, m, reals.data());
+        encode_reals(reals.data(), m, h.precision, bo, out.data());
+      }
+      write_at(at + 4 + i * per * size, out.data(), out.size());
+    }
+    if (share == 0) write_at(at + 4 + bytes, marker, 4);
+    at += bytes + 8;
+  }
+}
+}  // namespace
+
 void copy_mesh_records(const Header& h, const Reader& mesh_file, int share, int shares,
                        const std::function<void(std::int64_t, const void*, std::size_t)>& write_at) {
+  check_mesh_source(h, mesh_file);
   const Header& g = mesh_file.header();
-  if (g.nelem != h.nelem || g.npoin != h.npoin || g.ndp != h.ndp)
-    throw UsageError(mesh_file.name() + " does not have the header's sizes (NELEM, NPOIN, NDP)");
   const ByteOrder bo = h.byte_order;
+  if (extrudes(h, g)) {
+    copy_extruded_records(h, mesh_file, share, shares, write_at);
+    return;
+  }
   const auto& src = mesh_file.source();
   const int rs_in = real_size(g.precision), rs = real_size(h.precision);
   struct Record {

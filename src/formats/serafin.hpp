@@ -172,7 +172,7 @@ void write_header_records(ByteSink& sink, const Header& header, const WriteOptio
 void write_header(ByteSink& sink, const Header& header, const Mesh& mesh, const WriteOptions& options = {});
 // The same, with the mesh records (IKLE, IPOBO, X, Y) streamed from `mesh_file` in
 // pieces (converted to header's precision and byte order): the mesh is never held whole.
-// header's sizes must be mesh_file's.
+// mesh_file holds header's mesh, or the 2D mesh it extrudes (extrudes() below).
 void write_header(ByteSink& sink, const Header& header, const Reader& mesh_file, const WriteOptions& options = {});
 // Where the mesh records (IKLE's length marker) start in a file with this header.
 std::int64_t mesh_records_offset(const Header& header);
@@ -183,6 +183,19 @@ std::int64_t mesh_records_offset(const Header& header);
 // different processes together make the records; one share gives them in the file's order.
 void copy_mesh_records(const Header& header, const Reader& mesh_file, int share, int shares,
                        const std::function<void(std::int64_t, const void*, std::size_t)>& write_at);
+// Whether `header`'s mesh is `geometry`'s triangles extruded to header.nplan() planes of
+// prisms (TELEMAC-3D's result on its 2D geometry, as gretel writes it: extrude() in
+// core/mesh.hpp), which the functions below then make from the geometry's records.
+bool extrudes(const Header& header, const Header& geometry);
+// Throws UsageError unless mesh_file holds header's mesh: the same sizes, or extruded.
+void check_mesh_source(const Header& header, const Reader& mesh_file);
+// Pieces of header's mesh records made from mesh_file's (its own, or extruded): IKLE's
+// rows [first, first + count); IPOBO's and a coordinate's nodes [first, first + count).
+// An extruded piece reads only the geometry's rows and nodes it is made of.
+void read_mesh_rows(const Header& header, const Reader& mesh_file, std::int64_t first, std::int64_t count, std::int32_t* out);
+void read_mesh_ipobo(const Header& header, const Reader& mesh_file, std::int64_t first, std::int64_t count, std::int32_t* out);
+void read_mesh_coordinates(const Header& header, const Reader& mesh_file, bool y, std::int64_t first, std::int64_t count,
+                           double* out);
 // Checks the record limit without writing.
 void check_record_limits(const Header& header, const WriteOptions& options = {});
 

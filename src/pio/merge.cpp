@@ -526,17 +526,12 @@ MergedWriter open_merged_writer(MPI_Comm comm, const std::string& part, const st
     gid = part_nodes(mine, part, npoin2, geo.nplan());
   });
   const serafin::Header out = gretel_header(h0, geo, gretel_nptfr(comm, geo, cli_points, extrude), extrude);
-  Mesh mesh;  // 3D parts on a 2D geometry: the extruded mesh, made by rank 0 (used while opening)
-  collective(comm, [&] {
-    if (extrude && rank == 0) mesh = anabranch::extrude(serafin::Reader(geometry).read_mesh(), out.nplan());
-  });
   OutputDescription desc;
   desc.header = out;
   MergedWriter m;
-  if (extrude)
-    desc.mesh = rank == 0 ? &mesh : nullptr;
-  else
-    desc.geometry = geometry;
+  // 3D parts on a 2D geometry (TELEMAC-3D): the ranks extrude their shares of the header's
+  // mesh records from the geometry's as they copy them (serafin::copy_mesh_records).
+  desc.geometry = geometry;
   for (auto& g : gid) ++g;  // 1-based, as KNOLG
   m.nlocal = static_cast<std::int64_t>(gid.size());
   options.owner_highest = true;  // gretel's rule: the last part holding a node gives its value

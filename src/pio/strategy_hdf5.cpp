@@ -123,20 +123,18 @@ class Hdf5Strategy final : public Strategy {
     int ndp = 3, nplan = 1;
     collective(s_.comm, [&] {
       geo.emplace(s_.geometry);
-      const auto& g = geo->header();
-      if (g.nelem != s_.header.nelem || g.npoin != s_.header.npoin || g.ndp != s_.header.ndp)
-        throw UsageError(s_.geometry + " does not have the header's sizes (NELEM, NPOIN, NDP)");
-      ndp = g.ndp;
-      nplan = g.nplan();
+      serafin::check_mesh_source(s_.header, *geo);  // the header's mesh, or the 2D mesh it extrudes
+      ndp = s_.header.ndp;
+      nplan = s_.header.nplan();
       const std::int64_t e0 = elems.first(rank_), ne = elems.first(rank_ + 1) - e0;
       const std::int64_t p0 = nodes.first(rank_), np = nodes.first(rank_ + 1) - p0;
       rows.resize(static_cast<std::size_t>(ne * ndp));
-      geo->read_ikle_rows(e0, ne, rows.data());
+      serafin::read_mesh_rows(s_.header, *geo, e0, ne, rows.data());
       ipobo.resize(static_cast<std::size_t>(np));
-      geo->read_ipobo(p0, np, ipobo.data());
+      serafin::read_mesh_ipobo(s_.header, *geo, p0, np, ipobo.data());
       for (int c = 0; c < 2; ++c) {
         xy[c].resize(static_cast<std::size_t>(np));
-        geo->read_coordinates(c == 1, p0, np, xy[c].data());
+        serafin::read_mesh_coordinates(s_.header, *geo, c == 1, p0, np, xy[c].data());
       }
     });
     const int nw = static_cast<int>(writer_ranks_.size());

@@ -40,6 +40,7 @@ def header_only(src, dst):
     ("r2d_gouttedo.slf", "geo_gouttedo.cli", "aggregated"),
     ("r2d_gouttedo.slf", "geo_gouttedo.cli", "collective"),
     ("r3d_gouttedo.slf", None, "aggregated"),
+    ("r3d_gouttedo.slf", None, "collective"),
 ])
 def test_one_file_written_during_the_run_is_the_merged_file(ab, data, tmp_path, ranks, mesh, cli, strategy):
     pytest.importorskip("anabranch", reason="the Python package is not built (PYTHONPATH=<build>/python)")

@@ -272,6 +272,47 @@ TEST(SerafinFixtures, KnownFactsOfTheFixtures) {
   }
 }
 
+TEST(Serafin, ExtrudedMeshRecordsCopiedInSharesAreTheExtrudedMesh) {
+  // A 3D result's header on a 2D geometry (TELEMAC-3D): the shares, each made from the
+  // geometry's rows and nodes alone, are the header of the mesh extrude() makes, in every
+  // precision and byte order, cut into 1 to 7 shares; a geometry that is neither the
+  // header's mesh nor its 2D mesh is refused.
+  TempDir tmp;
+  for (auto pin : {Precision::Single, Precision::Double}) {
+    abtest::write_bytes(tmp.file("geo.slf"), abtest::small_file(pin, ByteOrder::Big, 0));
+    const serafin::Reader geo(tmp.file("geo.slf"));
+    ASSERT_EQ(geo.header().ndp, 3);
+    const Mesh m3 = extrude(geo.read_mesh(), 4);
+    for (auto p : {Precision::Single, Precision::Double})
+      for (auto o : {ByteOrder::Big, ByteOrder::Little}) {
+        serafin::Header h = geo.header();
+        h.precision = p;
+        h.byte_order = o;
+        h.iparam[6] = 4;
+        h.set_mesh_sizes(m3);
+        ASSERT_TRUE(serafin::extrudes(h, geo.header()));
+        MemorySink whole;
+        serafin::write_header(whole, h, m3);
+        const auto start = serafin::mesh_records_offset(h);
+        for (int shares = 1; shares <= 7; ++shares) {
+          std::vector<unsigned char> got(whole.bytes.begin(), whole.bytes.begin() + start);
+          got.resize(whole.bytes.size(), 0xEE);
+          for (int share = 0; share < shares; ++share)
+            serafin::copy_mesh_records(h, geo, share, shares, [&](std::int64_t at, const void* d, std::size_t n) {
+              ASSERT_GE(at, start);
+              ASSERT_LE(at + static_cast<std::int64_t>(n), static_cast<std::int64_t>(got.size()));
+              std::memcpy(got.data() + at, d, n);
+            });
+          EXPECT_EQ(got, whole.bytes) << shares << " shares, " << to_string(p) << " " << to_string(o);
+        }
+        serafin::Header wrong = h;
+        wrong.iparam[6] = 3;  // 3 planes: NPOIN and NELEM are not 4 planes' any more
+        wrong.npoin = geo.header().npoin * 3;
+        EXPECT_THROW(serafin::copy_mesh_records(wrong, geo, 0, 1, [](std::int64_t, const void*, std::size_t) {}), UsageError);
+      }
+  }
+}
+
 TEST(Serafin, MeshRecordsCopiedInSharesMakeTheWholeHeader) {
   // Every precision and byte order of the geometry into every one of the output, cut into
   // 1 to 7 shares (more shares than a record's items too): the pieces, put where they say,

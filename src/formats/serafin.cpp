@@ -716,6 +716,12 @@ void read_mesh_coordinates(const Header& h, const Reader& mesh_file, bool y, std
 }
 
 namespace {
+// Items [first, last) of n cut into `shares` runs, the first n % shares one longer.
+std::pair<std::int64_t, std::int64_t> share_of(std::int64_t n, int share, int shares) {
+  return {n / shares * share + std::min<std::int64_t>(share, n % shares),
+          n / shares * (share + 1) + std::min<std::int64_t>(share + 1, n % shares)};
+}
+
 // copy_mesh_records for a mesh extruded from mesh_file's: each share's items made from the
 // geometry's (read_mesh_*), encoded in the header's precision and byte order.
 void copy_extruded_records(const Header& h, const Reader& mesh_file, int share, int shares,
@@ -732,8 +738,7 @@ void copy_extruded_records(const Header& h, const Reader& mesh_file, int share, 
     unsigned char marker[4];
     store<std::int32_t>(marker, static_cast<std::int32_t>(bytes), bo);
     if (share == 0) write_at(at, marker, 4);
-    const std::int64_t first = n / shares * share + std::min<std::int64_t>(share, n % shares),
-                       last = n / shares * (share + 1) + std::min<std::int64_t>(share + 1, n % shares);
+    const auto [first, last] = share_of(n, share, shares);
     const std::int64_t step = std::max<std::int64_t>(1, (std::int64_t{1} << 20) / (per * size));
     for (std::int64_t i = first; i < last; i += step) {
       const std::int64_t m = std::min(step, last - i);
@@ -787,8 +792,7 @@ void copy_mesh_records(const Header& h, const Reader& mesh_file, int share, int 
     if (share == 0) write_at(at, marker, 4);
     // This share's items, a piece at a time: copied as stored (swapped when the byte orders
     // differ), or converted to the other precision.
-    const std::int64_t first = r.n / shares * share + std::min<std::int64_t>(share, r.n % shares),
-                       last = r.n / shares * (share + 1) + std::min<std::int64_t>(share + 1, r.n % shares);
+    const auto [first, last] = share_of(r.n, share, shares);
     const std::int64_t step = (std::int64_t{1} << 20) / r.in;
     for (std::int64_t i = first; i < last; i += step) {
       const std::int64_t m = std::min(step, last - i);

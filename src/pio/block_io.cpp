@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/byteorder.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "core/outputs.hpp"
@@ -109,60 +110,26 @@ struct Target {
   std::size_t piece = 0;
   std::int64_t base = 0;
   void* mem = nullptr;
-  bool first_marker = false, last_marker = false;  // raw records this piece writes
-  std::int64_t record_bytes = 0;
 };
 
-// grid: the arrays are the grid's x, y, z (nvar 3), not a frame's variables; markers: the
-// record markers go with the values (writing).
+// grid: the arrays are the grid's x, y, z (nvar 3), not a frame's variables.
 std::vector<Target> targets(const BlockLayout& l, const BlockFileInfo& info, std::int64_t frame, int nvar, bool grid,
-                            void* const* arrays, bool markers) {
+                            void* const* arrays) {
   std::vector<Target> t;
   for (std::size_t p = 0; p < l.pieces.size(); ++p) {
     const auto& piece = l.pieces[p];
     const auto b = static_cast<std::size_t>(piece.block);
-    const auto& d = l.blocks[b].dims;
-    const bool first = piece.range[0][0] == 0 && piece.range[1][0] == 0 && piece.range[2][0] == 0;
-    const bool last = piece.range[0][1] == d[0] && piece.range[1][1] == d[1] && piece.range[2][1] == d[2];
     for (int v = 0; v < nvar; ++v) {
       Target x;
       x.piece = p;
       x.base = info.value_offset(frame, b, grid ? -(v + 1) : v);
       x.mem = arrays[p * static_cast<std::size_t>(nvar) + static_cast<std::size_t>(v)];
-      x.first_marker = markers && info.records && !grid && first;
-      x.last_marker = markers && info.records && !grid && last;
-      x.record_bytes = l.blocks[b].points() * info.real_bytes;
       t.push_back(x);
     }
   }
   std::stable_sort(t.begin(), t.end(), [](const Target& a, const Target& b) { return a.base < b.base; });
   return t;
 }
-
-// The independent strategy's staging buffer: contiguous bytes gathered, written in one call.
-class Stager {
- public:
-  Stager(MPI_File fh, std::string path, std::int64_t bytes) : fh_(fh), path_(std::move(path)), buf_(static_cast<std::size_t>(std::max<std::int64_t>(bytes, 1 << 16))) {}
-  // Room for n bytes at file offset `at` (n <= capacity).
-  unsigned char* put(std::int64_t at, std::int64_t n) {
-    if (used_ > 0 && (at != start_ + used_ || used_ + n > static_cast<std::int64_t>(buf_.size()))) flush();
-    if (used_ == 0) start_ = at;
-    unsigned char* p = buf_.data() + used_;
-    used_ += n;
-    return p;
-  }
-  std::int64_t capacity() const { return static_cast<std::int64_t>(buf_.size()); }
-  void flush() {
-    if (used_ > 0) write_at(fh_, start_, buf_.data(), used_, path_);
-    used_ = 0;
-  }
-
- private:
-  MPI_File fh_;
-  std::string path_;
-  std::vector<unsigned char> buf_;
-  std::int64_t start_ = 0, used_ = 0;
-};
 
 // The independent reader's mirror: contiguous ranges gathered, read in one call, then
 // converted into the caller's arrays.
@@ -212,13 +179,12 @@ class Gatherer {
   std::vector<Pending> pending_;
 };
 
-// The collective strategy's datatypes: one subarray of the block's array per target in
-// the file (in increasing offset), the matching subarray of the caller's array (halos
-// skipped) in memory; record markers from a small array of this rank's.
+// The collective reader's datatypes: one subarray of the block's array per target in the
+// file (in increasing offset), the matching subarray of the caller's array (halos skipped)
+// in memory.
 struct Types {
   MPI_Datatype file = MPI_DATATYPE_NULL, memory = MPI_DATATYPE_NULL;
   std::int64_t bytes = 0;
-  std::vector<std::int32_t> markers;
   std::vector<MPI_Datatype> owned;
   ~Types() {
     for (auto& t : owned) MPI_Type_free(&t);
@@ -250,8 +216,6 @@ void build_types(const BlockLayout& l, const std::vector<Target>& t, int rb, int
   std::vector<int> lengths;
   std::vector<MPI_Aint> fdisp, mdisp;
   std::vector<MPI_Datatype> ftypes, mtypes;
-  out.markers.clear();
-  for (const auto& x : t) out.markers.push_back(static_cast<std::int32_t>(x.record_bytes));
   auto sub = [&](const std::array<std::int64_t, 3>& sizes, const std::array<std::int64_t, 3>& subs, const std::array<std::int64_t, 3>& starts,
                  MPI_Datatype elem) {
     const int s[3] = {static_cast<int>(sizes[2]), static_cast<int>(sizes[1]), static_cast<int>(sizes[0])};
@@ -274,9 +238,9 @@ void build_types(const BlockLayout& l, const std::vector<Target>& t, int rb, int
     const auto& d = l.blocks[static_cast<std::size_t>(piece.block)].dims;
     const std::int64_t first = ((piece.range[2][0] * d[1] + piece.range[1][0]) * d[0] + piece.range[0][0]) * rb;
     const std::int64_t end = (((piece.range[2][1] - 1) * d[1] + piece.range[1][1] - 1) * d[0] + piece.range[0][1]) * rb;
-    if (x.base + first - (x.first_marker ? 4 : 0) < last_end) follow = false;
-    last_end = x.base + end + (x.last_marker ? 4 : 0);
-    out.bytes += piece.points() * rb + (x.first_marker ? 4 : 0) + (x.last_marker ? 4 : 0);
+    if (x.base + first < last_end) follow = false;
+    last_end = x.base + end;
+    out.bytes += piece.points() * rb;
   }
   struct Entry {
     std::int64_t file;
@@ -290,7 +254,6 @@ void build_types(const BlockLayout& l, const std::vector<Target>& t, int rb, int
     const auto& piece = l.pieces[x.piece];
     const auto& shape = l.blocks[static_cast<std::size_t>(piece.block)];
     const auto e = piece.extent();
-    if (x.first_marker) entries.push_back({x.base - 4, address(&out.markers[i]), 1, MPI_INT32_T, MPI_INT32_T});
     if (follow) {
       entries.push_back({x.base, address(staged[i] ? staged[i] : x.mem), 1,
                          sub(shape.dims, e, {piece.range[0][0], piece.range[1][0], piece.range[2][0]}, mpi_real(rb)),
@@ -302,7 +265,6 @@ void build_types(const BlockLayout& l, const std::vector<Target>& t, int rb, int
         entries.push_back({x.base + r.block_index * rb, address(mem + at * mem_bytes), static_cast<int>(r.count), mpi_real(rb), mpi_real(mem_bytes)});
       });
     }
-    if (x.last_marker) entries.push_back({x.base + shape.points() * rb, address(&out.markers[i]), 1, MPI_INT32_T, MPI_INT32_T});
   }
   if (!follow) std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.file < b.file; });
   // A file view must not overlap itself; MPI_File_set_view may refuse one on this rank alone
@@ -311,7 +273,7 @@ void build_types(const BlockLayout& l, const std::vector<Target>& t, int rb, int
   for (const auto& e : entries) {
     MPI_Aint lb = 0, extent = 0;
     MPI_Type_get_true_extent(e.ftype, &lb, &extent);
-    if (e.ftype == MPI_INT32_T || e.ftype == MPI_DOUBLE || e.ftype == MPI_FLOAT) extent *= e.length;
+    if (e.ftype == MPI_DOUBLE || e.ftype == MPI_FLOAT) extent *= e.length;
     if (e.file + lb < end) throw MpiError("block file regions overlap at byte " + std::to_string(e.file + lb) + " (an internal error)");
     end = std::max(end, e.file + lb + extent);
   }
@@ -328,6 +290,92 @@ void build_types(const BlockLayout& l, const std::vector<Target>& t, int rb, int
   check_mpi(MPI_Type_commit(&out.file), "MPI_Type_commit");
   check_mpi(MPI_Type_commit(&out.memory), "MPI_Type_commit");
 }
+
+// A frame of a block file for the engine (or its grid: the x, y, z arrays): every piece's
+// grid lines of every array, each a run; with records, the markers of a block's record
+// are fixed runs of the ranks holding its first and its last point.
+class BlockFrame final : public FrameLayout {
+ public:
+  BlockFrame(const BlockLayout& l, const BlockFileInfo& info, bool grid)
+      : l_(l), info_(info), grid_(grid), narrays_(grid ? 3 : info.nvar()), records_(info.records && !grid),
+        array_bytes_(info.first_point(info.blocks.size()) * info.real_bytes) {}
+  int value_bytes() const override { return info_.real_bytes; }
+  std::int64_t frame_bytes() const override {
+    return info_.format == "hdf5" ? narrays_ * array_bytes_ : info_.frame_end(0);
+  }
+  std::pair<std::int64_t, std::int64_t> locate(std::int64_t frame, std::int64_t at) const override {
+    if (info_.format != "hdf5") return {frame * frame_bytes() + at, frame_bytes() - at};
+    const auto v = static_cast<std::size_t>(at / array_bytes_);  // one dataset per array
+    const std::int64_t base = grid_ ? info_.grid_offsets.at(v) : info_.dataset_offsets.at(static_cast<std::size_t>(frame) * narrays_ + v);
+    return {base + at % array_bytes_, array_bytes_ - at % array_bytes_};
+  }
+  // One marker per piece: its block's record length.
+  void fixed_bytes(std::int64_t, double, std::vector<unsigned char>& out) const override {
+    out.clear();
+    if (!records_) return;
+    for (const auto& piece : l_.pieces) {
+      const auto m = static_cast<std::int32_t>(l_.blocks[static_cast<std::size_t>(piece.block)].points() * info_.real_bytes);
+      out.insert(out.end(), reinterpret_cast<const unsigned char*>(&m), reinterpret_cast<const unsigned char*>(&m) + 4);
+    }
+  }
+  // In file order of the pieces' first values (a rank's pieces of one block split in i or j
+  // interleave: their lines come piece after piece).
+  void for_each_run(const std::function<void(const Run&)>& f) const override {
+    const int rb = info_.real_bytes;
+    std::vector<std::pair<std::int64_t, std::size_t>> order;  // (first byte, piece * narrays + array)
+    for (std::size_t p = 0; p < l_.pieces.size(); ++p) {
+      const auto& piece = l_.pieces[p];
+      const auto& d = l_.blocks[static_cast<std::size_t>(piece.block)].dims;
+      const std::int64_t first = (piece.range[2][0] * d[1] + piece.range[1][0]) * d[0] + piece.range[0][0];
+      for (int v = 0; v < narrays_; ++v) order.emplace_back(array_at(static_cast<std::size_t>(piece.block), v) + first * rb, p * narrays_ + v);
+    }
+    std::sort(order.begin(), order.end());
+    for (const auto& [first, pv] : order) {
+      const std::size_t p = pv / static_cast<std::size_t>(narrays_);
+      const int v = static_cast<int>(pv % static_cast<std::size_t>(narrays_));
+      const auto& piece = l_.pieces[p];
+      const auto& shape = l_.blocks[static_cast<std::size_t>(piece.block)];
+      const std::int64_t at = array_at(static_cast<std::size_t>(piece.block), v);
+      const auto& r = piece.range;
+      if (records_ && r[0][0] == 0 && r[1][0] == 0 && r[2][0] == 0) f({at - 4, 4, Run::kFixed, static_cast<std::int64_t>(4 * p)});
+      l_.for_each_run(p, [&](const BlockRun& run) {
+        f({at + run.block_index * rb, run.count, static_cast<int>(pv), run.memory_index});
+      });
+      if (records_ && r[0][1] == shape.dims[0] && r[1][1] == shape.dims[1] && r[2][1] == shape.dims[2])
+        f({at + shape.points() * rb, 4, Run::kFixed, static_cast<std::int64_t>(4 * p)});
+    }
+  }
+
+ private:
+  // Where array v of block b starts in a frame.
+  std::int64_t array_at(std::size_t b, int v) const {
+    if (info_.format == "hdf5") return v * array_bytes_ + info_.first_point(b) * info_.real_bytes;
+    return info_.value_offset(0, b, v);
+  }
+
+  const BlockLayout& l_;
+  const BlockFileInfo& info_;
+  bool grid_;
+  int narrays_;
+  bool records_;
+  std::int64_t array_bytes_;  // one array of every block
+};
+
+// The caller's arrays (T) in the file's precision.
+template <class T>
+class BlockValues final : public ValueEncoder {
+ public:
+  BlockValues(const T* const* arrays, int rb) : arrays_(arrays), rb_(rb) {}
+  void encode(int array, std::int64_t index, std::int64_t count, unsigned char* dst) const override {
+    const T* in = arrays_[array] + index;
+    if (rb_ == 8) encode_words<double>(in, static_cast<std::size_t>(count), false, dst);
+    else encode_words<float>(in, static_cast<std::size_t>(count), false, dst);
+  }
+
+ private:
+  const T* const* arrays_;
+  int rb_;
+};
 
 }  // namespace
 
@@ -347,8 +395,8 @@ BlockFileOptions BlockFileOptions::parse(const std::string& text) {
       if (v != "raw" && v != "hdf5") throw UsageError("format=" + v + ": expected raw or hdf5");
       o.format = v;
     } else if (k == "strategy") {
-      if (v != "collective" && v != "independent" && v != "aggregated")
-        throw UsageError("strategy=" + v + ": block files are written independent, collective or aggregated");
+      if (!writes_frame_layouts(v))
+        throw UsageError("strategy=" + v + ": block files are written independent, collective, aggregated or aggregated-async");
       o.strategy = v;
     } else if (k == "precision") {
       if (v != "4" && v != "8" && v != "single" && v != "double") throw UsageError("precision=" + v + ": expected 4 (single) or 8 (double)");
@@ -367,6 +415,13 @@ BlockFileOptions BlockFileOptions::parse(const std::string& text) {
         throw UsageError("buffer_bytes=" + v + ": not a number");
       }
       if (o.buffer_bytes < 4096) throw UsageError("buffer_bytes=" + v + ": at least 4096");
+    } else if (k == "writers_per_node") {
+      try {
+        o.writers_per_node = std::stoi(v);
+      } catch (const std::exception&) {
+        throw UsageError("writers_per_node=" + v + ": not a number");
+      }
+      if (o.writers_per_node < 1) throw UsageError("writers_per_node=" + v + ": at least 1");
     } else {
       o.hints.set(k, v);
     }
@@ -382,6 +437,11 @@ void BlockFileInfo::index() const {
     first_point_[b + 1] = first_point_[b] + blocks[b].points();
     raw_offset_[b + 1] = raw_offset_[b] + (blocks[b].points() * real_bytes + (records ? 8 : 0)) * nvar();
   }
+}
+
+std::int64_t BlockFileInfo::first_point(std::size_t b) const {
+  index();
+  return first_point_.at(b);
 }
 
 std::int64_t BlockFileInfo::value_offset(std::int64_t frame, std::size_t block, int var) const {
@@ -603,15 +663,28 @@ struct BlockWriter::Impl {
   BlockFileOptions options;
   BlockFileInfo info;  // what the file holds so far
   MPI_Info mpi_info = MPI_INFO_NULL;
-  MPI_File fh = MPI_FILE_NULL;
-  MPI_Comm node = MPI_COMM_NULL;  // aggregated: the ranks of this node
+  std::unique_ptr<BlockFrame> frame;  // the values' runs
+  std::unique_ptr<Strategy> strategy;
 #ifdef ANABRANCH_HAVE_HDF5
   std::unique_ptr<block_h5::File> h5;
 #endif
-  bool closed = false, grid_written = false;
+  bool closed = false, grid_written = false, pending = false;
 
-  template <class T>
-  void write(std::int64_t frame, bool grid, int nvar, const T* const* arrays);
+  // The engine's set-up for this file (values, or the grid).
+  StrategySetup setup(const FrameLayout& runs) const {
+    StrategySetup s;
+    s.comm = comm;
+    s.path = open_path;
+    s.final_path = path;
+    s.frame = &runs;
+    s.truncate = info.format == "raw";  // an HDF5 file is HDF5's, made before
+    s.info = mpi_info;
+    s.writers_per_node = options.writers_per_node;
+    const bool aggregated = options.strategy.rfind("aggregated", 0) == 0;
+    s.buffer_bytes = options.buffer_bytes > 0 ? options.buffer_bytes : std::int64_t{aggregated ? 16 : 1} << 20;
+    s.hints = options.hints;
+    return s;
+  }
   void after_frame();
   // Collective, after a failure every rank saw (they all threw the same agreed error): lets
   // the file go at once, errors ignored. A raw solver output keeps its complete frames (the
@@ -622,12 +695,16 @@ struct BlockWriter::Impl {
 
 void BlockWriter::Impl::abandon(std::int64_t complete_frames) {
   closed = true;
-  if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
+  pending = false;
   info.times.resize(static_cast<std::size_t>(complete_frames));
-  if (fh != MPI_FILE_NULL) {
-    if (info.format == "raw" && open_path == path)
-      MPI_File_set_size(fh, complete_frames == 0 ? 0 : static_cast<MPI_Offset>(info.value_offset(complete_frames, 0, 0) - (info.records ? 4 : 0)));
-    MPI_File_close(&fh);
+  if (strategy) {
+    try {
+      strategy->abandon();
+    } catch (...) {
+    }
+    strategy.reset();
+    if (info.format == "raw" && open_path == path && rank == 0)
+      (void)::truncate(open_path.c_str(), complete_frames == 0 ? 0 : static_cast<off_t>(info.value_offset(complete_frames, 0, 0) - (info.records ? 4 : 0)));
   }
 #ifdef ANABRANCH_HAVE_HDF5
   if (h5) {
@@ -710,8 +787,8 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
   }
   Hints hints = Hints::from_environment();
   hints.merge(options.hints);
+  m.options.hints = hints;
   m.mpi_info = hints.to_info();
-  if (options.strategy == "aggregated") m.node = split_node(comm);
   m.open_path = path;
   if (options.atomic) {
     long long pid = m.rank == 0 ? static_cast<long long>(::getpid()) : 0;
@@ -719,45 +796,33 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
     m.open_path = path + ".tmp." + std::to_string(pid);
     register_temporary(m.open_path);
   }
-  std::map<std::string, std::string> prov;
   try {
     const CreatingTemporary creating;
     if (m.info.format == "hdf5") {
 #ifdef ANABRANCH_HAVE_HDF5
+      std::map<std::string, std::string> prov;
       prov["strategy"] = options.strategy;
       prov["ranks"] = std::to_string(m.size);
       prov["hints"] = hints.str();
       m.h5 = std::make_unique<block_h5::File>(comm, m.open_path, path, layout.blocks, variables, options.real_bytes, m.mpi_info, prov);
 #endif
     }
-    int rc = MPI_File_open(comm, m.open_path.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, m.mpi_info, &m.fh);
+    m.frame = std::make_unique<BlockFrame>(m.layout, m.info, false);
+    m.strategy = make_strategy(options.strategy);
+    m.strategy->open(m.setup(*m.frame));  // a raw file left from before is truncated there
     collective(comm, [&] {
-      if (rc != MPI_SUCCESS) throw IoError("cannot create " + path + ": " + mpi_error_text(rc));
+      if (m.rank != 0 || m.info.format != "raw" || m.open_path != m.path) return;
+      m.info.provenance = provenance::facts();
+      m.info.provenance["strategy"] = options.strategy;
+      m.info.provenance["ranks"] = std::to_string(m.size);
+      block_raw::Description d{m.info.blocks, variables, m.info.real_bytes, m.info.records, {}, m.info.provenance};
+      block_raw::write_sidecar(path, d);
     });
-    MPI_File_set_errhandler(m.fh, MPI_ERRORS_RETURN);
-    if (m.info.format == "raw") {
-      // A file left from before is truncated, and only then: on ext4, truncating to 0 makes
-      // close() write the whole file back (its protection for replace-by-truncate).
-      // Every rank decides alike: the size agreed before any rank truncates (a rank that
-      // asked after another's truncation would skip the collective set_size and hang).
-      MPI_Offset existing = 0;
-      rc = MPI_File_get_size(m.fh, &existing);
-      collective(comm, [&] { check_mpi(rc, "MPI_File_get_size"); });
-      long long biggest = static_cast<long long>(existing);
-      MPI_Allreduce(MPI_IN_PLACE, &biggest, 1, MPI_LONG_LONG, MPI_MAX, comm);
-      if (biggest > 0) rc = MPI_File_set_size(m.fh, 0);
-      collective(comm, [&] {
-        check_mpi(rc, "MPI_File_set_size");
-        if (m.rank != 0 || m.open_path != m.path) return;
-        m.info.provenance = provenance::facts();
-        m.info.provenance["strategy"] = options.strategy;
-        m.info.provenance["ranks"] = std::to_string(m.size);
-        block_raw::Description d{m.info.blocks, variables, m.info.real_bytes, m.info.records, {}, m.info.provenance};
-        block_raw::write_sidecar(path, d);
-      });
-    }
   } catch (...) {
-    if (m.fh != MPI_FILE_NULL) MPI_File_close(&m.fh);
+    if (m.strategy) try {
+        m.strategy->abandon();
+      } catch (...) {
+      }
 #ifdef ANABRANCH_HAVE_HDF5
     m.h5.reset();
 #endif
@@ -783,205 +848,6 @@ BlockWriter::~BlockWriter() {
 
 std::int64_t BlockWriter::frames() const { return impl_->info.frames(); }
 const std::string& BlockWriter::path() const { return impl_->path; }
-
-namespace {
-
-// The aggregated strategy: one writer per node (its node rank 0). In rounds, every rank of
-// the node packs up to `bytes` of its next values (and record markers) with their file
-// offsets; the writer gathers them, orders them by offset and writes the contiguous
-// stretches. Fewer ranks talk to the file system; memory: one buffer per rank, the node's
-// round at the writer. A failed write is kept and agreed after the frame (the rounds go
-// on without writing, so that no rank is left waiting).
-template <class T>
-void write_aggregated(MPI_Comm comm, MPI_Comm node, MPI_File fh, const std::string& path, const BlockLayout& layout,
-                      const std::vector<Target>& t, int rb, std::int64_t bytes) {
-  int node_rank = 0, node_size = 1;
-  MPI_Comm_rank(node, &node_rank);
-  MPI_Comm_size(node, &node_size);
-  const std::int64_t cap = std::max<std::int64_t>(bytes, 4096);
-  std::vector<std::int64_t> segs;  // (offset, length) pairs of this round
-  std::vector<unsigned char> data(static_cast<std::size_t>(cap));
-  std::int64_t used = 0;
-  auto add = [&](std::int64_t at, std::int64_t n) {
-    if (!segs.empty() && segs[segs.size() - 2] + segs.back() == at) segs.back() += n;
-    else segs.insert(segs.end(), {at, n});
-    unsigned char* p = data.data() + used;
-    used += n;
-    return p;
-  };
-  // Where this rank's stream stands: target i, run r of it, value c of that run.
-  std::size_t i = 0, r = 0;
-  std::int64_t c = 0;
-  int stage = 0;  // 0: the leading marker, 1: the runs, 2: the trailing marker
-  std::vector<BlockRun> runs;
-  if (!t.empty()) runs = layout.runs(t[0].piece);
-  auto fill = [&] {
-    segs.clear();
-    used = 0;
-    while (i < t.size()) {
-      const auto& x = t[i];
-      if (stage == 0) {
-        if (x.first_marker) {
-          if (used + 4 > cap) return;
-          const auto m = static_cast<std::int32_t>(x.record_bytes);
-          std::memcpy(add(x.base - 4, 4), &m, 4);
-        }
-        stage = 1;
-      }
-      if (stage == 1) {
-        const T* mem = static_cast<const T*>(x.mem);
-        while (r < runs.size()) {
-          const std::int64_t room = (cap - used) / rb;
-          if (room == 0) return;
-          const std::int64_t n = std::min(room, runs[r].count - c);
-          to_file(mem + runs[r].memory_index + c, add(x.base + (runs[r].block_index + c) * rb, n * rb), n, rb);
-          c += n;
-          if (c == runs[r].count) {
-            ++r;
-            c = 0;
-          }
-        }
-        stage = 2;
-      }
-      if (x.last_marker) {
-        if (used + 4 > cap) return;
-        const auto m = static_cast<std::int32_t>(x.record_bytes);
-        std::memcpy(add(x.base + x.record_bytes, 4), &m, 4);
-      }
-      ++i;
-      stage = 0;
-      r = 0;
-      c = 0;
-      if (i < t.size()) runs = layout.runs(t[i].piece);
-    }
-  };
-  std::exception_ptr failure;
-  std::vector<int> nsegs(static_cast<std::size_t>(node_size)), nbytes(static_cast<std::size_t>(node_size));
-  std::vector<int> seg_displs(static_cast<std::size_t>(node_size)), byte_displs(static_cast<std::size_t>(node_size));
-  std::vector<std::int64_t> all_segs;
-  std::vector<unsigned char> all_data, out;
-  for (;;) {
-    fill();
-    int more = used > 0 ? 1 : 0;
-    MPI_Allreduce(MPI_IN_PLACE, &more, 1, MPI_INT, MPI_LOR, node);
-    if (!more) break;
-    const int my[2] = {static_cast<int>(segs.size()), static_cast<int>(used)};
-    std::vector<int> both(static_cast<std::size_t>(2 * node_size));
-    MPI_Gather(my, 2, MPI_INT, both.data(), 2, MPI_INT, 0, node);
-    if (node_rank == 0) {
-      int sa = 0, ba = 0;
-      for (int q = 0; q < node_size; ++q) {
-        nsegs[static_cast<std::size_t>(q)] = both[static_cast<std::size_t>(2 * q)];
-        nbytes[static_cast<std::size_t>(q)] = both[static_cast<std::size_t>(2 * q + 1)];
-        seg_displs[static_cast<std::size_t>(q)] = sa;
-        byte_displs[static_cast<std::size_t>(q)] = ba;
-        sa += nsegs[static_cast<std::size_t>(q)];
-        ba += nbytes[static_cast<std::size_t>(q)];
-      }
-      all_segs.resize(static_cast<std::size_t>(sa));
-      all_data.resize(static_cast<std::size_t>(ba));
-    }
-    MPI_Gatherv(segs.data(), my[0], MPI_INT64_T, all_segs.data(), nsegs.data(), seg_displs.data(), MPI_INT64_T, 0, node);
-    MPI_Gatherv(data.data(), my[1], MPI_BYTE, all_data.data(), nbytes.data(), byte_displs.data(), MPI_BYTE, 0, node);
-    if (node_rank != 0 || failure) continue;
-    try {
-      // Every stretch with where its bytes are, ordered by file offset; then contiguous
-      // stretches written together.
-      struct Piece {
-        std::int64_t at, n, from;
-      };
-      std::vector<Piece> pieces;
-      for (int q = 0; q < node_size; ++q) {
-        std::int64_t from = byte_displs[static_cast<std::size_t>(q)];
-        for (int k = 0; k < nsegs[static_cast<std::size_t>(q)]; k += 2) {
-          const std::int64_t at = all_segs[static_cast<std::size_t>(seg_displs[static_cast<std::size_t>(q)] + k)];
-          const std::int64_t n = all_segs[static_cast<std::size_t>(seg_displs[static_cast<std::size_t>(q)] + k + 1)];
-          pieces.push_back({at, n, from});
-          from += n;
-        }
-      }
-      std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) { return a.at < b.at; });
-      out.clear();
-      std::int64_t start = -1;
-      for (const auto& p : pieces) {
-        if (start >= 0 && start + static_cast<std::int64_t>(out.size()) != p.at) {
-          write_at(fh, start, out.data(), static_cast<std::int64_t>(out.size()), path);
-          out.clear();
-        }
-        if (out.empty()) start = p.at;
-        out.insert(out.end(), all_data.begin() + p.from, all_data.begin() + p.from + p.n);
-      }
-      if (!out.empty()) write_at(fh, start, out.data(), static_cast<std::int64_t>(out.size()), path);
-    } catch (...) {
-      failure = std::current_exception();
-    }
-  }
-  agree(comm, failure);
-}
-
-}  // namespace
-
-template <class T>
-void BlockWriter::Impl::write(std::int64_t frame, bool grid, int nvar, const T* const* arrays) {
-  const int rb = info.real_bytes;
-  const auto t = targets(layout, info, frame, nvar, grid, const_cast<void* const*>(reinterpret_cast<const void* const*>(arrays)), true);
-  if (options.strategy == "aggregated") {
-    write_aggregated<T>(comm, node, fh, path, layout, t, rb, options.buffer_bytes);
-    return;
-  }
-  if (options.strategy == "independent") {
-    collective(comm, [&] {
-      Stager st(fh, path, options.buffer_bytes);
-      const std::int64_t cap_values = st.capacity() / rb;
-      for (const auto& x : t) {
-        if (x.first_marker) {
-          const auto marker = static_cast<std::int32_t>(x.record_bytes);
-          std::memcpy(st.put(x.base - 4, 4), &marker, 4);
-        }
-        const T* mem = static_cast<const T*>(x.mem);
-        layout.for_each_run(x.piece, [&](const BlockRun& r) {
-          for (std::int64_t c = 0; c < r.count; c += cap_values) {
-            const std::int64_t n = std::min(cap_values, r.count - c);
-            to_file(mem + r.memory_index + c, st.put(x.base + (r.block_index + c) * rb, n * rb), n, rb);
-          }
-        });
-        if (x.last_marker) {
-          const auto marker = static_cast<std::int32_t>(x.record_bytes);
-          std::memcpy(st.put(x.base + x.record_bytes, 4), &marker, 4);
-        }
-      }
-      st.flush();
-    });
-    return;
-  }
-  // collective: the caller's arrays described by datatypes (staged only for a change of
-  // precision, which datatypes cannot do).
-  Types types;
-  std::vector<std::vector<unsigned char>> staging;
-  std::vector<void*> staged(t.size(), nullptr);
-  collective(comm, [&] {
-    if (static_cast<int>(sizeof(T)) != rb) {
-      staging.resize(t.size());
-      for (std::size_t i = 0; i < t.size(); ++i) {
-        const auto& x = t[i];
-        staging[i].resize(static_cast<std::size_t>(layout.pieces[x.piece].points() * rb));
-        const T* mem = static_cast<const T*>(x.mem);
-        layout.for_each_run(x.piece, [&](const BlockRun& r) {
-          to_file(mem + r.memory_index, staging[i].data() + interior_index(layout, x.piece, r) * rb, r.count, rb);
-        });
-        staged[i] = staging[i].data();
-      }
-    }
-    build_types(layout, t, rb, static_cast<int>(sizeof(T)) != rb ? rb : static_cast<int>(sizeof(T)), staged, types);
-  });
-  int rc = MPI_File_set_view(fh, 0, MPI_BYTE, types.file, "native", mpi_info);
-  collective(comm, [&] { check_mpi(rc, "MPI_File_set_view"); });
-  MPI_Status st;
-  rc = MPI_File_write_all(fh, MPI_BOTTOM, 1, types.memory, &st);
-  collective(comm, [&] { check_written(rc, st, types.bytes, path, t.empty() ? 0 : t.front().base, "MPI_File_write_all"); });
-  rc = MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", mpi_info);
-  collective(comm, [&] { check_mpi(rc, "MPI_File_set_view"); });
-}
 
 namespace {
 
@@ -1024,8 +890,15 @@ void BlockWriter::write_grid(const T* const* xyz) {
   });
   try {
 #ifdef ANABRANCH_HAVE_HDF5
+    end_frame();
     m.info.grid_offsets = m.h5->add_grid();
-    m.write(0, true, 3, xyz);
+    // Through the engine as a frame of its own: x, y, z.
+    const BlockFrame grid(m.layout, m.info, true);
+    const auto strategy = make_strategy(m.options.strategy);
+    strategy->open(m.setup(grid));
+    const BlockValues<T> values(xyz, m.info.real_bytes);
+    strategy->write({0, 0.0, &values, nullptr});
+    strategy->close();
 #endif
     m.grid_written = true;
     m.info.has_grid = true;
@@ -1036,9 +909,10 @@ void BlockWriter::write_grid(const T* const* xyz) {
 }
 
 template <class T>
-void BlockWriter::write_frame(double time, const T* const* values) {
+void BlockWriter::begin_frame(double time, const T* const* values) {
   Impl& m = *impl_;
-  if (m.closed) throw UsageError("write_frame after close: " + m.path);
+  if (m.closed) throw UsageError("begin_frame after close: " + m.path);
+  end_frame();
   const std::int64_t f = m.info.frames();
   try {
     if (m.info.format == "raw") check_limit(m.comm, m.path, m.info.value_offset(f + 1, 0, 0), "frame " + std::to_string(f));
@@ -1049,22 +923,42 @@ void BlockWriter::write_frame(double time, const T* const* values) {
     }
 #endif
     m.info.times.push_back(time);
-    m.write(f, false, m.info.nvar(), values);
-    m.after_frame();
+    const BlockValues<T> encoder(values, m.info.real_bytes);
+    m.strategy->write({f, time, &encoder, nullptr});
+    m.pending = true;
   } catch (...) {
     m.abandon(f);  // every rank is here: the errors of collective steps are agreed
     throw;
   }
 }
 
+void BlockWriter::end_frame() {
+  Impl& m = *impl_;
+  if (!m.pending) return;
+  m.pending = false;
+  try {
+    m.strategy->wait();
+    m.after_frame();
+  } catch (...) {
+    m.abandon(m.info.frames() - 1);
+    throw;
+  }
+}
+
+template <class T>
+void BlockWriter::write_frame(double time, const T* const* values) {
+  begin_frame(time, values);
+  end_frame();
+}
+
 void BlockWriter::close() {
   Impl& m = *impl_;
   if (m.closed) return;
+  end_frame();
   m.closed = true;
   try {
-    if (m.node != MPI_COMM_NULL) MPI_Comm_free(&m.node);
-    int rc = MPI_File_close(&m.fh);
-    collective(m.comm, [&] { check_mpi(rc, ("MPI_File_close " + m.path).c_str()); });
+    m.strategy->close();
+    m.strategy.reset();
 #ifdef ANABRANCH_HAVE_HDF5
     if (m.h5) {
       m.h5->close();
@@ -1114,6 +1008,8 @@ void BlockWriter::close() {
 template void BlockWriter::write_grid<float>(const float* const*);
 template void BlockWriter::write_grid<double>(const double* const*);
 template void BlockWriter::write_frame<float>(double, const float* const*);
+template void BlockWriter::begin_frame<float>(double, const float* const*);
+template void BlockWriter::begin_frame<double>(double, const double* const*);
 template void BlockWriter::write_frame<double>(double, const double* const*);
 
 // ---------------------------------------------------------------------------------------
@@ -1174,10 +1070,10 @@ const BlockFileInfo& BlockReader::info() const { return impl_->info; }
 template <class T>
 void BlockReader::Impl::read(std::int64_t frame, bool grid, int nvar, T* const* arrays) {
   const int rb = info.real_bytes;
-  const auto t = targets(layout, info, frame, nvar, grid, reinterpret_cast<void* const*>(arrays), false);
-  if (options.strategy == "independent" || options.strategy == "aggregated") {  // aggregated reads as independent
+  const auto t = targets(layout, info, frame, nvar, grid, reinterpret_cast<void* const*>(arrays));
+  if (options.strategy != "collective") {  // the aggregated strategies read as independent
     collective(comm, [&] {
-      Gatherer<T> g(fh, info.path, options.buffer_bytes, rb);
+      Gatherer<T> g(fh, info.path, options.buffer_bytes > 0 ? options.buffer_bytes : std::int64_t{1} << 20, rb);
       const std::int64_t cap_values = g.capacity() / rb;
       for (const auto& x : t) {
         T* mem = static_cast<T*>(x.mem);

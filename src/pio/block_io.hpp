@@ -14,14 +14,17 @@
 //         raw format (contiguous datasets, located with H5Dget_offset), so the file's
 //         metadata does not grow with the block count and both formats write at the same
 //         speed. Specification: docs/formats/blocks-hdf5.md.
-// Strategies: `independent` (the default: each rank writes its contiguous runs through one
-// staging buffer; on one node and for blocks of thousands of points or more, the fastest)
-// and `collective` (MPI subarray datatypes for the file and for the caller's arrays, one
-// MPI_File_write_all per frame: MPI-IO's two-phase aggregation, for many ranks holding
-// small or split pieces on a parallel file system) and `aggregated` (one writer per node
-// gathers its node's values in rounds of one buffer per rank and writes them in file
-// order: one client per node for the file system). Every strategy and every rank count
-// write the same bytes; the reader reads `aggregated` as `independent`.
+// The values go through the engine's strategies (pio/strategy.hpp), as SERAFIN frames do:
+// the pieces' runs (one per grid line of a piece, plus the record markers) are the layout.
+// `independent` (the default: each rank writes its contiguous runs through one staging
+// buffer; on one node and for blocks of thousands of points or more, the fastest),
+// `collective` (one indexed file view and one MPI_File_write_all per frame: MPI-IO's
+// two-phase aggregation, for many ranks holding small or split pieces on a parallel file
+// system), `aggregated` (a few writers per node own stretches of the frame; the node's ranks
+// copy their values into the writers' shared buffers: few clients for the file system) and
+// `aggregated-async` (aggregated, the writes overlapped with the caller's next step:
+// begin_frame/end_frame). Every strategy and every rank count write the same bytes; the
+// reader reads the aggregated ones as `independent`.
 //
 // Typical use (every call collective over comm):
 //   pio::BlockWriter w(comm, "run.h5", layout, {"rho", "u", "v", "w", "p"});
@@ -46,18 +49,21 @@ namespace anabranch::pio {
 
 struct BlockFileOptions {
   std::string format;                   // "raw" or "hdf5"; empty: hdf5 for .h5/.hdf5/.hdf names, raw otherwise
-  std::string strategy = "independent";  // or "collective", "aggregated" (see above; bench/blocks.py compares them)
+  std::string strategy = "independent";  // or "collective", "aggregated", "aggregated-async" (see above; bench/blocks.py compares them)
   int real_bytes = 8;                   // the file's precision: 4 or 8
   bool records = false;                 // raw: Fortran sequential records around each array
   bool atomic = false;                  // written under a temporary name, renamed by close()
   bool xdmf = true;                     // hdf5: the XDMF sidecar "<file>.xmf"
-  // independent: the staging buffer. 1 MiB: copied into while it is still in the core's
-  // cache, then written (16 MiB wrote 1 GB frames 20% slower here); a common stripe size.
-  std::int64_t buffer_bytes = std::int64_t{1} << 20;
+  // independent: the staging buffer; aggregated: each writer's buffer per round. 0: 1 MiB
+  // for independent (copied into while it is still in the core's cache, then written: 16
+  // MiB wrote 1 GB frames 20% slower here; a common stripe size), 16 MiB for aggregated.
+  std::int64_t buffer_bytes = 0;
+  int writers_per_node = 0;             // aggregated: 0 auto (pio/topology.hpp)
   Hints hints;                          // MPI-IO hints
 
   // "format=raw strategy=independent precision=4 records=fortran atomic=1 xdmf=0
-  // buffer_bytes=N", anything else an MPI-IO hint. Throws UsageError on a bad value.
+  // buffer_bytes=N writers_per_node=N", anything else an MPI-IO hint. Throws UsageError on a
+  // bad value.
   static BlockFileOptions parse(const std::string& text);
 };
 
@@ -77,6 +83,8 @@ struct BlockFileInfo {
 
   std::int64_t frames() const { return static_cast<std::int64_t>(times.size()); }
   int nvar() const { return static_cast<int>(variables.size()); }
+  // Points before block b, in file order (b = blocks.size(): every point).
+  std::int64_t first_point(std::size_t b) const;
   // Byte offset of the first value of variable var of block b in frame f (var -1, -2, -3:
   // the grid's x, y, z).
   std::int64_t value_offset(std::int64_t frame, std::size_t block, int var) const;
@@ -139,6 +147,12 @@ class BlockWriter {
   // Collective: one frame; values[p * nvar + v] the caller's array of variable v of piece p.
   template <class T>
   void write_frame(double time, const T* const* values);
+  // Collective: starts a frame and returns once the values are copied (the arrays may change);
+  // with aggregated-async the bytes go to disk while the caller computes. end_frame()
+  // (collective) completes it; the next begin_frame or close() also does.
+  template <class T>
+  void begin_frame(double time, const T* const* values);
+  void end_frame();
   // Collective: completes and closes (renames when atomic; writes the sidecars).
   void close();
 

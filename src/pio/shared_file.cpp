@@ -13,15 +13,21 @@ MPI_File open_shared_file(MPI_Comm comm, const StrategySetup& setup) {
     if (rc != MPI_SUCCESS) throw IoError("cannot create " + setup.path + ": " + mpi_error_text(rc));
   });
   MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
-  // Truncate a file left from before, and only then: on ext4, truncating to 0 makes close()
-  // start writing back the whole file (its protection for replace-by-truncate), a cost of
-  // tens of milliseconds that a new file does not pay.
-  MPI_Offset existing = 0;
-  rc = MPI_File_get_size(fh, &existing);
-  collective(comm, [&] { check_mpi(rc, "MPI_File_get_size"); });
-  if (existing > 0) {
-    rc = MPI_File_set_size(fh, 0);
-    collective(comm, [&] { check_mpi(rc, "MPI_File_set_size"); });
+  // Truncate a file left from before (unless it is the one the caller made: HDF5's), and
+  // only then: on ext4, truncating to 0 makes close() start writing back the whole file (its
+  // protection for replace-by-truncate), a cost of tens of milliseconds that a new file does
+  // not pay. Every rank decides alike, on the size agreed before any rank truncates (a rank
+  // asking after another's truncation would skip the collective MPI_File_set_size and hang).
+  if (setup.truncate) {
+    MPI_Offset existing = 0;
+    rc = MPI_File_get_size(fh, &existing);
+    collective(comm, [&] { check_mpi(rc, "MPI_File_get_size"); });
+    long long biggest = static_cast<long long>(existing);
+    MPI_Allreduce(MPI_IN_PLACE, &biggest, 1, MPI_LONG_LONG, MPI_MAX, comm);
+    if (biggest > 0) {
+      rc = MPI_File_set_size(fh, 0);
+      collective(comm, [&] { check_mpi(rc, "MPI_File_set_size"); });
+    }
   }
   int rank = 0;
   MPI_Comm_rank(comm, &rank);

@@ -10,7 +10,7 @@
 
 namespace anabranch::pio {
 
-// Collective over comm: opens (creating) path for writing, truncates it, and has the rank
+// Collective over comm: opens (creating) path for writing, truncates it (setup.truncate), and has the rank
 // whose comm rank is 0 write the header with setup.write_header. Returns the handle.
 MPI_File open_shared_file(MPI_Comm comm, const StrategySetup& setup);
 // Collective: closes the file.

@@ -52,24 +52,35 @@ std::unique_ptr<Strategy> make_strategy(const std::string& name) {
   throw UsageError("unknown strategy '" + name + "' (known: " + known + ")");
 }
 
-std::vector<std::pair<std::int64_t, std::vector<unsigned char>>> frame_fixed_pieces(const serafin::Header& h,
-                                                                                      const serafin::Layout& l,
-                                                                                      std::int64_t frame, double time) {
-  std::vector<std::pair<std::int64_t, std::vector<unsigned char>>> out;
-  const int rs = l.real_bytes;
-  std::vector<unsigned char> t(static_cast<std::size_t>(8 + rs));
-  store<std::int32_t>(t.data(), rs, h.byte_order);
-  serafin::encode_reals(&time, 1, h.precision, h.byte_order, t.data() + 4);
-  store<std::int32_t>(t.data() + 4 + rs, rs, h.byte_order);
-  out.emplace_back(l.frame_offset(frame), std::move(t));
-  const auto payload = static_cast<std::int32_t>(l.npoin * rs);
-  std::vector<unsigned char> m(4);
-  store<std::int32_t>(m.data(), payload, h.byte_order);
-  for (int v = 0; v < l.nvar; ++v) {
-    out.emplace_back(l.values_offset(frame, v) - 4, m);
-    out.emplace_back(l.values_offset(frame, v) + l.npoin * rs, m);
+bool writes_frame_layouts(const std::string& strategy) {
+  return strategy == "independent" || strategy == "collective" || strategy == "aggregated" || strategy == "aggregated-async";
+}
+
+void encode_run(const Run& r, std::int64_t from, std::int64_t to, int rs, const ValueEncoder& values, const unsigned char* fixed,
+                unsigned char* dst) {
+  if (to <= from) return;
+  if (r.array == Run::kFixed) {
+    std::memcpy(dst, fixed + r.index + from, static_cast<std::size_t>(to - from));
+    return;
   }
-  return out;
+  unsigned char scratch[8];
+  std::int64_t v = from / rs;  // the value holding byte `from`
+  if (from % rs != 0) {        // a value cut at its start
+    values.encode(r.array, r.index + v, 1, scratch);
+    const std::int64_t n = std::min<std::int64_t>(rs - from % rs, to - from);
+    std::memcpy(dst, scratch + from % rs, static_cast<std::size_t>(n));
+    dst += n;
+    from += n;
+    ++v;
+  }
+  const std::int64_t whole = (to - from) / rs;
+  if (whole > 0) values.encode(r.array, r.index + v, whole, dst);
+  dst += whole * rs;
+  from += whole * rs;
+  if (from < to) {  // a value cut at its end
+    values.encode(r.array, r.index + v + whole, 1, scratch);
+    std::memcpy(dst, scratch, static_cast<std::size_t>(to - from));
+  }
 }
 
 void write_at(MPI_File fh, std::int64_t offset, const void* data, std::int64_t n, const std::string& path) {

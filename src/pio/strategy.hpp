@@ -1,6 +1,9 @@
-// Parallel write strategies: one interface, one file pair per strategy, one registry.
-// Every strategy puts the same bytes at the same offsets: the files are byte-identical.
-// Formats say what bytes mean; strategies say how P ranks get them to disk.
+// The I/O engine: parallel write strategies, one interface, one file per strategy, one
+// registry. Every strategy puts the same bytes at the same offsets: the files are
+// byte-identical. Formats say what bytes mean; a FrameLayout says where each rank's values
+// of a frame go (runs); strategies say how P ranks get them to disk. The same strategies
+// write every layout: SERAFIN frames of owned nodes (pio/writer.cpp), multi-block frames of
+// pieces with halos (pio/block_io.cpp).
 #pragma once
 #include <mpi.h>
 
@@ -16,11 +19,58 @@
 
 namespace anabranch::pio {
 
+// A run of one frame: `count` consecutive values of one of the caller's arrays that lie
+// one after another in the file. Fixed runs carry bytes the layout makes for each frame
+// (time records, record markers).
+struct Run {
+  static constexpr int kFixed = -1;
+  std::int64_t at = 0;     // first byte, counted from the frame's first (the same in every frame)
+  std::int64_t count = 0;  // values (fixed runs: bytes)
+  int array = 0;           // the caller's array (kFixed: the layout's fixed bytes)
+  std::int64_t index = 0;  // first value in that array (fixed runs: first byte)
+};
+
+// Where this rank's bytes of a frame go. A frame is a sequence of bytes (its file segments
+// end to end: one segment for SERAFIN and raw blocks, one per dataset for HDF5 blocks);
+// every byte of it is in exactly one rank's runs.
+class FrameLayout {
+ public:
+  virtual ~FrameLayout() = default;
+  virtual int value_bytes() const = 0;
+  virtual std::int64_t frame_bytes() const = 0;
+  // This rank's runs, produced on demand (never a list per value): no two overlap, none
+  // crosses a segment's end; increasing `at` is fastest.
+  virtual void for_each_run(const std::function<void(const Run&)>& f) const = 0;
+  // Frame byte `at` of frame `frame`: its offset in the file, and the bytes left in its segment.
+  virtual std::pair<std::int64_t, std::int64_t> locate(std::int64_t frame, std::int64_t at) const = 0;
+  // The bytes this rank's fixed runs take from, for one frame.
+  virtual void fixed_bytes(std::int64_t /*frame*/, double /*time*/, std::vector<unsigned char>& out) const { out.clear(); }
+};
+
+// The caller's values, encoded in the file's precision and byte order straight into a
+// strategy's buffer (one pass from the caller's arrays, no intermediate copy).
+class ValueEncoder {
+ public:
+  virtual ~ValueEncoder() = default;
+  // Values [index, index + count) of array `array`, encoded, to dst.
+  virtual void encode(int array, std::int64_t index, std::int64_t count, unsigned char* dst) const = 0;
+};
+
+// Bytes of run r.
+inline std::int64_t run_bytes(const Run& r, int value_bytes) { return r.array == Run::kFixed ? r.count : r.count * value_bytes; }
+// Bytes [from, to) of run r (counted from its first byte), encoded to dst: fixed bytes copied,
+// values encoded (a value cut by from or to through a scratch copy).
+void encode_run(const Run& r, std::int64_t from, std::int64_t to, int value_bytes, const ValueEncoder& values,
+                const unsigned char* fixed, unsigned char* dst);
+
 // What a strategy is given at open.
 struct StrategySetup {
   MPI_Comm comm = MPI_COMM_WORLD;
   std::string path;                 // the shared file (file-per-process: the base name)
   std::string final_path;           // its name after close (differs when written atomically)
+  const FrameLayout* frame = nullptr;  // where this rank's values go (the byte strategies)
+  bool truncate = true;             // false: the file exists already (made by HDF5): kept as it is
+  // SERAFIN's and VTKHDF's own (hdf5, file-per-process).
   serafin::Header header;           // global header
   serafin::Layout layout;           // byte layout of the shared file
   const std::vector<std::int64_t>* owned = nullptr;  // nodes this rank writes, increasing, 0-based
@@ -52,24 +102,14 @@ struct StrategySetup {
   bool atomic = false;         // files appear under their names only when complete
 };
 
-// Encodes owned values on demand, straight into a strategy's buffer (one pass from the
-// caller's arrays, no intermediate copy).
-class OwnedEncoder {
- public:
-  virtual ~OwnedEncoder() = default;
-  // Owned values [first, first + count) of variable var, encoded, to dst.
-  virtual void encode(int var, std::int64_t first, std::int64_t count, unsigned char* dst) const = 0;
-};
-
-// One frame, encoded in the file's precision and byte order.
+// One frame.
 struct EncodedFrame {
   std::int64_t index = 0;  // frame number (0-based)
   double time = 0;
-  // Owned values, variable after variable: nvar blocks of owned->size() reals (strategies
-  // whose encodes_owned() is true get `encoder` instead).
-  const std::vector<unsigned char>* owned_values = nullptr;
-  const OwnedEncoder* encoder = nullptr;
-  // file-per-process: all local values, variable after variable.
+  // The caller's values: the runs' arrays (the SERAFIN and VTKHDF writers: array v is
+  // variable v, index i the i-th owned node).
+  const ValueEncoder* encoder = nullptr;
+  // file-per-process: all local values, variable after variable, encoded.
   const std::vector<unsigned char>* local_values = nullptr;
 };
 
@@ -102,9 +142,8 @@ class Strategy {
   // true: the file is SERAFIN (frames encoded in the header's byte order, SERAFIN's record
   // limits apply); false: another format (HDF5), frames encoded in native byte order.
   virtual bool serafin_file() const { return true; }
-  // true: the strategy encodes owned values itself, through EncodedFrame::encoder, during
-  // write() (the caller's arrays are read before write() returns).
-  virtual bool encodes_owned() const { return false; }
+  // false: the strategy needs EncodedFrame::local_values (file-per-process), not the encoder.
+  virtual bool encodes_owned() const { return true; }
   // true: everything goes to the one file setup.path (the writer may rename it at close).
   virtual bool one_file() const { return true; }
   // The hints the MPI-IO library holds for the open shared file (MPI_File_get_info), on
@@ -124,10 +163,8 @@ struct StrategyInfo {
 const std::vector<StrategyInfo>& strategies();
 std::unique_ptr<Strategy> make_strategy(const std::string& name);
 
-// Fixed bytes of a frame (the time record and every length marker): (offset, bytes).
-std::vector<std::pair<std::int64_t, std::vector<unsigned char>>> frame_fixed_pieces(const serafin::Header& header,
-                                                                                      const serafin::Layout& layout,
-                                                                                      std::int64_t frame, double time);
+// The byte strategies' registry entries (the layouts' writers refuse the others).
+bool writes_frame_layouts(const std::string& strategy);
 
 // A ByteSink over an MPI file (used by rank 0 to write the header).
 class MpiFileSink final : public ByteSink {

@@ -1,9 +1,9 @@
 // aggregated (the default) and aggregated-async: a few writers per node (the shared-memory
-// split of the communicator) own contiguous stretches of every variable record. In rounds
-// bounded by the aggregation buffer, the values of every rank's owned nodes in a round's
-// stretch reach the writer of that stretch, laid out in file order (the time record and
-// markers included); writers write one large contiguous piece per variable. No rank ever
-// holds more than its own values plus one round's buffer.
+// split of the communicator) own contiguous stretches of a frame's bytes. In rounds bounded
+// by the aggregation buffer, the bytes of every rank's runs in a round's stretch reach the
+// writer of that stretch, laid out in file order (time records and markers are the fixed
+// runs of the ranks the layout gives them to); writers write large contiguous pieces. No
+// rank ever holds more than its own values plus one round's buffer.
 //
 // The writers' buffers are MPI shared-memory windows on their node: a rank on the same node
 // as a writer copies its values straight to their places in the writer's buffer (one copy,
@@ -18,9 +18,9 @@
 // completes it (with an MPI whose failed nonblocking writes never complete, MPICH's ROMIO,
 // it writes in place like aggregated: see nonblocking_file_writes).
 //
-// Within a round the node works as a pipeline (write() below): a writer writes a variable's
-// piece as soon as every rank of the node has encoded it, while the others encode the next
-// variables, and the node's writers take turns at the file, so that one encodes while the
+// Within a round the node works as a pipeline (write() below): each stretch is cut into
+// kPieces pieces; a writer writes a piece as soon as every rank of the node has encoded it,
+// while the others encode the next pieces, and the node's writers take turns at the file, so that one encodes while the
 // other writes instead of both queueing on the file's lock. Waiting is done asleep on
 // counters in the node's window (NodeWindow::arrive/wait), not in MPI calls that poll.
 //
@@ -43,11 +43,13 @@
 namespace anabranch::pio {
 namespace {
 
+// Pieces a writer's stretch is cut into: the pipeline's stages.
+constexpr int kPieces = 4;
+
 class AggregatedStrategy final : public Strategy {
  public:
   explicit AggregatedStrategy(bool async) : async_(async) {}
   const char* name() const override { return async_ ? "aggregated-async" : "aggregated"; }
-  bool encodes_owned() const override { return true; }
 
   void open(const StrategySetup& setup) override {
     s_ = setup;
@@ -61,13 +63,13 @@ class AggregatedStrategy final : public Strategy {
     owns_wcomm_ = writers.owns_comm;
     writer_ranks_ = std::move(writers.ranks);
     nwriters_ = static_cast<int>(writer_ranks_.size());
-    const int nvar = s_.layout.nvar, rs = s_.layout.real_bytes;
-    entry_bytes_ = std::max<std::int64_t>(1, static_cast<std::int64_t>(nvar) * rs);
-    // Each writer's stretch of a round: what its buffer holds, and no more than an even
-    // share of the nodes (so that every writer has one).
-    chunk_ = std::max<std::int64_t>(1, std::min(s_.buffer_bytes / entry_bytes_, (s_.layout.npoin + nwriters_ - 1) / nwriters_));
+    // Each writer's stretch of a round: what its buffer holds (at most 1 GiB, one write
+    // call), and no more than an even share of the frame (so that every writer has one).
+    const std::int64_t frame = s_.frame->frame_bytes();
+    chunk_ = std::max<std::int64_t>(1, std::min({s_.buffer_bytes, std::int64_t{1} << 30, (frame + nwriters_ - 1) / nwriters_}));
+    piece_ = (chunk_ + kPieces - 1) / kPieces;
     const std::int64_t span = chunk_ * nwriters_;
-    rounds_ = std::max<std::int64_t>(1, (s_.layout.npoin + span - 1) / span);
+    rounds_ = std::max<std::int64_t>(1, (frame + span - 1) / span);
     create_windows();
     plan_rounds();
     std::exception_ptr error;
@@ -136,24 +138,23 @@ class AggregatedStrategy final : public Strategy {
     agree(s_.comm, error);
   }
 
-  // A round, pieces and turns. Piece v of a round is variable v (the time record alone when
-  // there is none). Every rank of the node encodes its values of piece v straight into the
-  // buffers of the node's writers, then arrives on the piece's counter: the piece is
-  // complete when all have. The node's writers write their stretches of the pieces in file
-  // order, taking turns (piece 0 of writer 0, of writer 1, ..., piece 1 of writer 0, ...)
-  // on a turn counter: writes to one file do not run side by side on a local file system
-  // (the inode lock, on which a second writer would spin), so a writer whose turn it is not
-  // encodes meanwhile; a writer writes its pieces between its own variables as soon as
-  // they are complete and its turn has come. Values from other nodes come by MPI after
-  // the node's own; the writers then write everything.
+  // A round, pieces and turns. Every rank of the node encodes its bytes of piece k of every
+  // stretch straight into the buffers of the node's writers, then arrives on the piece's
+  // counter: the piece is complete when all have. The node's writers write their pieces in
+  // file order, taking turns (piece 0 of writer 0, of writer 1, ..., piece 1 of writer 0,
+  // ...) on a turn counter: writes to one file do not run side by side on a local file
+  // system (the inode lock, on which a second writer would spin), so a writer whose turn it
+  // is not encodes meanwhile; a writer writes its pieces between its own as soon as they
+  // are complete and its turn has come. Bytes from other nodes come by MPI after the node's
+  // own; the writers then write everything.
   void write(const EncodedFrame& frame) override {
     std::exception_ptr error;
-    const int nvar = s_.layout.nvar, rs = s_.layout.real_bytes;
-    const int pieces = std::max(nvar, 1);
+    const int rs = s_.frame->value_bytes();
+    s_.frame->fixed_bytes(frame.index, frame.time, fixed_);
     for (std::int64_t r = 0; r < rounds_; ++r) {
-      Round& R = rounds_plan_[static_cast<std::size_t>(r)];
+      const Round& R = rounds_plan_[static_cast<std::size_t>(r)];
       const int slot = static_cast<int>(uses_ % static_cast<std::int64_t>(slots_.size()));
-      Turns turns{static_cast<std::uint64_t>(uses_), window_->node_size, node_writers_, pieces};
+      Turns turns{static_cast<std::uint64_t>(uses_), window_->node_size, node_writers_, kPieces};
       ++uses_;
       // The slot's previous writes are done before anyone overwrites its buffers. A frame's
       // first round needs no fence when the writes are in place: the writers wrote the last
@@ -166,53 +167,45 @@ class AggregatedStrategy final : public Strategy {
         }
       if (r > 0 || async_) window_->fence(node_comm_);
       t = lap(t, times_.wait);
-      Stretch mine;
       unsigned char* const own = is_writer_ ? buffer_of(windex_, slot) : nullptr;
-      if (is_writer_) {
-        mine = stretch(r, windex_);
-        place_fixed(frame, mine, own);
-      }
-      part_stretch_.clear();  // the stretches this rank encodes into, once per round
-      for (const auto& part : R.local) part_stretch_.push_back(stretch(r, part.writer));
+      std::size_t c = 0;
       int written = 0;  // pieces this writer has written (or passed after an error)
-      for (int v = 0; v < pieces; ++v) {
-        for (std::size_t k = 0; k < R.local.size() && v < nvar; ++k) {
-          const auto& part = R.local[k];
-          unsigned char* dst = buffer_of(part.writer, slot) + part_stretch_[k].value_off[static_cast<std::size_t>(v)];
-          for (const auto& run : part.runs) frame.encoder->encode(v, run.at, run.len, dst + run.off * rs);
+      for (int k = 0; k < kPieces; ++k) {
+        for (; c < R.local.size() && R.local[c].piece == k; ++c) {
+          const Cut& cut = R.local[c];
+          encode_run(runs_[cut.run], cut.from, cut.to, rs, *frame.encoder, fixed_.data(), buffer_of(cut.writer, slot) + cut.dst);
         }
-        window_->arrive(v);
+        window_->arrive(k);
         t = lap(t, times_.encode);
         if (is_writer_ && !any_remote_) {
-          written = write_pieces(frame, turns, mine, own, slot, written, v + 1, error);
+          written = write_pieces(frame, turns, r, own, slot, written, k + 1, error);
           t = lap(t, times_.write);
         }
       }
-      // Values for writers on other nodes: by MPI, placed by the writer.
+      // Bytes for writers on other nodes: by MPI, placed by the writer.
       if (any_remote_) {
         send_.resize(static_cast<std::size_t>(R.send_bytes));
         unsigned char* out = send_.data();
-        for (const auto& seg : R.segments)
-          for (int v = 0; v < nvar; ++v) {
-            frame.encoder->encode(v, seg.i0, seg.i1 - seg.i0, out);
-            out += (seg.i1 - seg.i0) * rs;
-          }
+        for (const auto& cut : R.remote) {
+          encode_run(runs_[cut.run], cut.from, cut.to, rs, *frame.encoder, fixed_.data(), out);
+          out += cut.to - cut.from;
+        }
         t = lap(t, times_.encode);
         recv_.resize(static_cast<std::size_t>(R.recv_bytes));
         MPI_Alltoallv(send_.data(), R.scount.data(), R.sdisp.data(), MPI_BYTE, recv_.data(), R.rcount.data(), R.rdisp.data(),
                       MPI_BYTE, s_.comm);
         if (is_writer_) try {
-            place_remote(R, mine, own);
+            place_remote(R, r, own);
           } catch (...) {
             if (!error) error = std::current_exception();
           }
         t = lap(t, times_.exchange);
       }
-      if (is_writer_) write_pieces(frame, turns, mine, own, slot, written, -1, error);
+      if (is_writer_) write_pieces(frame, turns, r, own, slot, written, -1, error);
       t = lap(t, times_.write);
       // Until the node's writers are done, asleep (MPI's collectives below would poll, and
       // take the cores from the ranks still encoding or writing).
-      window_->wait(pieces, turns.turn(pieces, 0));
+      window_->wait(kPieces, turns.turn(kPieces, 0));
       lap(t, times_.wait);
     }
     const double t = MPI_Wtime();
@@ -262,83 +255,47 @@ class AggregatedStrategy final : public Strategy {
   }
 
  private:
-  struct Segment {
-    int writer;
-    std::int64_t i0, i1;  // owned indices sent to it
-  };
-  struct Run {
-    std::int64_t off, len;  // place in the writer's stretch (nodes)
-    std::int64_t at;        // first owned index (local parts) or position in the source's block (remote)
-  };
-  struct LocalPart {
-    int writer;  // index among the writers
-    std::vector<Run> runs;
-  };
-  struct Source {
-    std::int64_t recv_offset = 0, count = 0;  // its block in the receive buffer, nodes in it
-    std::vector<Run> runs;
+  // Bytes [from, to) of run `run`, for writer `writer`'s stretch at byte `dst` of it (piece
+  // `piece` of the stretch).
+  struct Cut {
+    int writer, piece;
+    std::size_t run;
+    std::int64_t from, to, dst;
   };
   struct Round {
-    std::vector<LocalPart> local;       // for writers on this rank's node
-    std::vector<Segment> segments;      // for writers on other nodes
+    std::vector<Cut> local;   // for writers on this rank's node, by piece
+    std::vector<Cut> remote;  // for writers on other nodes, by rank
     std::vector<int> scount, sdisp, rcount, rdisp;
     std::int64_t send_bytes = 0, recv_bytes = 0;
-    std::vector<Source> sources;  // writers: who sends what from other nodes
-  };
-  // Writer w's stretch [c0, c1) in a round, and where its bytes go in the writer's buffer:
-  // piece v (markers, and the time record before the first variable when c0 = 0) at
-  // piece_off[v], its values at value_off[v].
-  struct Stretch {
-    std::int64_t c0 = 0, c1 = 0;
-    std::vector<std::int64_t> piece_off, value_off, head;
-    std::int64_t file_offset(const serafin::Layout& L, std::int64_t frame, int v) const {
-      return L.values_offset(frame, v) + c0 * L.real_bytes - head[static_cast<std::size_t>(v)];
-    }
+    std::vector<std::int64_t> places;  // writers: (place in the stretch, bytes) of what arrives, in order
   };
   struct Slot {
     std::vector<MPI_Request> requests;
     std::vector<std::pair<std::int64_t, std::int64_t>> asked;  // (offset, bytes) of each request
   };
 
-  Stretch stretch(std::int64_t round, int w) const {
-    const auto& L = s_.layout;
-    const int nvar = L.nvar, rs = L.real_bytes;
-    Stretch st;
-    st.c0 = round * chunk_ * nwriters_ + w * chunk_;
-    st.c1 = std::max(st.c0, std::min(L.npoin, st.c0 + chunk_));
-    st.piece_off.assign(static_cast<std::size_t>(nvar) + 1, 0);
-    st.value_off.assign(static_cast<std::size_t>(nvar), 0);
-    st.head.assign(static_cast<std::size_t>(nvar), 0);
-    for (int v = 0; v < nvar; ++v) {
-      std::int64_t head = 0, tail = 0, len = 0;
-      if (st.c1 > st.c0) {
-        if (st.c0 == 0) head = 4 + (v == 0 ? 8 + rs : 0);
-        if (st.c1 == L.npoin) tail = 4;
-        len = head + (st.c1 - st.c0) * rs + tail;
-      }
-      st.head[static_cast<std::size_t>(v)] = head;
-      st.value_off[static_cast<std::size_t>(v)] = st.piece_off[static_cast<std::size_t>(v)] + head;
-      st.piece_off[static_cast<std::size_t>(v) + 1] = st.piece_off[static_cast<std::size_t>(v)] + len;
-    }
-    return st;
+  // Writer w's stretch of round r: frame bytes [first, end).
+  std::pair<std::int64_t, std::int64_t> stretch(std::int64_t r, int w) const {
+    const std::int64_t first = (r * nwriters_ + w) * chunk_;
+    return {first, std::max(first, std::min(s_.frame->frame_bytes(), first + chunk_))};
   }
 
   // Writer w's buffer (w on this node, or w = this writer).
   unsigned char* buffer_of(int w, int slot) const {
     unsigned char* base = w == windex_ && is_writer_ ? own_base_ : local_base_[static_cast<std::size_t>(w)];
-    return base + static_cast<std::int64_t>(slot) * slot_bytes_;
+    return base + static_cast<std::int64_t>(slot) * chunk_;
   }
 
   // Where the node's counters must reach in a round (the round's use number u of the
-  // window): counter v (v < pieces) counts the ranks that encoded piece v, counter `pieces`
+  // window): counter k (k < pieces) counts the ranks that encoded piece k, counter `pieces`
   // the writes done on the node, in turn order.
   struct Turns {
     std::uint64_t use;
     int node_size, writers, pieces;
     std::uint32_t complete() const { return static_cast<std::uint32_t>((use + 1) * static_cast<std::uint64_t>(node_size)); }
-    std::uint32_t turn(int v, int writer) const {
+    std::uint32_t turn(int k, int writer) const {
       return static_cast<std::uint32_t>(use * static_cast<std::uint64_t>(pieces) * static_cast<std::uint64_t>(writers) +
-                                        static_cast<std::uint64_t>(v) * static_cast<std::uint64_t>(writers) + static_cast<std::uint64_t>(writer));
+                                        static_cast<std::uint64_t>(k) * static_cast<std::uint64_t>(writers) + static_cast<std::uint64_t>(writer));
     }
   };
 
@@ -347,7 +304,7 @@ class AggregatedStrategy final : public Strategy {
   // stops before the first piece it has not encoded or whose turn has not come; with -1,
   // writes them all. Returns the pieces written so far. After an error the pieces are passed
   // without writing (the other writers still get their turns).
-  int write_pieces(const EncodedFrame& frame, const Turns& turns, const Stretch& mine, const unsigned char* base, int slot,
+  int write_pieces(const EncodedFrame& frame, const Turns& turns, std::int64_t round, const unsigned char* base, int slot,
                    int written, int encoded, std::exception_ptr& error) {
     const int pieces = turns.pieces;
     for (; written < (encoded < 0 ? pieces : encoded); ++written) {
@@ -360,97 +317,61 @@ class AggregatedStrategy final : public Strategy {
       window_->wait(written, turns.complete());
       window_->wait(pieces, turn);
       lap(t, times_.wait);
-      write_piece(frame, mine, base, slot, written, error);
+      write_piece(frame, round, base, slot, written, error);
       window_->arrive(pieces);
     }
     return written;
   }
 
-  // Writers: piece v of this writer's stretch (variable v with its markers, the time record
-  // before the first; the time record alone when there is no variable) to the file. After
-  // an error (the disk refused an earlier piece) the frame has failed: nothing more is
-  // written.
-  void write_piece(const EncodedFrame& frame, const Stretch& mine, const unsigned char* base, int slot, int v,
+  // Writers: piece k of this writer's stretch to the file, cut where the frame's file
+  // segments end. After an error (the disk refused an earlier piece) the frame has failed:
+  // nothing more is written.
+  void write_piece(const EncodedFrame& frame, std::int64_t round, const unsigned char* base, int slot, int k,
                    std::exception_ptr& error) {
     if (error) return;
-    const int nvar = s_.layout.nvar, rs = s_.layout.real_bytes;
-    std::int64_t offset = 0, len = 0;
-    const unsigned char* from = base;
-    if (nvar == 0) {
-      offset = s_.layout.frame_offset(frame.index);
-      len = windex_ == 0 ? 8 + rs : 0;
-    } else {
-      offset = mine.file_offset(s_.layout, frame.index, v);
-      len = mine.piece_off[static_cast<std::size_t>(v) + 1] - mine.piece_off[static_cast<std::size_t>(v)];
-      from = base + mine.piece_off[static_cast<std::size_t>(v)];
-    }
-    if (len == 0) return;
+    const auto [first, end] = stretch(round, windex_);
+    const std::int64_t p0 = std::min(end, first + k * piece_), p1 = std::min(end, p0 + piece_);
     try {
-      if (async_ && nonblocking_file_writes()) {
-        Slot& S = slots_[static_cast<std::size_t>(slot)];
-        MPI_Request req = MPI_REQUEST_NULL;
-        check_mpi(MPI_File_iwrite_at(fh_, offset, from, static_cast<int>(len), MPI_BYTE, &req), "MPI_File_iwrite_at");
-        S.requests.push_back(req);
-        S.asked.emplace_back(offset, len);
-      } else {
-        MPI_Status st;
-        const int rc = MPI_File_write_at(fh_, offset, from, static_cast<int>(len), MPI_BYTE, &st);
-        check_written(rc, st, len, s_.final_path, offset, "MPI_File_write_at");
+      for (std::int64_t at = p0; at < p1;) {
+        const auto [offset, room] = s_.frame->locate(frame.index, at);
+        const std::int64_t len = std::min(room, p1 - at);
+        const unsigned char* from = base + (at - first);
+        if (async_ && nonblocking_file_writes()) {
+          Slot& S = slots_[static_cast<std::size_t>(slot)];
+          MPI_Request req = MPI_REQUEST_NULL;
+          check_mpi(MPI_File_iwrite_at(fh_, offset, from, static_cast<int>(len), MPI_BYTE, &req), "MPI_File_iwrite_at");
+          S.requests.push_back(req);
+          S.asked.emplace_back(offset, len);
+        } else {
+          MPI_Status st;
+          const int rc = MPI_File_write_at(fh_, offset, from, static_cast<int>(len), MPI_BYTE, &st);
+          check_written(rc, st, len, s_.final_path, offset, "MPI_File_write_at");
+        }
+        at += len;
       }
     } catch (...) {
       error = std::current_exception();
     }
   }
 
-  // Writers: the time record and the markers of this writer's stretch, into its buffer.
-  void place_fixed(const EncodedFrame& frame, const Stretch& st, unsigned char* base) const {
-    const auto& L = s_.layout;
-    const int nvar = L.nvar;
-    auto fixed = frame_fixed_pieces(s_.header, L, frame.index, frame.time);  // time, then 2 markers per variable
-    if (nvar == 0) {
-      if (windex_ == 0) std::memcpy(base, fixed[0].second.data(), fixed[0].second.size());
-      return;
-    }
-    if (st.c1 <= st.c0) return;
-    for (int v = 0; v < nvar; ++v) {
-      unsigned char* p = base + st.piece_off[static_cast<std::size_t>(v)];
-      if (st.c0 == 0) {
-        if (v == 0) {
-          std::memcpy(p, fixed[0].second.data(), fixed[0].second.size());
-          p += fixed[0].second.size();
-        }
-        std::memcpy(p, fixed[static_cast<std::size_t>(1 + 2 * v)].second.data(), 4);
-      }
-      if (st.c1 == L.npoin)
-        std::memcpy(base + st.piece_off[static_cast<std::size_t>(v) + 1] - 4, fixed[static_cast<std::size_t>(2 + 2 * v)].second.data(), 4);
-    }
-  }
-
-  // Writers: the values from other nodes, into the buffer.
-  void place_remote(const Round& R, const Stretch& st, unsigned char* base) const {
-    const int nvar = s_.layout.nvar, rs = s_.layout.real_bytes;
-    for (const auto& src : R.sources) {
-      const unsigned char* from0 = recv_.data() + src.recv_offset;
-      for (int v = 0; v < nvar; ++v) {
-        const unsigned char* from = from0 + static_cast<std::int64_t>(v) * src.count * rs;
-        unsigned char* dst = base + st.value_off[static_cast<std::size_t>(v)];
-        for (const auto& run : src.runs) {
-          if (run.off < 0 || run.off + run.len > st.c1 - st.c0) throw MpiError("aggregated strategy: a run falls outside this writer's stretch");
-          std::memcpy(dst + run.off * rs, from + run.at * rs, static_cast<std::size_t>(run.len * rs));
-        }
-      }
+  // Writers: the bytes from other nodes, into the buffer.
+  void place_remote(const Round& R, std::int64_t round, unsigned char* base) const {
+    const auto [first, end] = stretch(round, windex_);
+    const unsigned char* from = recv_.data();
+    for (std::size_t k = 0; k + 1 < R.places.size(); k += 2) {
+      const std::int64_t at = R.places[k], n = R.places[k + 1];
+      if (at < 0 || at + n > end - first) throw MpiError("aggregated strategy: bytes fall outside this writer's stretch");
+      std::memcpy(base + at, from, static_cast<std::size_t>(n));
+      from += n;
     }
   }
 
   // The writers' buffers: one shared window per node, a buffer (two with async) per writer.
   void create_windows() {
-    const auto& L = s_.layout;
     slots_.resize(async_ ? 2 : 1);
-    slot_bytes_ = static_cast<std::int64_t>(L.nvar) * (chunk_ * L.real_bytes + 8) + 8 + L.real_bytes;
-    const std::int64_t mine = is_writer_ ? slot_bytes_ * static_cast<std::int64_t>(slots_.size()) : 0;
+    const std::int64_t mine = is_writer_ ? chunk_ * static_cast<std::int64_t>(slots_.size()) : 0;
     window_ = std::make_unique<NodeWindow>(s_.comm, node_comm_, mine,
-                                           "cannot write " + s_.final_path + ": no room for the aggregation buffers",
-                                           std::max(L.nvar, 1) + 1, true);
+                                           "cannot write " + s_.final_path + ": no room for the aggregation buffers", kPieces + 1, true);
     own_base_ = window_->mine;
     MPI_Comm_rank(node_comm_, &node_writer_);  // a writer's turn: the node's writers are its first ranks
     // Which writers share this node, and where their buffers are.
@@ -510,91 +431,61 @@ class AggregatedStrategy final : public Strategy {
     if (error) std::rethrow_exception(error);
   }
 
-  // Once, at open: for every round, which owned nodes go to which writer: as runs copied
-  // straight into the buffers of writers on this node, or as segments sent to writers on
-  // other nodes (whose run lists those writers receive once).
+  // Once, at open: this rank's runs cut where stretches and pieces end, each cut copied
+  // straight into the buffer of a writer on this node, or sent to a writer on another node
+  // (which receives where each goes once).
   void plan_rounds() {
-    const auto& owned = *s_.owned;
-    const auto n = static_cast<std::int64_t>(owned.size());
-    const std::int64_t npoin = s_.layout.npoin;
+    const std::int64_t span = chunk_ * nwriters_;
     rounds_plan_.resize(static_cast<std::size_t>(rounds_));
-    std::int64_t at = 0;
-    for (std::int64_t r = 0; r < rounds_; ++r) {
-      Round& R = rounds_plan_[static_cast<std::size_t>(r)];
-      const std::int64_t round_start = r * chunk_ * nwriters_;
-      const std::int64_t round_end = std::min(npoin, round_start + chunk_ * nwriters_);
-      R.scount.assign(static_cast<std::size_t>(size_), 0);
-      R.sdisp.assign(static_cast<std::size_t>(size_), 0);
-      R.rcount.assign(static_cast<std::size_t>(size_), 0);
-      R.rdisp.assign(static_cast<std::size_t>(size_), 0);
-      // Runs (offset in the writer's stretch, length) sent to each remote writer: 2 ints each.
-      std::vector<std::vector<std::int64_t>> runs_to(static_cast<std::size_t>(size_));
-      while (at < n && owned[static_cast<std::size_t>(at)] < round_end) {
-        const std::int64_t w = (owned[static_cast<std::size_t>(at)] - round_start) / chunk_;
-        const std::int64_t c0 = round_start + w * chunk_, c1 = std::min(npoin, c0 + chunk_);
-        const std::int64_t i0 = at;
-        while (at < n && owned[static_cast<std::size_t>(at)] < c1) ++at;
-        if (local_base_[static_cast<std::size_t>(w)]) {
-          LocalPart part{static_cast<int>(w), {}};
-          for (std::int64_t i = i0; i < at; ++i) {
-            const std::int64_t off = owned[static_cast<std::size_t>(i)] - c0;
-            if (!part.runs.empty() && part.runs.back().off + part.runs.back().len == off)
-              ++part.runs.back().len;
-            else
-              part.runs.push_back({off, 1, i});
-          }
-          R.local.push_back(std::move(part));
-          continue;
-        }
-        auto& rl = runs_to[static_cast<std::size_t>(writer_ranks_[static_cast<std::size_t>(w)])];
-        for (std::int64_t i = i0; i < at; ++i) {
-          const std::int64_t g = owned[static_cast<std::size_t>(i)];
-          if (!rl.empty() && rl[rl.size() - 2] + rl.back() == g - c0)
-            ++rl.back();
-          else {
-            rl.push_back(g - c0);
-            rl.push_back(1);
-          }
-        }
-        R.scount[static_cast<std::size_t>(writer_ranks_[static_cast<std::size_t>(w)])] += static_cast<int>((at - i0) * entry_bytes_);
-        R.segments.push_back({static_cast<int>(w), i0, at});
+    const int rs = s_.frame->value_bytes();
+    s_.frame->for_each_run([&](const Run& run) {
+      const std::size_t index = runs_.size();
+      runs_.push_back(run);
+      const std::int64_t n = run_bytes(run, rs);
+      for (std::int64_t b = 0; b < n;) {
+        const std::int64_t at = run.at + b, r = at / span;
+        const int w = static_cast<int>((at - r * span) / chunk_);
+        const std::int64_t dst = at - stretch(r, w).first;
+        const int k = static_cast<int>(dst / piece_);
+        const std::int64_t len = std::min(n - b, std::min((k + 1) * piece_, chunk_) - dst);
+        const Cut cut{w, k, index, b, b + len, dst};
+        Round& R = rounds_plan_[static_cast<std::size_t>(r)];
+        (local_base_[static_cast<std::size_t>(w)] ? R.local : R.remote).push_back(cut);
+        b += len;
       }
-      if (!any_remote_) continue;
-      for (int q = 1; q < size_; ++q)
-        R.sdisp[static_cast<std::size_t>(q)] = R.sdisp[static_cast<std::size_t>(q - 1)] + R.scount[static_cast<std::size_t>(q - 1)];
-      R.send_bytes = R.sdisp.back() + R.scount.back();
+    });
+    for (auto& R : rounds_plan_) {
+      std::stable_sort(R.local.begin(), R.local.end(), [](const Cut& a, const Cut& b) { return a.piece < b.piece; });
+      std::stable_sort(R.remote.begin(), R.remote.end(), [](const Cut& a, const Cut& b) { return a.writer < b.writer; });
+    }
+    if (!any_remote_) return;
+    for (auto& R : rounds_plan_) {
+      const auto P = static_cast<std::size_t>(size_);
+      R.scount.assign(P, 0);
+      R.sdisp.assign(P, 0);
+      R.rcount.assign(P, 0);
+      R.rdisp.assign(P, 0);
+      std::vector<int> ncount(P, 0), ndisp(P, 0), mcount(P, 0), mdisp(P, 0);
+      std::vector<std::int64_t> places;  // (dst, bytes) of each cut, by rank
+      for (const auto& cut : R.remote) {
+        const auto to = static_cast<std::size_t>(writer_ranks_[static_cast<std::size_t>(cut.writer)]);
+        R.scount[to] += static_cast<int>(cut.to - cut.from);
+        ncount[to] += 2;
+        places.insert(places.end(), {cut.dst, cut.to - cut.from});
+      }
       MPI_Alltoall(R.scount.data(), 1, MPI_INT, R.rcount.data(), 1, MPI_INT, s_.comm);
-      for (int q = 1; q < size_; ++q)
-        R.rdisp[static_cast<std::size_t>(q)] = R.rdisp[static_cast<std::size_t>(q - 1)] + R.rcount[static_cast<std::size_t>(q - 1)];
+      MPI_Alltoall(ncount.data(), 1, MPI_INT, mcount.data(), 1, MPI_INT, s_.comm);
+      for (std::size_t q = 1; q < P; ++q) {
+        R.sdisp[q] = R.sdisp[q - 1] + R.scount[q - 1];
+        R.rdisp[q] = R.rdisp[q - 1] + R.rcount[q - 1];
+        ndisp[q] = ndisp[q - 1] + ncount[q - 1];
+        mdisp[q] = mdisp[q - 1] + mcount[q - 1];
+      }
+      R.send_bytes = R.sdisp.back() + R.scount.back();
       R.recv_bytes = R.rdisp.back() + R.rcount.back();
-      // Exchange the run lists once.
-      std::vector<int> rs_count(static_cast<std::size_t>(size_)), rr_count(static_cast<std::size_t>(size_)),
-          rs_disp(static_cast<std::size_t>(size_), 0), rr_disp(static_cast<std::size_t>(size_), 0);
-      std::vector<std::int64_t> flat;
-      for (int q = 0; q < size_; ++q) {
-        rs_count[static_cast<std::size_t>(q)] = static_cast<int>(runs_to[static_cast<std::size_t>(q)].size());
-        flat.insert(flat.end(), runs_to[static_cast<std::size_t>(q)].begin(), runs_to[static_cast<std::size_t>(q)].end());
-      }
-      MPI_Alltoall(rs_count.data(), 1, MPI_INT, rr_count.data(), 1, MPI_INT, s_.comm);
-      for (int q = 1; q < size_; ++q) {
-        rs_disp[static_cast<std::size_t>(q)] = rs_disp[static_cast<std::size_t>(q - 1)] + rs_count[static_cast<std::size_t>(q - 1)];
-        rr_disp[static_cast<std::size_t>(q)] = rr_disp[static_cast<std::size_t>(q - 1)] + rr_count[static_cast<std::size_t>(q - 1)];
-      }
-      std::vector<std::int64_t> got(static_cast<std::size_t>(rr_disp.back() + rr_count.back()));
-      MPI_Alltoallv(flat.data(), rs_count.data(), rs_disp.data(), MPI_INT64_T, got.data(), rr_count.data(), rr_disp.data(),
+      R.places.resize(static_cast<std::size_t>(mdisp.back() + mcount.back()));
+      MPI_Alltoallv(places.data(), ncount.data(), ndisp.data(), MPI_INT64_T, R.places.data(), mcount.data(), mdisp.data(),
                     MPI_INT64_T, s_.comm);
-      for (int q = 0; q < size_; ++q) {
-        if (R.rcount[static_cast<std::size_t>(q)] == 0) continue;
-        Source src;
-        src.recv_offset = R.rdisp[static_cast<std::size_t>(q)];
-        src.count = R.rcount[static_cast<std::size_t>(q)] / entry_bytes_;
-        std::int64_t pos = 0;
-        for (int k = rr_disp[static_cast<std::size_t>(q)]; k < rr_disp[static_cast<std::size_t>(q)] + rr_count[static_cast<std::size_t>(q)]; k += 2) {
-          src.runs.push_back({got[static_cast<std::size_t>(k)], got[static_cast<std::size_t>(k) + 1], pos});
-          pos += got[static_cast<std::size_t>(k) + 1];
-        }
-        R.sources.push_back(std::move(src));
-      }
     }
   }
 
@@ -612,10 +503,10 @@ class AggregatedStrategy final : public Strategy {
   unsigned char* own_base_ = nullptr;       // this writer's buffer
   int nwriters_ = 1, windex_ = 0, any_remote_ = 0;
   int node_writers_ = 1, node_writer_ = 0;  // writers on this node; this writer's turn among them
-  std::int64_t entry_bytes_ = 0, chunk_ = 1, rounds_ = 1, slot_bytes_ = 0, uses_ = 0;
+  std::int64_t chunk_ = 1, piece_ = 1, rounds_ = 1, uses_ = 0;
+  std::vector<Run> runs_;
   std::vector<Round> rounds_plan_;
-  std::vector<Stretch> part_stretch_;  // write(): the stretch of each of the round's local parts
-  std::vector<unsigned char> send_, recv_;
+  std::vector<unsigned char> send_, recv_, fixed_;
   std::vector<Slot> slots_;
 };
 

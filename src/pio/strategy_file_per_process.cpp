@@ -13,6 +13,7 @@ class FilePerProcessStrategy final : public Strategy {
  public:
   const char* name() const override { return "file-per-process"; }
   bool one_file() const override { return false; }
+  bool encodes_owned() const override { return false; }
 
   void open(const StrategySetup& setup) override {
     s_ = setup;

@@ -30,7 +30,6 @@ class Hdf5Strategy final : public Strategy {
  public:
   const char* name() const override { return "hdf5"; }
   bool serafin_file() const override { return false; }
-  bool encodes_owned() const override { return true; }
 
   bool one_file() const override { return !s_.file_per_step; }
 

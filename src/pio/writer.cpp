@@ -14,6 +14,56 @@
 #include "pio/mpi_util.hpp"
 
 namespace anabranch::pio {
+namespace {
+
+// A SERAFIN frame for the engine: each rank's runs of consecutive owned nodes in every
+// variable record; rank 0's fixed runs: the time record and every record's markers.
+class SerafinFrame final : public FrameLayout {
+ public:
+  SerafinFrame(const serafin::Header& h, const serafin::Layout& l, const std::vector<std::int64_t>& owned, bool first)
+      : h_(h), l_(l), owned_(owned), first_(first) {}
+  int value_bytes() const override { return l_.real_bytes; }
+  std::int64_t frame_bytes() const override { return l_.frame_offset(1) - l_.frame_offset(0); }
+  std::pair<std::int64_t, std::int64_t> locate(std::int64_t frame, std::int64_t at) const override {
+    return {l_.frame_offset(frame) + at, frame_bytes() - at};
+  }
+  // The time record, then a record's length (every marker holds it).
+  void fixed_bytes(std::int64_t, double time, std::vector<unsigned char>& out) const override {
+    out.clear();
+    if (!first_) return;
+    const int rs = l_.real_bytes;
+    out.resize(static_cast<std::size_t>(12 + rs));
+    store<std::int32_t>(out.data(), rs, h_.byte_order);
+    serafin::encode_reals(&time, 1, h_.precision, h_.byte_order, out.data() + 4);
+    store<std::int32_t>(out.data() + 4 + rs, rs, h_.byte_order);
+    store<std::int32_t>(out.data() + 8 + rs, static_cast<std::int32_t>(l_.npoin * rs), h_.byte_order);
+  }
+  void for_each_run(const std::function<void(const Run&)>& f) const override {
+    const int rs = l_.real_bytes;
+    const auto n = static_cast<std::int64_t>(owned_.size());
+    const std::int64_t frame0 = l_.frame_offset(0), marker = 8 + rs;
+    if (first_) f({0, 8 + rs, Run::kFixed, 0});
+    for (int v = 0; v < l_.nvar; ++v) {
+      const std::int64_t values = l_.values_offset(0, v) - frame0;
+      if (first_) f({values - 4, 4, Run::kFixed, marker});
+      for (std::int64_t i = 0; i < n;) {
+        std::int64_t j = i + 1;
+        while (j < n && owned_[static_cast<std::size_t>(j)] == owned_[static_cast<std::size_t>(j - 1)] + 1) ++j;
+        f({values + owned_[static_cast<std::size_t>(i)] * rs, j - i, v, i});
+        i = j;
+      }
+      if (first_) f({values + l_.npoin * rs, 4, Run::kFixed, marker});
+    }
+  }
+
+ private:
+  const serafin::Header& h_;
+  const serafin::Layout& l_;
+  const std::vector<std::int64_t>& owned_;
+  bool first_;
+};
+
+}  // namespace
 
 WriterOptions WriterOptions::parse(const std::string& text) {
   WriterOptions o;
@@ -99,6 +149,8 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
   setup.header = header_;
   setup.layout = layout_;
   setup.owned = &owned_.gid;
+  frame_ = std::make_unique<SerafinFrame>(header_, layout_, owned_.gid, rank_ == 0);
+  setup.frame = frame_.get();
   setup.info = info_;
   setup.writers_per_node = options_.writers_per_node;
   setup.shared_memory = options_.shared_memory;
@@ -203,7 +255,7 @@ namespace {
 
 // Owned values of the caller's arrays (T) to the file's precision (R) and byte order.
 template <class R, class T>
-class Encoder final : public OwnedEncoder {
+class Encoder final : public ValueEncoder {
  public:
   Encoder(const T* const* values, const Owned& owned, bool swap) : values_(values), owned_(owned), swap_(swap) {}
   void encode(int var, std::int64_t first, std::int64_t count, unsigned char* dst) const override {
@@ -218,27 +270,13 @@ class Encoder final : public OwnedEncoder {
 
 }  // namespace
 
+// file-per-process: every local value, variable after variable, in the file's form.
 template <class T>
-void Writer::encode(const T* const* values) {
-  const int nvar = header_.nvar(), rs = layout_.real_bytes;
-  const ByteOrder order = strategy_->serafin_file() ? header_.byte_order : native_byte_order();
-  if (options_.strategy == "file-per-process") {  // each rank writes all its local values
-    local_values_.resize(static_cast<std::size_t>(nvar * nlocal_ * rs));
-    for (int v = 0; v < nvar; ++v)
-      serafin::encode_reals(values[v], nlocal_, header_.precision, header_.byte_order, local_values_.data() + v * nlocal_ * rs);
-    return;
-  }
-  const auto n = static_cast<std::int64_t>(owned_.gid.size());
-  owned_values_.resize(static_cast<std::size_t>(nvar * n * rs));
-  // One pass: gather the owned values, convert to the file's precision, order the bytes.
-  const bool swap = order != native_byte_order();
-  for (int v = 0; v < nvar; ++v) {
-    unsigned char* out = owned_values_.data() + v * n * rs;
-    if (header_.precision == Precision::Single)
-      encode_owned<float>(values[v], owned_, 0, n, swap, out);
-    else
-      encode_owned<double>(values[v], owned_, 0, n, swap, out);
-  }
+void Writer::encode_local(const T* const* values) {
+  const int rs = layout_.real_bytes;
+  local_values_.resize(static_cast<std::size_t>(header_.nvar() * nlocal_ * rs));
+  for (int v = 0; v < header_.nvar(); ++v)
+    serafin::encode_reals(values[v], nlocal_, header_.precision, header_.byte_order, local_values_.data() + v * nlocal_ * rs);
 }
 
 template <class T>
@@ -248,7 +286,6 @@ void Writer::begin_frame(double time, const T* const* values) {
   EncodedFrame f;
   f.index = frames_;
   f.time = time;
-  f.owned_values = &owned_values_;
   f.local_values = &local_values_;
   struct Failed {  // an exception from here on was agreed by every rank
     bool& failed;
@@ -259,10 +296,10 @@ void Writer::begin_frame(double time, const T* const* values) {
   const Encoder<float, T> to_single(values, owned_, swap);
   const Encoder<double, T> to_double(values, owned_, swap);
   if (strategy_->encodes_owned())
-    f.encoder = header_.precision == Precision::Single ? static_cast<const OwnedEncoder*>(&to_single) : &to_double;
+    f.encoder = header_.precision == Precision::Single ? static_cast<const ValueEncoder*>(&to_single) : &to_double;
   else {
     const double t0 = MPI_Wtime();
-    collective(comm_, [&] { encode(values); });
+    collective(comm_, [&] { encode_local(values); });
     encode_seconds_ += MPI_Wtime() - t0;
   }
   strategy_->write(f);

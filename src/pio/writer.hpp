@@ -93,7 +93,7 @@ class Writer {
 
  private:
   template <class T>
-  void encode(const T* const* values);
+  void encode_local(const T* const* values);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
@@ -107,7 +107,8 @@ class Writer {
   MPI_Info info_ = MPI_INFO_NULL;
   serafin::Header local_header_;
   Mesh local_mesh_;
-  std::vector<unsigned char> owned_values_, local_values_;
+  std::unique_ptr<FrameLayout> frame_;  // where this rank's values go (the byte strategies)
+  std::vector<unsigned char> local_values_;
   std::int64_t frames_ = 0;
   double encode_seconds_ = 0;
   bool pending_ = false, closed_ = false;

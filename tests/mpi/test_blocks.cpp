@@ -187,7 +187,7 @@ struct Case {
 
 std::vector<Case> cases() {
   std::vector<Case> c;
-  for (const char* s : {"collective", "independent", "aggregated"})
+  for (const char* s : {"collective", "independent", "aggregated", "aggregated-async"})
     for (int rb : {8, 4}) {
       c.push_back({"raw", s, rb, false});
       c.push_back({"raw", s, rb, true});
@@ -264,7 +264,7 @@ TEST(Blocks, SinglePrecisionArraysWriteTheSameFile) {
   const TempDir tmp{make_temp_dir()};
   const std::string dir = tmp;
   const BlockLayout l = dealt(size_of(), rank_of(), {1, 2, 0});
-  for (const char* s : {"collective", "independent", "aggregated"}) {
+  for (const char* s : {"collective", "independent", "aggregated", "aggregated-async"}) {
     const Case c{"raw", s, 4, true};
     const std::string path = dir + "/f-" + s + ".dat";
     write_case<float>(c, path, l, 2);
@@ -325,7 +325,7 @@ TEST(Blocks, MoreRanksThanBlocksAndRanksWithNothing) {
   if (r < 2) l.pieces.push_back({0, {{{0, 4}, {0, 3}, {r * 2 / std::min(n, 2), (r + 1) * 2 / std::min(n, 2)}}}});
   if (l.pieces.size() == 1 && l.pieces[0].range[2][0] == l.pieces[0].range[2][1]) l.pieces.clear();
   if (r == (n >= 3 ? 0 : n - 1)) l.pieces.push_back({1, {{{0, 3}, {0, 3}, {0, 3}}}});  // 3 ranks: rank 2 holds nothing
-  for (const char* strategy : {"collective", "independent", "aggregated"})
+  for (const char* strategy : {"collective", "independent", "aggregated", "aggregated-async"})
     for (const char* format : {"raw", "hdf5"}) {
 #ifndef ANABRANCH_HAVE_HDF5
       if (std::string(format) == "hdf5") continue;
@@ -367,6 +367,28 @@ TEST(Blocks, MoreRanksThanBlocksAndRanksWithNothing) {
         EXPECT_EQ(bad, 0) << strategy << " " << format;
       });
     }
+}
+
+// aggregated-async: begin_frame returns once the values are copied; the caller's arrays may
+// change before end_frame (its next step) and the file still holds the frame's.
+TEST(Blocks, AsyncFramesHoldTheValuesOfBeginFrame) {
+  const TempDir tmp{make_temp_dir()};
+  const std::string path = std::string(tmp) + "/async.dat";
+  const BlockLayout l = dealt(size_of(), rank_of(), {2, 1, 1});
+  pio::BlockFileOptions o;
+  o.strategy = "aggregated-async";
+  o.records = true;
+  o.real_bytes = 4;
+  o.buffer_bytes = 4096;  // many rounds: both buffers of every writer in use
+  pio::BlockWriter w(MPI_COMM_WORLD, path, l, kVars, o);
+  for (std::int64_t f = 0; f < 2; ++f) {
+    auto a = arrays<double>(l, 3, f, true);
+    w.begin_frame(0.5 * static_cast<double>(f), pointers(a).data());
+    for (auto& x : a) std::fill(x.begin(), x.end(), -7.0);  // the caller's next step
+    w.end_frame();
+  }
+  w.close();
+  on_root([&] { EXPECT_TRUE(bytes_of(path) == expected_raw(3, 2, 4, true)) << "the file holds values changed after begin_frame"; });
 }
 
 TEST(Blocks, PiecesThatDoNotCoverTheGridAreRefusedOnEveryRank) {

@@ -46,12 +46,7 @@ void convert(const S* src, D* dst, std::int64_t n) {
   }
 }
 
-// From the caller's type T to the file's precision (rb bytes), and back.
-template <class T>
-void to_file(const T* src, unsigned char* dst, std::int64_t n, int rb) {
-  if (rb == 8) convert(src, reinterpret_cast<double*>(dst), n);
-  else convert(src, reinterpret_cast<float*>(dst), n);
-}
+// From the file's precision (rb bytes) to the caller's type T.
 template <class T>
 void from_file(const unsigned char* src, T* dst, std::int64_t n, int rb) {
   if (rb == 8) convert(reinterpret_cast<const double*>(src), dst, n);
@@ -102,193 +97,6 @@ BlockFileInfo share(MPI_Comm comm, const std::function<BlockFileInfo()>& read_on
   i.dataset_offsets = j["offsets"].get<std::vector<std::int64_t>>();
   i.grid_offsets = j["grid_offsets"].get<std::vector<std::int64_t>>();
   return i;
-}
-
-// One array of one piece to move: the file's byte offset of the block's value 0 of that
-// array, and the caller's array.
-struct Target {
-  std::size_t piece = 0;
-  std::int64_t base = 0;
-  void* mem = nullptr;
-};
-
-// grid: the arrays are the grid's x, y, z (nvar 3), not a frame's variables.
-std::vector<Target> targets(const BlockLayout& l, const BlockFileInfo& info, std::int64_t frame, int nvar, bool grid,
-                            void* const* arrays) {
-  std::vector<Target> t;
-  for (std::size_t p = 0; p < l.pieces.size(); ++p) {
-    const auto& piece = l.pieces[p];
-    const auto b = static_cast<std::size_t>(piece.block);
-    for (int v = 0; v < nvar; ++v) {
-      Target x;
-      x.piece = p;
-      x.base = info.value_offset(frame, b, grid ? -(v + 1) : v);
-      x.mem = arrays[p * static_cast<std::size_t>(nvar) + static_cast<std::size_t>(v)];
-      t.push_back(x);
-    }
-  }
-  std::stable_sort(t.begin(), t.end(), [](const Target& a, const Target& b) { return a.base < b.base; });
-  return t;
-}
-
-// The independent reader's mirror: contiguous ranges gathered, read in one call, then
-// converted into the caller's arrays.
-template <class T>
-class Gatherer {
- public:
-  Gatherer(MPI_File fh, std::string path, std::int64_t bytes, int rb)
-      : fh_(fh), path_(std::move(path)), buf_(static_cast<std::size_t>(std::max<std::int64_t>(bytes, 1 << 16))), rb_(rb) {}
-  std::int64_t capacity() const { return static_cast<std::int64_t>(buf_.size()); }
-  // Asks for n values at byte `at`, for dst.
-  void get(std::int64_t at, std::int64_t n, T* dst) {
-    const std::int64_t bytes = n * rb_;
-    if (used_ > 0 && (at != start_ + used_ || used_ + bytes > capacity())) flush();
-    if (used_ == 0) start_ = at;
-    pending_.push_back({used_, n, dst});
-    used_ += bytes;
-  }
-  void flush() {
-    if (used_ == 0) return;
-    std::int64_t done = 0;
-    while (done < used_) {
-      const int chunk = static_cast<int>(std::min<std::int64_t>(used_ - done, 1 << 30));
-      MPI_Status st;
-      const int rc = MPI_File_read_at(fh_, start_ + done, buf_.data() + done, chunk, MPI_BYTE, &st);
-      check_mpi(rc, ("MPI_File_read_at " + path_).c_str());
-      int got = 0;
-      MPI_Get_count(&st, MPI_BYTE, &got);
-      if (got < chunk)
-        throw FormatError(path_, "block values", start_ + done + got, "the file ends " + std::to_string(chunk - got) + " bytes early");
-      done += chunk;
-    }
-    for (const auto& p : pending_) from_file(buf_.data() + p.at, p.dst, p.n, rb_);
-    pending_.clear();
-    used_ = 0;
-  }
-
- private:
-  struct Pending {
-    std::int64_t at, n;
-    T* dst;
-  };
-  MPI_File fh_;
-  std::string path_;
-  std::vector<unsigned char> buf_;
-  int rb_;
-  std::int64_t start_ = 0, used_ = 0;
-  std::vector<Pending> pending_;
-};
-
-// The collective reader's datatypes: one subarray of the block's array per target in the
-// file (in increasing offset), the matching subarray of the caller's array (halos skipped)
-// in memory.
-struct Types {
-  MPI_Datatype file = MPI_DATATYPE_NULL, memory = MPI_DATATYPE_NULL;
-  std::int64_t bytes = 0;
-  std::vector<MPI_Datatype> owned;
-  ~Types() {
-    for (auto& t : owned) MPI_Type_free(&t);
-    if (file != MPI_DATATYPE_NULL) MPI_Type_free(&file);
-    if (memory != MPI_DATATYPE_NULL) MPI_Type_free(&memory);
-  }
-};
-
-MPI_Datatype mpi_real(int bytes) { return bytes == 8 ? MPI_DOUBLE : MPI_FLOAT; }
-
-// Position of a run's first value in its piece's own Fortran-order interior (where a
-// staged copy holds it).
-std::int64_t interior_index(const BlockLayout& l, std::size_t p, const BlockRun& r) {
-  const auto& piece = l.pieces[p];
-  const auto e = piece.extent();
-  const auto& d = l.blocks[static_cast<std::size_t>(piece.block)].dims;
-  const std::int64_t i0 = r.block_index % d[0] - piece.range[0][0];
-  const std::int64_t j0 = (r.block_index / d[0]) % d[1] - piece.range[1][0];
-  const std::int64_t k0 = r.block_index / (d[0] * d[1]) - piece.range[2][0];
-  return (k0 * e[1] + j0) * e[0] + i0;
-}
-
-// mem_bytes: the size of the memory elements (the caller's, or the file's when staged);
-// staged[i]: non-null when target i's interior was copied, contiguous, there. One subarray
-// per target where the targets follow one another in the file; where a rank holds pieces
-// of one block whose values interleave (a block split in i or j, both pieces here), every
-// run is an entry of its own, sorted.
-void build_types(const BlockLayout& l, const std::vector<Target>& t, int rb, int mem_bytes, const std::vector<void*>& staged, Types& out) {
-  std::vector<int> lengths;
-  std::vector<MPI_Aint> fdisp, mdisp;
-  std::vector<MPI_Datatype> ftypes, mtypes;
-  auto sub = [&](const std::array<std::int64_t, 3>& sizes, const std::array<std::int64_t, 3>& subs, const std::array<std::int64_t, 3>& starts,
-                 MPI_Datatype elem) {
-    const int s[3] = {static_cast<int>(sizes[2]), static_cast<int>(sizes[1]), static_cast<int>(sizes[0])};
-    const int ss[3] = {static_cast<int>(subs[2]), static_cast<int>(subs[1]), static_cast<int>(subs[0])};
-    const int st[3] = {static_cast<int>(starts[2]), static_cast<int>(starts[1]), static_cast<int>(starts[0])};
-    MPI_Datatype d;
-    check_mpi(MPI_Type_create_subarray(3, s, ss, st, MPI_ORDER_C, elem, &d), "MPI_Type_create_subarray");
-    out.owned.push_back(d);
-    return d;
-  };
-  auto address = [](const void* p) {
-    MPI_Aint a = 0;
-    MPI_Get_address(p, &a);
-    return a;
-  };
-  bool follow = true;
-  std::int64_t last_end = -1;
-  for (const auto& x : t) {
-    const auto& piece = l.pieces[x.piece];
-    const auto& d = l.blocks[static_cast<std::size_t>(piece.block)].dims;
-    const std::int64_t first = ((piece.range[2][0] * d[1] + piece.range[1][0]) * d[0] + piece.range[0][0]) * rb;
-    const std::int64_t end = (((piece.range[2][1] - 1) * d[1] + piece.range[1][1] - 1) * d[0] + piece.range[0][1]) * rb;
-    if (x.base + first < last_end) follow = false;
-    last_end = x.base + end;
-    out.bytes += piece.points() * rb;
-  }
-  struct Entry {
-    std::int64_t file;
-    MPI_Aint mem;
-    int length;
-    MPI_Datatype ftype, mtype;
-  };
-  std::vector<Entry> entries;
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    const auto& x = t[i];
-    const auto& piece = l.pieces[x.piece];
-    const auto& shape = l.blocks[static_cast<std::size_t>(piece.block)];
-    const auto e = piece.extent();
-    if (follow) {
-      entries.push_back({x.base, address(staged[i] ? staged[i] : x.mem), 1,
-                         sub(shape.dims, e, {piece.range[0][0], piece.range[1][0], piece.range[2][0]}, mpi_real(rb)),
-                         staged[i] ? sub(e, e, {0, 0, 0}, mpi_real(mem_bytes)) : sub(l.memory_dims(x.piece), e, l.halo, mpi_real(mem_bytes))});
-    } else {
-      const auto* mem = static_cast<const unsigned char*>(staged[i] ? staged[i] : x.mem);
-      l.for_each_run(x.piece, [&](const BlockRun& r) {
-        const std::int64_t at = staged[i] ? interior_index(l, x.piece, r) : r.memory_index;
-        entries.push_back({x.base + r.block_index * rb, address(mem + at * mem_bytes), static_cast<int>(r.count), mpi_real(rb), mpi_real(mem_bytes)});
-      });
-    }
-  }
-  if (!follow) std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.file < b.file; });
-  // A file view must not overlap itself; MPI_File_set_view may refuse one on this rank alone
-  // and leave the others waiting inside it: refused here, in an agreed step.
-  std::int64_t end = -1;
-  for (const auto& e : entries) {
-    MPI_Aint lb = 0, extent = 0;
-    MPI_Type_get_true_extent(e.ftype, &lb, &extent);
-    if (e.ftype == MPI_DOUBLE || e.ftype == MPI_FLOAT) extent *= e.length;
-    if (e.file + lb < end) throw MpiError("block file regions overlap at byte " + std::to_string(e.file + lb) + " (an internal error)");
-    end = std::max(end, e.file + lb + extent);
-  }
-  for (const auto& e : entries) {
-    lengths.push_back(e.length);
-    fdisp.push_back(static_cast<MPI_Aint>(e.file));
-    ftypes.push_back(e.ftype);
-    mdisp.push_back(e.mem);
-    mtypes.push_back(e.mtype);
-  }
-  const int n = static_cast<int>(lengths.size());
-  check_mpi(MPI_Type_create_struct(n, lengths.data(), fdisp.data(), ftypes.data(), &out.file), "MPI_Type_create_struct");
-  check_mpi(MPI_Type_create_struct(n, lengths.data(), mdisp.data(), mtypes.data(), &out.memory), "MPI_Type_create_struct");
-  check_mpi(MPI_Type_commit(&out.file), "MPI_Type_commit");
-  check_mpi(MPI_Type_commit(&out.memory), "MPI_Type_commit");
 }
 
 // A frame of a block file for the engine (or its grid: the x, y, z arrays): every piece's
@@ -374,6 +182,20 @@ class BlockValues final : public ValueEncoder {
 
  private:
   const T* const* arrays_;
+  int rb_;
+};
+
+// The mirror: the file's values into the caller's arrays (T).
+template <class T>
+class BlockArrays final : public ValueDecoder {
+ public:
+  BlockArrays(T* const* arrays, int rb) : arrays_(arrays), rb_(rb) {}
+  void decode(int array, std::int64_t index, std::int64_t count, const unsigned char* src) const override {
+    from_file(src, arrays_[array] + index, count, rb_);
+  }
+
+ private:
+  T* const* arrays_;
   int rb_;
 };
 
@@ -1026,7 +848,7 @@ struct BlockReader::Impl {
   MPI_File fh = MPI_FILE_NULL;
 
   template <class T>
-  void read(std::int64_t frame, bool grid, int nvar, T* const* arrays);
+  void read(std::int64_t frame, bool grid, T* const* arrays);
 };
 
 BlockReader::BlockReader(MPI_Comm comm, const std::string& path, const BlockLayout& layout, const BlockFileOptions& options)
@@ -1068,62 +890,11 @@ BlockReader::~BlockReader() {
 const BlockFileInfo& BlockReader::info() const { return impl_->info; }
 
 template <class T>
-void BlockReader::Impl::read(std::int64_t frame, bool grid, int nvar, T* const* arrays) {
-  const int rb = info.real_bytes;
-  const auto t = targets(layout, info, frame, nvar, grid, reinterpret_cast<void* const*>(arrays));
-  if (options.strategy != "collective") {  // the aggregated strategies read as independent
-    collective(comm, [&] {
-      Gatherer<T> g(fh, info.path, options.buffer_bytes > 0 ? options.buffer_bytes : std::int64_t{1} << 20, rb);
-      const std::int64_t cap_values = g.capacity() / rb;
-      for (const auto& x : t) {
-        T* mem = static_cast<T*>(x.mem);
-        layout.for_each_run(x.piece, [&](const BlockRun& r) {
-          for (std::int64_t c = 0; c < r.count; c += cap_values) {
-            const std::int64_t n = std::min(cap_values, r.count - c);
-            g.get(x.base + (r.block_index + c) * rb, n, mem + r.memory_index + c);
-          }
-        });
-      }
-      g.flush();
-    });
-    return;
-  }
-  Types types;
-  std::vector<std::vector<unsigned char>> staging;
-  std::vector<void*> staged(t.size(), nullptr);
-  const bool convert_needed = static_cast<int>(sizeof(T)) != rb;
-  collective(comm, [&] {
-    if (convert_needed) {
-      staging.resize(t.size());
-      for (std::size_t k = 0; k < t.size(); ++k) {
-        staging[k].resize(static_cast<std::size_t>(layout.pieces[t[k].piece].points() * rb));
-        staged[k] = staging[k].data();
-      }
-    }
-    build_types(layout, t, rb, convert_needed ? rb : static_cast<int>(sizeof(T)), staged, types);
-  });
-  int rc = MPI_File_set_view(fh, 0, MPI_BYTE, types.file, "native", mpi_info);
-  collective(comm, [&] { check_mpi(rc, "MPI_File_set_view"); });
-  MPI_Status st;
-  rc = MPI_File_read_all(fh, MPI_BOTTOM, 1, types.memory, &st);
-  collective(comm, [&] {
-    check_mpi(rc, ("MPI_File_read_all " + info.path).c_str());
-    int got = 0;
-    MPI_Get_count(&st, MPI_BYTE, &got);
-    if (got != MPI_UNDEFINED && got < types.bytes)
-      throw FormatError(info.path, "frame " + std::to_string(frame), t.empty() ? 0 : t.front().base,
-                        "the file ends before this rank's " + std::to_string(types.bytes) + " bytes (" + std::to_string(got) + " read)");
-    if (!convert_needed) return;
-    for (std::size_t k = 0; k < t.size(); ++k) {
-      const auto& x = t[k];
-      T* mem = static_cast<T*>(x.mem);
-      layout.for_each_run(x.piece, [&](const BlockRun& r) {
-        from_file(staging[k].data() + interior_index(layout, x.piece, r) * rb, mem + r.memory_index, r.count, rb);
-      });
-    }
-  });
-  rc = MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", mpi_info);
-  collective(comm, [&] { check_mpi(rc, "MPI_File_set_view"); });
+void BlockReader::Impl::read(std::int64_t frame, bool grid, T* const* arrays) {
+  const BlockFrame runs(layout, info, grid);
+  const BlockArrays<T> values(arrays, info.real_bytes);
+  read_runs(comm, fh, info.path, runs, frame, options.strategy == "collective",
+            options.buffer_bytes > 0 ? options.buffer_bytes : std::int64_t{1} << 20, values);
 }
 
 template <class T>
@@ -1133,7 +904,7 @@ void BlockReader::read_frame(std::int64_t frame, T* const* values) {
     if (frame < 0 || frame >= m.info.frames())
       throw UsageError(m.info.path + " holds " + std::to_string(m.info.frames()) + " frames; frame " + std::to_string(frame) + " asked");
   });
-  m.read(frame, false, m.info.nvar(), values);
+  m.read(frame, false, values);
 }
 
 template <class T>
@@ -1142,7 +913,7 @@ void BlockReader::read_grid(T* const* xyz) {
   collective(m.comm, [&] {
     if (!m.info.has_grid) throw FormatError(m.info.path + ": the file holds no grid coordinates");
   });
-  m.read(0, true, 3, xyz);
+  m.read(0, true, xyz);
 }
 
 void BlockReader::close() {

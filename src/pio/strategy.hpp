@@ -63,6 +63,23 @@ inline std::int64_t run_bytes(const Run& r, int value_bytes) { return r.array ==
 void encode_run(const Run& r, std::int64_t from, std::int64_t to, int value_bytes, const ValueEncoder& values,
                 const unsigned char* fixed, unsigned char* dst);
 
+// The reading mirror: the caller's arrays filled from the file's form.
+class ValueDecoder {
+ public:
+  virtual ~ValueDecoder() = default;
+  // count values at src (the file's form), decoded into values [index, index + count) of
+  // array `array`.
+  virtual void decode(int array, std::int64_t index, std::int64_t count, const unsigned char* src) const = 0;
+};
+
+// Collective over fh's ranks: this rank's runs of frame `frame` (fixed runs skipped) from
+// the file into the caller's arrays. Independent: runs that follow one another in the file
+// gathered into one read of at most buffer_bytes (MPI_File_read_at); collective: one indexed
+// view, one MPI_File_read_all. FormatError naming path, the frame and the byte where the
+// file ends too early, on every rank.
+void read_runs(MPI_Comm comm, MPI_File fh, const std::string& path, const FrameLayout& layout, std::int64_t frame, bool collective_io,
+               std::int64_t buffer_bytes, const ValueDecoder& values);
+
 // What a strategy is given at open.
 struct StrategySetup {
   MPI_Comm comm = MPI_COMM_WORLD;

@@ -60,7 +60,9 @@ AB_ENCODE_CLONE(encode_f64_f64, double, double)
 template <class R, class T>
 void encode_words(const T* in, std::size_t n, bool swap, void* out) {
   auto* o = static_cast<unsigned char*>(out);
-  if constexpr (sizeof(R) == 4 && sizeof(T) == 4)
+  if (sizeof(R) == sizeof(T) && !swap)  // the file's form is the caller's: a copy
+    std::memcpy(o, in, n * sizeof(T));
+  else if constexpr (sizeof(R) == 4 && sizeof(T) == 4)
     encode_f32_f32(in, n, swap, o);
   else if constexpr (sizeof(R) == 4)
     encode_f32_f64(in, n, swap, o);

@@ -105,14 +105,13 @@ BlockFileInfo share(MPI_Comm comm, const std::function<BlockFileInfo()>& read_on
 class BlockFrame final : public FrameLayout {
  public:
   BlockFrame(const BlockLayout& l, const BlockFileInfo& info, bool grid)
-      : l_(l), info_(info), grid_(grid), narrays_(grid ? 3 : info.nvar()), records_(info.records && !grid),
-        array_bytes_(info.first_point(info.blocks.size()) * info.real_bytes) {}
+      : l_(l), info_(info), grid_(grid), hdf5_(info.format == "hdf5"), narrays_(grid ? 3 : info.nvar()),
+        records_(info.records && !grid), array_bytes_(info.first_point(info.blocks.size()) * info.real_bytes),
+        frame_bytes_(hdf5_ ? narrays_ * array_bytes_ : info.frame_end(0)) {}
   int value_bytes() const override { return info_.real_bytes; }
-  std::int64_t frame_bytes() const override {
-    return info_.format == "hdf5" ? narrays_ * array_bytes_ : info_.frame_end(0);
-  }
+  std::int64_t frame_bytes() const override { return frame_bytes_; }
   std::pair<std::int64_t, std::int64_t> locate(std::int64_t frame, std::int64_t at) const override {
-    if (info_.format != "hdf5") return {frame * frame_bytes() + at, frame_bytes() - at};
+    if (!hdf5_) return {frame * frame_bytes_ + at, frame_bytes_ - at};
     const auto v = static_cast<std::size_t>(at / array_bytes_);  // one dataset per array
     const std::int64_t base = grid_ ? info_.grid_offsets.at(v) : info_.dataset_offsets.at(static_cast<std::size_t>(frame) * narrays_ + v);
     return {base + at % array_bytes_, array_bytes_ - at % array_bytes_};
@@ -157,16 +156,17 @@ class BlockFrame final : public FrameLayout {
  private:
   // Where array v of block b starts in a frame.
   std::int64_t array_at(std::size_t b, int v) const {
-    if (info_.format == "hdf5") return v * array_bytes_ + info_.first_point(b) * info_.real_bytes;
+    if (hdf5_) return v * array_bytes_ + info_.first_point(b) * info_.real_bytes;
     return info_.value_offset(0, b, v);
   }
 
   const BlockLayout& l_;
   const BlockFileInfo& info_;
-  bool grid_;
+  bool grid_, hdf5_;
   int narrays_;
   bool records_;
   std::int64_t array_bytes_;  // one array of every block
+  std::int64_t frame_bytes_;
 };
 
 // The caller's arrays (T) in the file's precision.
@@ -502,8 +502,7 @@ struct BlockWriter::Impl {
     s.truncate = info.format == "raw";  // an HDF5 file is HDF5's, made before
     s.info = mpi_info;
     s.writers_per_node = options.writers_per_node;
-    const bool aggregated = options.strategy.rfind("aggregated", 0) == 0;
-    s.buffer_bytes = options.buffer_bytes > 0 ? options.buffer_bytes : std::int64_t{aggregated ? 16 : 1} << 20;
+    s.buffer_bytes = options.buffer_bytes > 0 ? options.buffer_bytes : std::int64_t{options.strategy == "independent" ? 1 : 4} << 20;
     s.hints = options.hints;
     return s;
   }
@@ -847,6 +846,9 @@ struct BlockReader::Impl {
   MPI_Info mpi_info = MPI_INFO_NULL;
   MPI_File fh = MPI_FILE_NULL;
 
+  // The frames' runs and their reader, and the grid's (made on first use).
+  std::pair<std::unique_ptr<BlockFrame>, std::unique_ptr<RunReader>> frame_reader, grid_reader;
+
   template <class T>
   void read(std::int64_t frame, bool grid, T* const* arrays);
 };
@@ -891,10 +893,14 @@ const BlockFileInfo& BlockReader::info() const { return impl_->info; }
 
 template <class T>
 void BlockReader::Impl::read(std::int64_t frame, bool grid, T* const* arrays) {
-  const BlockFrame runs(layout, info, grid);
-  const BlockArrays<T> values(arrays, info.real_bytes);
-  read_runs(comm, fh, info.path, runs, frame, options.strategy == "collective",
-            options.buffer_bytes > 0 ? options.buffer_bytes : std::int64_t{1} << 20, values);
+  auto& [runs, reader] = grid ? grid_reader : frame_reader;
+  if (!reader) {
+    runs = std::make_unique<BlockFrame>(layout, info, grid);
+    const bool coll = options.strategy == "collective";
+    reader = std::make_unique<RunReader>(comm, fh, info.path, *runs, coll,
+                                         options.buffer_bytes > 0 ? options.buffer_bytes : std::int64_t{coll ? 4 : 1} << 20);
+  }
+  reader->read(frame, BlockArrays<T>(arrays, info.real_bytes));
 }
 
 template <class T>

@@ -100,75 +100,116 @@ void check_read(int rc, MPI_Status& st, std::int64_t asked, const std::string& p
 
 }  // namespace
 
-void read_runs(MPI_Comm comm, MPI_File fh, const std::string& path, const FrameLayout& layout, std::int64_t frame, bool collective_io,
-               std::int64_t buffer_bytes, const ValueDecoder& values) {
-  const int rs = layout.value_bytes();
-  std::vector<std::pair<std::int64_t, Run>> runs;  // (file offset, run), value-aligned pieces of at most the buffer
-  const std::int64_t most = collective_io ? INT_MAX / rs : std::max<std::int64_t>(buffer_bytes, 1 << 16) / rs;
-  std::vector<unsigned char> buf;
-  std::int64_t total = 0;
-  collective(comm, [&] {
-    layout.for_each_run([&](const Run& r) {
-      if (r.array == Run::kFixed) return;
-      for (std::int64_t c = 0; c < r.count; c += most) {
-        const Run piece{r.at + c * rs, std::min(most, r.count - c), r.array, r.index + c};
-        runs.emplace_back(layout.locate(frame, piece.at).first, piece);
-        total += piece.count * rs;
-      }
-    });
-    std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    if (collective_io && total > INT_MAX)
-      throw UsageError("cannot read " + path + " collectively: more than 2 GiB on one rank in one frame (read it independent)");
-    buf.resize(static_cast<std::size_t>(collective_io ? total : std::min(total, most * rs)));
-  });
-  if (!collective_io) {
-    collective(comm, [&] {
-      for (std::size_t i = 0; i < runs.size();) {  // runs i..j-1: one read
-        std::int64_t bytes = runs[i].second.count * rs;
-        std::size_t j = i + 1;
-        for (; j < runs.size() && runs[j].first == runs[i].first + bytes && bytes + runs[j].second.count * rs <= most * rs; ++j)
-          bytes += runs[j].second.count * rs;
+void RunReader::read(std::int64_t frame, const ValueDecoder& values) {
+  const int rs = layout_.value_bytes();
+  const std::int64_t most = std::max<std::int64_t>(rs, std::max<std::int64_t>(buffer_bytes_, 1 << 16) / rs * rs);
+  buf_.resize(static_cast<std::size_t>(most));
+  if (!collective_io_) {
+    // Runs as they come, gathered while each follows the last in the file and the buffer holds
+    // them; then one read, and each decoded into its array.
+    collective(comm_, [&] {
+      std::int64_t start = 0, used = 0;
+      pending_.clear();
+      auto flush = [&] {
+        if (used == 0) return;
         MPI_Status st;
-        check_read(MPI_File_read_at(fh, runs[i].first, buf.data(), static_cast<int>(bytes), MPI_BYTE, &st), st, bytes, path, frame,
-                   runs[i].first, "MPI_File_read_at");
-        for (const unsigned char* src = buf.data(); i < j; ++i) {
-          values.decode(runs[i].second.array, runs[i].second.index, runs[i].second.count, src);
-          src += runs[i].second.count * rs;
+        check_read(MPI_File_read_at(fh_, start, buf_.data(), static_cast<int>(used), MPI_BYTE, &st), st, used, path_, frame, start,
+                   "MPI_File_read_at");
+        const unsigned char* src = buf_.data();
+        for (const auto& [offset, r] : pending_) {
+          values.decode(r.array, r.index, r.count, src);
+          src += r.count * rs;
         }
-      }
+        pending_.clear();
+        used = 0;
+      };
+      layout_.for_each_run([&](const Run& run) {
+        if (run.array == Run::kFixed) return;
+        for (std::int64_t c = 0; c < run.count; c += most / rs) {
+          const Run r{run.at + c * rs, std::min(most / rs, run.count - c), run.array, run.index + c};
+          const std::int64_t offset = layout_.locate(frame, r.at).first, n = r.count * rs;
+          if (used > 0 && (offset != start + used || used + n > most)) flush();
+          if (used == 0) start = offset;
+          pending_.emplace_back(offset, r);
+          used += n;
+        }
+      });
+      flush();
     });
     return;
   }
-  MPI_Datatype view = MPI_DATATYPE_NULL;
-  collective(comm, [&] {
+  // Collective: the runs in file order, in rounds of at most the buffer (as many on every
+  // rank), each one indexed view and one MPI_File_read_all.
+  long long rounds = 0;
+  collective(comm_, [&] {
+    pending_.clear();
+    layout_.for_each_run([&](const Run& run) {
+      if (run.array == Run::kFixed) return;
+      for (std::int64_t c = 0; c < run.count; c += most / rs) {
+        const Run r{run.at + c * rs, std::min(most / rs, run.count - c), run.array, run.index + c};
+        pending_.emplace_back(layout_.locate(frame, r.at).first, r);
+      }
+    });
+    const auto by_offset = [](const auto& x, const auto& y) { return x.first < y.first; };
+    if (!std::is_sorted(pending_.begin(), pending_.end(), by_offset)) std::sort(pending_.begin(), pending_.end(), by_offset);
+    starts_.assign(1, 0);
+    std::int64_t used = 0;
+    for (std::size_t i = 0; i < pending_.size(); ++i) {
+      const std::int64_t n = pending_[i].second.count * rs;
+      if (used + n > most) {
+        starts_.push_back(i);
+        used = 0;
+      }
+      used += n;
+    }
+    if (!pending_.empty()) starts_.push_back(pending_.size());
+    rounds = static_cast<long long>(starts_.size()) - 1;
+  });
+  MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_LONG_LONG, MPI_MAX, comm_);
+  std::exception_ptr error;  // kept and agreed after the last round: every rank takes part in every one
+  for (long long k = 0; k < rounds; ++k) {
+    const std::size_t first = static_cast<std::size_t>(k) + 1 < starts_.size() ? starts_[static_cast<std::size_t>(k)] : pending_.size();
+    const std::size_t end = static_cast<std::size_t>(k) + 1 < starts_.size() ? starts_[static_cast<std::size_t>(k) + 1] : pending_.size();
     std::vector<int> lens;
     std::vector<MPI_Aint> disps;
-    for (const auto& [offset, r] : runs) {
-      lens.push_back(static_cast<int>(r.count * rs));
+    std::int64_t bytes = 0;
+    for (std::size_t i = first; i < end; ++i) {
+      const auto& [offset, r] = pending_[i];
+      const auto n = static_cast<int>(r.count * rs);
+      bytes += n;
+      if (!lens.empty() && disps.back() + lens.back() == offset) {  // runs that follow one another: one block
+        lens.back() += n;
+        continue;
+      }
+      lens.push_back(n);
       disps.push_back(static_cast<MPI_Aint>(offset));
     }
+    MPI_Datatype view = MPI_DATATYPE_NULL;
     if (lens.empty())
-      check_mpi(MPI_Type_contiguous(1, MPI_BYTE, &view), "MPI_Type_contiguous");
+      MPI_Type_contiguous(1, MPI_BYTE, &view);
     else
-      check_mpi(MPI_Type_create_hindexed(static_cast<int>(lens.size()), lens.data(), disps.data(), MPI_BYTE, &view),
-                "MPI_Type_create_hindexed");
-    check_mpi(MPI_Type_commit(&view), "MPI_Type_commit");
-  });
-  int rc = MPI_File_set_view(fh, 0, MPI_BYTE, view, "native", MPI_INFO_NULL);
-  MPI_Type_free(&view);
-  collective(comm, [&] { check_mpi(rc, "MPI_File_set_view"); });
-  MPI_Status st;
-  rc = MPI_File_read_all(fh, buf.data(), static_cast<int>(total), MPI_BYTE, &st);
-  const int reset = MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
-  collective(comm, [&] {
-    check_read(rc, st, total, path, frame, runs.empty() ? 0 : runs.front().first, "MPI_File_read_all");
-    check_mpi(reset, "MPI_File_set_view");
-    const unsigned char* src = buf.data();
-    for (const auto& [offset, r] : runs) {
-      values.decode(r.array, r.index, r.count, src);
-      src += r.count * rs;
+      MPI_Type_create_hindexed(static_cast<int>(lens.size()), lens.data(), disps.data(), MPI_BYTE, &view);
+    MPI_Type_commit(&view);
+    const int vrc = MPI_File_set_view(fh_, 0, MPI_BYTE, view, "native", MPI_INFO_NULL);
+    MPI_Type_free(&view);
+    MPI_Status st;
+    const int rc = MPI_File_read_all(fh_, buf_.data(), static_cast<int>(bytes), MPI_BYTE, &st);
+    if (error) continue;
+    try {
+      check_mpi(vrc, "MPI_File_set_view");
+      check_read(rc, st, bytes, path_, frame, first < end ? pending_[first].first : 0, "MPI_File_read_all");
+      const unsigned char* src = buf_.data();
+      for (std::size_t i = first; i < end; ++i) {
+        values.decode(pending_[i].second.array, pending_[i].second.index, pending_[i].second.count, src);
+        src += pending_[i].second.count * rs;
+      }
+    } catch (...) {
+      error = std::current_exception();
     }
-  });
+  }
+  const int reset = MPI_File_set_view(fh_, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+  if (!error && reset != MPI_SUCCESS) error = std::make_exception_ptr(MpiError("MPI_File_set_view: " + mpi_error_text(reset)));
+  agree(comm_, error);
 }
 
 void write_at(MPI_File fh, std::int64_t offset, const void* data, std::int64_t n, const std::string& path) {

@@ -72,13 +72,30 @@ class ValueDecoder {
   virtual void decode(int array, std::int64_t index, std::int64_t count, const unsigned char* src) const = 0;
 };
 
-// Collective over fh's ranks: this rank's runs of frame `frame` (fixed runs skipped) from
-// the file into the caller's arrays. Independent: runs that follow one another in the file
-// gathered into one read of at most buffer_bytes (MPI_File_read_at); collective: one indexed
-// view, one MPI_File_read_all. FormatError naming path, the frame and the byte where the
-// file ends too early, on every rank.
-void read_runs(MPI_Comm comm, MPI_File fh, const std::string& path, const FrameLayout& layout, std::int64_t frame, bool collective_io,
-               std::int64_t buffer_bytes, const ValueDecoder& values);
+// Reads this rank's runs of a layout's frames (fixed runs skipped) into the caller's arrays,
+// collective over comm (fh's ranks). Independent: runs that follow one another in the file
+// gathered into one MPI_File_read_at of at most buffer_bytes; collective: rounds of at most
+// buffer_bytes a rank (as many on every rank), each one indexed view and one
+// MPI_File_read_all. Its buffers stay from frame to frame.
+class RunReader {
+ public:
+  RunReader(MPI_Comm comm, MPI_File fh, std::string path, const FrameLayout& layout, bool collective_io, std::int64_t buffer_bytes)
+      : comm_(comm), fh_(fh), path_(std::move(path)), layout_(layout), collective_io_(collective_io), buffer_bytes_(buffer_bytes) {}
+  // Collective: frame `frame`. FormatError naming the file, the frame and the byte where the
+  // file ends too early, on every rank.
+  void read(std::int64_t frame, const ValueDecoder& values);
+
+ private:
+  MPI_Comm comm_;
+  MPI_File fh_;
+  std::string path_;
+  const FrameLayout& layout_;
+  bool collective_io_;
+  std::int64_t buffer_bytes_;
+  std::vector<unsigned char> buf_;
+  std::vector<std::pair<std::int64_t, Run>> pending_;  // (file offset, run)
+  std::vector<std::size_t> starts_;                    // collective: where each round starts in pending_
+};
 
 // What a strategy is given at open.
 struct StrategySetup {

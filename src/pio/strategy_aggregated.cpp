@@ -1,9 +1,12 @@
 // aggregated (the default) and aggregated-async: a few writers per node (the shared-memory
-// split of the communicator) own contiguous stretches of a frame's bytes. In rounds bounded
-// by the aggregation buffer, the bytes of every rank's runs in a round's stretch reach the
-// writer of that stretch, laid out in file order (time records and markers are the fixed
-// runs of the ranks the layout gives them to); writers write large contiguous pieces. No
-// rank ever holds more than its own values plus one round's buffer.
+// split of the communicator) own pieces of a frame's bytes. In rounds bounded by the
+// aggregation buffer, the bytes of every rank's runs in a round's pieces reach the writer of
+// each piece, laid out in file order (time records and markers are the fixed runs of the
+// ranks the layout gives them to); writers write each piece, large and contiguous, in one
+// call. No rank ever holds more than its own values plus one round's buffer. A round's
+// pieces are spread over the frame (piece k of every round lies in the frame's k-th part):
+// where each rank's values sit together (whole blocks), every rank still has values in
+// every round, and the ranks encode side by side rather than one after another.
 //
 // The writers' buffers are MPI shared-memory windows on their node: a rank on the same node
 // as a writer copies its values straight to their places in the writer's buffer (one copy,
@@ -18,8 +21,8 @@
 // completes it (with an MPI whose failed nonblocking writes never complete, MPICH's ROMIO,
 // it writes in place like aggregated: see nonblocking_file_writes).
 //
-// Within a round the node works as a pipeline (write() below): each stretch is cut into
-// kPieces pieces; a writer writes a piece as soon as every rank of the node has encoded it,
+// Within a round the node works as a pipeline (write() below): each writer has kPieces
+// pieces; a writer writes a piece as soon as every rank of the node has encoded it,
 // while the others encode the next pieces, and the node's writers take turns at the file, so that one encodes while the
 // other writes instead of both queueing on the file's lock. Waiting is done asleep on
 // counters in the node's window (NodeWindow::arrive/wait), not in MPI calls that poll.
@@ -43,7 +46,7 @@
 namespace anabranch::pio {
 namespace {
 
-// Pieces a writer's stretch is cut into: the pipeline's stages.
+// Pieces of a writer's round: the pipeline's stages.
 constexpr int kPieces = 4;
 
 class AggregatedStrategy final : public Strategy {
@@ -63,12 +66,12 @@ class AggregatedStrategy final : public Strategy {
     owns_wcomm_ = writers.owns_comm;
     writer_ranks_ = std::move(writers.ranks);
     nwriters_ = static_cast<int>(writer_ranks_.size());
-    // Each writer's stretch of a round: what its buffer holds (at most 1 GiB, one write
-    // call), and no more than an even share of the frame (so that every writer has one).
+    // Each writer's round: what its buffer holds (at most 1 GiB, one write call a piece), and
+    // no more than an even share of the frame (so that every writer has one).
     const std::int64_t frame = s_.frame->frame_bytes();
-    chunk_ = std::max<std::int64_t>(1, std::min({s_.buffer_bytes, std::int64_t{1} << 30, (frame + nwriters_ - 1) / nwriters_}));
-    piece_ = (chunk_ + kPieces - 1) / kPieces;
-    const std::int64_t span = chunk_ * nwriters_;
+    const std::int64_t chunk = std::max<std::int64_t>(1, std::min({s_.buffer_bytes, std::int64_t{1} << 30, (frame + nwriters_ - 1) / nwriters_}));
+    piece_ = (chunk + kPieces - 1) / kPieces;
+    const std::int64_t span = piece_ * kPieces * nwriters_;
     rounds_ = std::max<std::int64_t>(1, (frame + span - 1) / span);
     create_windows();
     plan_rounds();
@@ -138,8 +141,8 @@ class AggregatedStrategy final : public Strategy {
     agree(s_.comm, error);
   }
 
-  // A round, pieces and turns. Every rank of the node encodes its bytes of piece k of every
-  // stretch straight into the buffers of the node's writers, then arrives on the piece's
+  // A round, pieces and turns. Every rank of the node encodes its bytes of piece k of every writer
+  // straight into the buffers of the node's writers, then arrives on the piece's
   // counter: the piece is complete when all have. The node's writers write their pieces in
   // file order, taking turns (piece 0 of writer 0, of writer 1, ..., piece 1 of writer 0,
   // ...) on a turn counter: writes to one file do not run side by side on a local file
@@ -195,7 +198,7 @@ class AggregatedStrategy final : public Strategy {
         MPI_Alltoallv(send_.data(), R.scount.data(), R.sdisp.data(), MPI_BYTE, recv_.data(), R.rcount.data(), R.rdisp.data(),
                       MPI_BYTE, s_.comm);
         if (is_writer_) try {
-            place_remote(R, r, own);
+            place_remote(R, own);
           } catch (...) {
             if (!error) error = std::current_exception();
           }
@@ -255,8 +258,7 @@ class AggregatedStrategy final : public Strategy {
   }
 
  private:
-  // Bytes [from, to) of run `run`, for writer `writer`'s stretch at byte `dst` of it (piece
-  // `piece` of the stretch).
+  // Bytes [from, to) of run `run`, for writer `writer`'s buffer at byte `dst` (in its piece `piece`).
   struct Cut {
     int writer, piece;
     std::size_t run;
@@ -267,23 +269,25 @@ class AggregatedStrategy final : public Strategy {
     std::vector<Cut> remote;  // for writers on other nodes, by rank
     std::vector<int> scount, sdisp, rcount, rdisp;
     std::int64_t send_bytes = 0, recv_bytes = 0;
-    std::vector<std::int64_t> places;  // writers: (place in the stretch, bytes) of what arrives, in order
+    std::vector<std::int64_t> places;  // writers: (place in the buffer, bytes) of what arrives, in order
   };
   struct Slot {
     std::vector<MPI_Request> requests;
     std::vector<std::pair<std::int64_t, std::int64_t>> asked;  // (offset, bytes) of each request
   };
 
-  // Writer w's stretch of round r: frame bytes [first, end).
-  std::pair<std::int64_t, std::int64_t> stretch(std::int64_t r, int w) const {
-    const std::int64_t first = (r * nwriters_ + w) * chunk_;
-    return {first, std::max(first, std::min(s_.frame->frame_bytes(), first + chunk_))};
+  // Piece k of writer w in round r: frame bytes [first, end) (piece_ bytes from byte
+  // k * piece_ of the writer's buffer). Frame byte `at` is in the piece of stripe at /
+  // piece_: writer = stripe % writers, round = stripe / writers % rounds, k the rest.
+  std::pair<std::int64_t, std::int64_t> piece(std::int64_t r, int w, int k) const {
+    const std::int64_t first = ((k * rounds_ + r) * nwriters_ + w) * piece_;
+    return {first, std::max(first, std::min(s_.frame->frame_bytes(), first + piece_))};
   }
 
   // Writer w's buffer (w on this node, or w = this writer).
   unsigned char* buffer_of(int w, int slot) const {
     unsigned char* base = w == windex_ && is_writer_ ? own_base_ : local_base_[static_cast<std::size_t>(w)];
-    return base + static_cast<std::int64_t>(slot) * chunk_;
+    return base + static_cast<std::int64_t>(slot) * piece_ * kPieces;
   }
 
   // Where the node's counters must reach in a round (the round's use number u of the
@@ -323,19 +327,18 @@ class AggregatedStrategy final : public Strategy {
     return written;
   }
 
-  // Writers: piece k of this writer's stretch to the file, cut where the frame's file
+  // Writers: piece k of this writer's round to the file, cut where the frame's file
   // segments end. After an error (the disk refused an earlier piece) the frame has failed:
   // nothing more is written.
   void write_piece(const EncodedFrame& frame, std::int64_t round, const unsigned char* base, int slot, int k,
                    std::exception_ptr& error) {
     if (error) return;
-    const auto [first, end] = stretch(round, windex_);
-    const std::int64_t p0 = std::min(end, first + k * piece_), p1 = std::min(end, p0 + piece_);
+    const auto [p0, p1] = piece(round, windex_, k);
     try {
       for (std::int64_t at = p0; at < p1;) {
         const auto [offset, room] = s_.frame->locate(frame.index, at);
         const std::int64_t len = std::min(room, p1 - at);
-        const unsigned char* from = base + (at - first);
+        const unsigned char* from = base + k * piece_ + (at - p0);
         if (async_ && nonblocking_file_writes()) {
           Slot& S = slots_[static_cast<std::size_t>(slot)];
           MPI_Request req = MPI_REQUEST_NULL;
@@ -355,12 +358,11 @@ class AggregatedStrategy final : public Strategy {
   }
 
   // Writers: the bytes from other nodes, into the buffer.
-  void place_remote(const Round& R, std::int64_t round, unsigned char* base) const {
-    const auto [first, end] = stretch(round, windex_);
+  void place_remote(const Round& R, unsigned char* base) const {
     const unsigned char* from = recv_.data();
     for (std::size_t k = 0; k + 1 < R.places.size(); k += 2) {
       const std::int64_t at = R.places[k], n = R.places[k + 1];
-      if (at < 0 || at + n > end - first) throw MpiError("aggregated strategy: bytes fall outside this writer's stretch");
+      if (at < 0 || at + n > piece_ * kPieces) throw MpiError("aggregated strategy: bytes fall outside this writer's buffer");
       std::memcpy(base + at, from, static_cast<std::size_t>(n));
       from += n;
     }
@@ -369,7 +371,7 @@ class AggregatedStrategy final : public Strategy {
   // The writers' buffers: one shared window per node, a buffer (two with async) per writer.
   void create_windows() {
     slots_.resize(async_ ? 2 : 1);
-    const std::int64_t mine = is_writer_ ? chunk_ * static_cast<std::int64_t>(slots_.size()) : 0;
+    const std::int64_t mine = is_writer_ ? piece_ * kPieces * static_cast<std::int64_t>(slots_.size()) : 0;
     window_ = std::make_unique<NodeWindow>(s_.comm, node_comm_, mine,
                                            "cannot write " + s_.final_path + ": no room for the aggregation buffers", kPieces + 1, true);
     own_base_ = window_->mine;
@@ -431,11 +433,10 @@ class AggregatedStrategy final : public Strategy {
     if (error) std::rethrow_exception(error);
   }
 
-  // Once, at open: this rank's runs cut where stretches and pieces end, each cut copied
+  // Once, at open: this rank's runs cut where pieces end, each cut copied
   // straight into the buffer of a writer on this node, or sent to a writer on another node
   // (which receives where each goes once).
   void plan_rounds() {
-    const std::int64_t span = chunk_ * nwriters_;
     rounds_plan_.resize(static_cast<std::size_t>(rounds_));
     const int rs = s_.frame->value_bytes();
     s_.frame->for_each_run([&](const Run& run) {
@@ -443,11 +444,12 @@ class AggregatedStrategy final : public Strategy {
       runs_.push_back(run);
       const std::int64_t n = run_bytes(run, rs);
       for (std::int64_t b = 0; b < n;) {
-        const std::int64_t at = run.at + b, r = at / span;
-        const int w = static_cast<int>((at - r * span) / chunk_);
-        const std::int64_t dst = at - stretch(r, w).first;
-        const int k = static_cast<int>(dst / piece_);
-        const std::int64_t len = std::min(n - b, std::min((k + 1) * piece_, chunk_) - dst);
+        const std::int64_t at = run.at + b, stripe = at / piece_;
+        const int w = static_cast<int>(stripe % nwriters_);
+        const std::int64_t r = stripe / nwriters_ % rounds_;
+        const int k = static_cast<int>(stripe / nwriters_ / rounds_);
+        const std::int64_t dst = k * piece_ + at % piece_;
+        const std::int64_t len = std::min(n - b, piece_ - at % piece_);
         const Cut cut{w, k, index, b, b + len, dst};
         Round& R = rounds_plan_[static_cast<std::size_t>(r)];
         (local_base_[static_cast<std::size_t>(w)] ? R.local : R.remote).push_back(cut);
@@ -503,7 +505,7 @@ class AggregatedStrategy final : public Strategy {
   unsigned char* own_base_ = nullptr;       // this writer's buffer
   int nwriters_ = 1, windex_ = 0, any_remote_ = 0;
   int node_writers_ = 1, node_writer_ = 0;  // writers on this node; this writer's turn among them
-  std::int64_t chunk_ = 1, piece_ = 1, rounds_ = 1, uses_ = 0;
+  std::int64_t piece_ = 1, rounds_ = 1, uses_ = 0;
   std::vector<Run> runs_;
   std::vector<Round> rounds_plan_;
   std::vector<unsigned char> send_, recv_, fixed_;

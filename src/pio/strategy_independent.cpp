@@ -4,6 +4,7 @@
 // fastest on one node for long runs (whole blocks): the buffer is written while it is still
 // in the core's cache.
 #include <algorithm>
+#include <memory>
 
 #include "pio/mpi_util.hpp"
 #include "pio/shared_file.hpp"
@@ -45,6 +46,10 @@ class IndependentStrategy final : public Strategy {
   void open(const StrategySetup& setup) override {
     s_ = setup;
     fh_ = open_shared_file(s_.comm, s_);
+    // The stage: no more than this rank's bytes of a frame, its pages touched now.
+    std::int64_t mine = 0;
+    s_.frame->for_each_run([&](const Run& r) { mine += run_bytes(r, s_.frame->value_bytes()); });
+    stage_ = std::make_unique<Stager>(fh_, s_.final_path, std::min(s_.buffer_bytes, mine));
   }
 
   void write(const EncodedFrame& frame) override {
@@ -54,7 +59,7 @@ class IndependentStrategy final : public Strategy {
       const FrameLayout& L = *s_.frame;
       const int rs = L.value_bytes();
       L.fixed_bytes(frame.index, frame.time, fixed_);
-      Stager stage(fh_, s_.final_path, s_.buffer_bytes);
+      Stager& stage = *stage_;
       // Whole values per piece, so that a value is cut only where its run is.
       const std::int64_t most = stage.capacity() / rs * rs;
       L.for_each_run([&](const Run& r) {
@@ -91,6 +96,7 @@ class IndependentStrategy final : public Strategy {
   PhaseTimes times_;
   MPI_File fh_ = MPI_FILE_NULL;
   std::vector<unsigned char> fixed_;
+  std::unique_ptr<Stager> stage_;
 };
 
 }  // namespace

@@ -21,7 +21,11 @@ namespace {
 class SerafinFrame final : public FrameLayout {
  public:
   SerafinFrame(const serafin::Header& h, const serafin::Layout& l, const std::vector<std::int64_t>& owned, bool first)
-      : h_(h), l_(l), owned_(owned), first_(first) {}
+      : h_(h), l_(l), owned_(owned), first_(first) {
+    for (std::size_t i = 0; i < owned.size(); ++i)
+      if (i == 0 || owned[i] != owned[i - 1] + 1) starts_.push_back(static_cast<std::int64_t>(i));
+    starts_.push_back(static_cast<std::int64_t>(owned.size()));
+  }
   int value_bytes() const override { return l_.real_bytes; }
   std::int64_t frame_bytes() const override { return l_.frame_offset(1) - l_.frame_offset(0); }
   std::pair<std::int64_t, std::int64_t> locate(std::int64_t frame, std::int64_t at) const override {
@@ -40,17 +44,14 @@ class SerafinFrame final : public FrameLayout {
   }
   void for_each_run(const std::function<void(const Run&)>& f) const override {
     const int rs = l_.real_bytes;
-    const auto n = static_cast<std::int64_t>(owned_.size());
     const std::int64_t frame0 = l_.frame_offset(0), marker = 8 + rs;
     if (first_) f({0, 8 + rs, Run::kFixed, 0});
     for (int v = 0; v < l_.nvar; ++v) {
       const std::int64_t values = l_.values_offset(0, v) - frame0;
       if (first_) f({values - 4, 4, Run::kFixed, marker});
-      for (std::int64_t i = 0; i < n;) {
-        std::int64_t j = i + 1;
-        while (j < n && owned_[static_cast<std::size_t>(j)] == owned_[static_cast<std::size_t>(j - 1)] + 1) ++j;
-        f({values + owned_[static_cast<std::size_t>(i)] * rs, j - i, v, i});
-        i = j;
+      for (std::size_t k = 0; k + 1 < starts_.size(); ++k) {
+        const std::int64_t i = starts_[k];
+        f({values + owned_[static_cast<std::size_t>(i)] * rs, starts_[k + 1] - i, v, i});
       }
       if (first_) f({values + l_.npoin * rs, 4, Run::kFixed, marker});
     }
@@ -61,6 +62,7 @@ class SerafinFrame final : public FrameLayout {
   const serafin::Layout& l_;
   const std::vector<std::int64_t>& owned_;
   bool first_;
+  std::vector<std::int64_t> starts_;  // where runs of consecutive owned nodes start, then owned_.size()
 };
 
 }  // namespace

@@ -47,6 +47,7 @@ module anabranch
             ab_reader_read_frame, ab_reader_read_variable, ab_reader_close, &
             ab_blocks_create, ab_blocks_free, ab_blocks_add_block, ab_blocks_add_piece, ab_blocks_set_halo, ab_blocks_load, &
             ab_blocks_count, ab_blocks_piece, ab_block_writer_open, ab_block_writer_write_grid, ab_block_writer_write_frame, &
+            ab_block_writer_write_frame_begin, ab_block_writer_write_frame_end, &
             ab_block_writer_close, ab_block_reader_open, ab_block_reader_frames, ab_block_reader_time, ab_block_reader_read_frame, &
             ab_block_reader_read_grid, ab_block_reader_close
 
@@ -357,6 +358,16 @@ module anabranch
       type(c_ptr), value :: w
       real(c_double), value :: t
       type(c_ptr), intent(in) :: v(*)
+    end function
+    integer(c_int) function c_block_writer_write_frame_begin(w, t, v) bind(C, name="ab_block_writer_write_frame_begin")
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: w
+      real(c_double), value :: t
+      type(c_ptr), intent(in) :: v(*)
+    end function
+    integer(c_int) function c_block_writer_write_frame_end(w) bind(C, name="ab_block_writer_write_frame_end")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: w
     end function
     integer(c_int) function c_block_writer_close(w) bind(C, name="ab_block_writer_close")
       import :: c_int, c_ptr
@@ -977,6 +988,22 @@ contains
     type(c_ptr), intent(in) :: values(:)
     integer, optional, intent(out) :: ierr
     call check(c_block_writer_write_frame(w%ptr, time, values), ierr)
+  end subroutine
+
+  ! COLLECTIVE. Starts a frame, returns once the values are copied (aggregated-async: the
+  ! bytes go to disk while the caller computes); ab_block_writer_write_frame_end completes it.
+  subroutine ab_block_writer_write_frame_begin(w, time, values, ierr)
+    type(ab_block_writer), intent(in) :: w
+    real(c_double), intent(in) :: time
+    type(c_ptr), intent(in) :: values(:)
+    integer, optional, intent(out) :: ierr
+    call check(c_block_writer_write_frame_begin(w%ptr, time, values), ierr)
+  end subroutine
+
+  subroutine ab_block_writer_write_frame_end(w, ierr)
+    type(ab_block_writer), intent(in) :: w
+    integer, optional, intent(out) :: ierr
+    call check(c_block_writer_write_frame_end(w%ptr), ierr)
   end subroutine
 
   subroutine ab_block_writer_close(w, ierr)

@@ -253,11 +253,14 @@ typedef struct ab_block_writer ab_block_writer;
 /* COLLECTIVE. Opens `path` for nvar variables named names[0..nvar-1]. Checks that the
  * ranks' pieces cover every point of every block once. options: NULL or "key=value" pairs:
  *   format=raw|hdf5 (default: hdf5 for .h5/.hdf5/.hdf names, raw otherwise),
- *   strategy=independent|collective|aggregated (independent, the default: contiguous runs
- *     through one buffer; collective: MPI subarray datatypes, one MPI_File_write_all per
- *     frame; aggregated: one writer per node gathers the node's values in rounds),
+ *   strategy=independent|collective|aggregated|aggregated-async (independent, the default:
+ *     contiguous runs through one buffer; collective: an indexed file view, MPI_File_write_all
+ *     in rounds of the buffer; aggregated: a few writers per node, the node's values copied
+ *     into their shared buffers; aggregated-async: aggregated, the writes overlapped with
+ *     the caller's next step: ab_block_writer_write_frame_begin/_end),
  *   precision=4|8 (the file's; default 8), records=fortran|none (raw), atomic=0|1,
- *   xdmf=0|1 (hdf5), buffer_bytes=N (independent), any other key an MPI-IO hint. */
+ *   xdmf=0|1 (hdf5), buffer_bytes=N (independent: the stage, 1 MiB; others: per round,
+ *   4 MiB), writers_per_node=N (aggregated), any other key an MPI-IO hint. */
 int ab_block_writer_open(MPI_Comm comm, const char* path, const ab_blocks* layout, int nvar, const char* const* names,
                          const char* options, ab_block_writer** writer);
 int ab_block_writer_open_f(MPI_Fint comm, const char* path, const ab_blocks* layout, int nvar, const char* const* names,
@@ -267,6 +270,11 @@ int ab_block_writer_write_grid(ab_block_writer* writer, const double* const* xyz
 /* COLLECTIVE. One frame: values[p*nvar + v] is variable v of piece p (halos included). */
 int ab_block_writer_write_frame(ab_block_writer* writer, double time, const double* const* values);
 int ab_block_writer_write_frame_float(ab_block_writer* writer, double time, const float* const* values);
+/* COLLECTIVE. Starts a frame and returns once the values are copied (the arrays may change);
+ * with strategy=aggregated-async the bytes go to disk while the caller computes.
+ * ab_block_writer_write_frame_end (collective) completes it; the next frame or close also does. */
+int ab_block_writer_write_frame_begin(ab_block_writer* writer, double time, const double* const* values);
+int ab_block_writer_write_frame_end(ab_block_writer* writer);
 /* COLLECTIVE. Completes, closes and frees the writer (also after an error). */
 int ab_block_writer_close(ab_block_writer* writer);
 

@@ -796,6 +796,20 @@ int ab_block_writer_write_frame_float(ab_block_writer* w, double time, const flo
   });
 }
 
+int ab_block_writer_write_frame_begin(ab_block_writer* w, double time, const double* const* values) {
+  return guarded([&] {
+    require(w, "writer");
+    w->writer->begin_frame(time, values);
+  });
+}
+
+int ab_block_writer_write_frame_end(ab_block_writer* w) {
+  return guarded([&] {
+    require(w, "writer");
+    w->writer->end_frame();
+  });
+}
+
 int ab_block_writer_close(ab_block_writer* w) {
   std::unique_ptr<ab_block_writer> owned(w);
   return guarded([&] {

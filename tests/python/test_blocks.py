@@ -305,7 +305,14 @@ if mode == "write":
         for v, a in enumerate(arrays):
             a[:, 2:-2, 1:-1] = expected(bid, ri, rj, rk, v)
     with anabranch.BlockWriter(comm, path, layout, ["a", "b"], options=sys.argv[4]) as w:
-        w.write_frame(0.25, q)
+        if "async" in sys.argv[4]:  # the caller's next step changes the arrays before the frame ends
+            w.begin_frame(0.25, q)
+            for arrays in q:
+                for a in arrays:
+                    a[...] = -1.0
+            w.end_frame()
+        else:
+            w.write_frame(0.25, q)
 else:
     with anabranch.BlockReader(comm, path, layout) as r:
         got = r.read_frame(-1)
@@ -322,9 +329,9 @@ def test_python_writes_and_restarts_on_another_rank_count(grid):
     script = grid / "blocks.py"
     script.write_text(PY_BLOCKS)
     env = {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    for fmt in ("raw", "hdf5"):
+    for fmt, strategy in (("raw", "collective"), ("hdf5", "collective"), ("raw", "aggregated-async")):
         out = grid / f"py.{'h5' if fmt == 'hdf5' else 'dat'}"
-        mpirun(3, sys.executable, script, "write", grid / "a3.json", out, "strategy=collective", env=env)
+        mpirun(3, sys.executable, script, "write", grid / "a3.json", out, f"strategy={strategy}", env=env)
         for n in (1, 2):
             r = mpirun(n, sys.executable, script, "read", grid / f"a{n}.json", out, env=env)
             lines = [l for l in r.stdout.splitlines() if l.startswith("rank ")]

@@ -577,8 +577,8 @@ class BlockWriter:
             w.write_grid(xyz)               # [piece][x, y, z], HDF5 only
             w.write_frame(0.1, q)           # [piece][variable]
 
-    options: "format=raw|hdf5 strategy=independent|collective precision=4|8
-    records=fortran|none atomic=1 ..." and MPI-IO hints.
+    options: "format=raw|hdf5 strategy=independent|collective|aggregated|aggregated-async
+    precision=4|8 records=fortran|none atomic=1 ..." and MPI-IO hints.
     """
 
     def __init__(self, comm, path, layout, variables, options=""):
@@ -590,6 +590,14 @@ class BlockWriter:
 
     def write_frame(self, time, values):
         self._w.write_frame(self.layout._b, float(time), len(self.variables), self.layout._flat(values, len(self.variables), False))
+
+    def begin_frame(self, time, values):
+        """Collective: starts a frame and returns once the values are copied (with
+        aggregated-async the bytes go to disk while the caller computes); end_frame() completes."""
+        self._w.write_frame_begin(self.layout._b, float(time), len(self.variables), self.layout._flat(values, len(self.variables), False))
+
+    def end_frame(self):
+        self._w.write_frame_end()
 
     def close(self):
         self._w.close()

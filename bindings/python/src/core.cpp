@@ -346,6 +346,15 @@ NB_MODULE(_core, m) {
         nb::gil_scoped_release release;
         check(ab_block_writer_write_frame(w.w, time, p.data()));
       })
+      .def("write_frame_begin", [](BlockWriter& w, const Blocks& b, double time, int nvar, const std::vector<Flat<const double>>& arrays) {
+        const auto p = pointers<const double*>(b, arrays, nvar);
+        nb::gil_scoped_release release;
+        check(ab_block_writer_write_frame_begin(w.w, time, p.data()));
+      })
+      .def("write_frame_end", [](BlockWriter& w) {
+        nb::gil_scoped_release release;
+        check(ab_block_writer_write_frame_end(w.w));
+      })
       .def("write_grid", [](BlockWriter& w, const Blocks& b, const std::vector<Flat<const double>>& arrays) {
         const auto p = pointers<const double*>(b, arrays, 3);
         nb::gil_scoped_release release;

@@ -8,6 +8,8 @@ median and spread.
   writer  `anabranch bench` (a generated channel, Hilbert partition): write MB/s per strategy
   reader  `anabranch bench --read`: read MB/s per read strategy, beside plain pread
   blocks  bench_blocks: write MB/s per block-file strategy (seconds to write the frames)
+  block-reads  bench_blocks: read MB/s of a raw block file (written once) per read strategy,
+          beside plain pread of the same bytes, page cache dropped before each run (as root)
 
 Usage: bench/paired.py --baseline BUILD [--build BUILD] [--ranks 2] [--repeat 5]
                        [--elements 1000000] [--frame-bytes 2e8] [--dir DIR] [writer reader blocks]
@@ -21,6 +23,8 @@ import subprocess
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from blocks import drop_caches  # noqa: E402
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1", ANABRANCH_PROGRESS="0")
 WRITE = ["independent", "collective", "aggregated", "aggregated-async"]
@@ -63,6 +67,20 @@ def block_rates(build, a, d):
     return out
 
 
+def block_read_rates(build, a, d):
+    args = ["--blocks", 64, "--frame-bytes", a.frame_bytes, "--frames", 2]
+    if not (d / "blocks.dat").exists():  # written once, by this tree's build
+        run(["mpiexec", "-n", a.ranks, pathlib.Path(a.build) / "bench/bench_blocks", "raw-independent", d, *args])
+        for f in ("blocks.dat", "blocks.dat.json"):
+            (d / f"w-{f}").rename(d / f)
+    out = {}
+    for v in ("read-pread", "read-raw-independent", "read-raw-collective"):
+        drop_caches()
+        j = json.loads(run(["mpiexec", "-n", a.ranks, pathlib.Path(build) / "bench/bench_blocks", v, d, *args]).strip().splitlines()[-1])
+        out[v] = j["bytes"] / j["seconds"] / 1e6
+    return out
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--baseline", required=True, help="the baseline's build folder")
@@ -79,7 +97,7 @@ def main():
     d.mkdir(parents=True, exist_ok=True)
     for what in a.what:
         measure = {"writer": lambda b: mesh_rates(b, a, d, False), "reader": lambda b: mesh_rates(b, a, d, True),
-                   "blocks": lambda b: block_rates(b, a, d)}[what]
+                   "blocks": lambda b: block_rates(b, a, d), "block-reads": lambda b: block_read_rates(b, a, d)}[what]
         new, old = [], []
         for _ in range(a.repeat):
             new.append(measure(a.build))

@@ -439,22 +439,28 @@ class AggregatedStrategy final : public Strategy {
   void plan_rounds() {
     rounds_plan_.resize(static_cast<std::size_t>(rounds_));
     const int rs = s_.frame->value_bytes();
-    s_.frame->for_each_run([&](const Run& run) {
-      const std::size_t index = runs_.size();
-      runs_.push_back(run);
-      const std::int64_t n = run_bytes(run, rs);
-      for (std::int64_t b = 0; b < n;) {
-        const std::int64_t at = run.at + b, stripe = at / piece_;
-        const int w = static_cast<int>(stripe % nwriters_);
-        const std::int64_t r = stripe / nwriters_ % rounds_;
-        const int k = static_cast<int>(stripe / nwriters_ / rounds_);
-        const std::int64_t dst = k * piece_ + at % piece_;
-        const std::int64_t len = std::min(n - b, piece_ - at % piece_);
-        const Cut cut{w, k, index, b, b + len, dst};
-        Round& R = rounds_plan_[static_cast<std::size_t>(r)];
-        (local_base_[static_cast<std::size_t>(w)] ? R.local : R.remote).push_back(cut);
-        b += len;
-      }
+    const std::int64_t frame = s_.frame->frame_bytes();
+    collective(s_.comm, [&] {
+      s_.frame->for_each_run([&](const Run& run) {
+        const std::size_t index = runs_.size();
+        runs_.push_back(run);
+        const std::int64_t n = run_bytes(run, rs);
+        if (run.at < 0 || run.at + n > frame)
+          throw MpiError("aggregated strategy: a run of bytes [" + std::to_string(run.at) + ", " + std::to_string(run.at + n) +
+                         ") falls outside the frame's " + std::to_string(frame) + " bytes (an internal error)");
+        for (std::int64_t b = 0; b < n;) {
+          const std::int64_t at = run.at + b, stripe = at / piece_;
+          const int w = static_cast<int>(stripe % nwriters_);
+          const std::int64_t r = stripe / nwriters_ % rounds_;
+          const int k = static_cast<int>(stripe / nwriters_ / rounds_);
+          const std::int64_t dst = k * piece_ + at % piece_;
+          const std::int64_t len = std::min(n - b, piece_ - at % piece_);
+          const Cut cut{w, k, index, b, b + len, dst};
+          Round& R = rounds_plan_[static_cast<std::size_t>(r)];
+          (local_base_[static_cast<std::size_t>(w)] ? R.local : R.remote).push_back(cut);
+          b += len;
+        }
+      });
     });
     for (auto& R : rounds_plan_) {
       std::stable_sort(R.local.begin(), R.local.end(), [](const Cut& a, const Cut& b) { return a.piece < b.piece; });

@@ -40,6 +40,10 @@ inline void bswap_words(void* data, std::size_t n) {
 // one vectorised pass (the conversion and the byte swap fused). For T, R in {float, double}.
 template <class R, class T>
 void encode_words(const T* in, std::size_t n, bool swap, void* out);  // instantiated in byteorder.cpp
+// The inverse: n values of type R (float or double) at in (any alignment), bytes reversed
+// when swap, to the caller's T, in one vectorised pass.
+template <class R, class T>
+void decode_words(const void* in, std::size_t n, bool swap, T* out);  // instantiated in byteorder.cpp
 
 // Convert n words between native order and `order` (the operation is its own inverse).
 template <std::size_t W>

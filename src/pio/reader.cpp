@@ -350,16 +350,28 @@ Reader::~Reader() = default;
 
 namespace {
 
+// Each local node's value from its place in `in`: runs of local nodes whose places follow
+// one another (most of a part's nodes) in one vectorised pass, the others one by one.
 template <class T, class R>
 void scatter_decoded(const unsigned char* in, const std::uint32_t* where, std::int64_t n, bool swap, T* out) {
   using Word = std::conditional_t<sizeof(R) == 4, std::uint32_t, std::uint64_t>;
-  for (std::int64_t i = 0; i < n; ++i) {
-    Word w;
-    std::memcpy(&w, in + where[i] * static_cast<std::int64_t>(sizeof w), sizeof w);
-    if (swap) w = bswap(w);
-    R r;
-    std::memcpy(&r, &w, sizeof r);
-    out[i] = static_cast<T>(r);
+  constexpr std::int64_t kShort = 16;  // below this, a call costs more than the loop
+  for (std::int64_t i = 0; i < n;) {
+    std::int64_t j = i + 1;
+    while (j < n && where[j] == where[j - 1] + 1) ++j;
+    if (j - i >= kShort) {
+      decode_words<R>(in + where[i] * static_cast<std::int64_t>(sizeof(Word)), static_cast<std::size_t>(j - i), swap, out + i);
+      i = j;
+      continue;
+    }
+    for (; i < j; ++i) {
+      Word w;
+      std::memcpy(&w, in + where[i] * static_cast<std::int64_t>(sizeof w), sizeof w);
+      if (swap) w = bswap(w);
+      R r;
+      std::memcpy(&r, &w, sizeof r);
+      out[i] = static_cast<T>(r);
+    }
   }
 }
 

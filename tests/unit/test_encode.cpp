@@ -1,4 +1,5 @@
-// Encoding values for the file: the vectorised conversion and byte swap (encode_words) and
+// Encoding values for the file: the vectorised conversion and byte swap (encode_words, and
+// decode_words back) and
 // the writers' gather of owned values through runs of consecutive local positions
 // (encode_owned), against a value-by-value reference, for every precision pair, both byte
 // orders, odd lengths, unaligned output, and ranges that start and end inside runs.
@@ -55,6 +56,13 @@ void check_words() {
         if (misalign) {
           EXPECT_EQ(got[misalign - 1], 0xee) << "wrote before the start: n " << n;
         }
+        // decode_words, the inverse: the file's bytes (unaligned) back to T, exactly
+        // the values R holds, nothing written past the n asked.
+        std::vector<T> back(n + 1, static_cast<T>(-5));
+        decode_words<R>(got.data() + misalign, n, swap, back.data());
+        for (std::size_t i = 0; i < n; ++i)
+          EXPECT_EQ(back[i], static_cast<T>(static_cast<R>(values[i + 1]))) << "decoded value " << i << " of " << n << " swap " << swap;
+        EXPECT_EQ(back[n], static_cast<T>(-5)) << "decoded past the end: n " << n;
       }
 }
 

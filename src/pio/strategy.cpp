@@ -173,9 +173,11 @@ void RunReader::read(std::int64_t frame, const ValueDecoder& values) {
     std::vector<int> lens;
     std::vector<MPI_Aint> disps;
     std::int64_t bytes = 0;
+    bool overlap = false;  // a view that overlaps itself: read with an empty one (see the collective writer)
     for (std::size_t i = first; i < end; ++i) {
       const auto& [offset, r] = pending_[i];
       const auto n = static_cast<int>(r.count * rs);
+      if (!disps.empty() && offset < disps.back() + lens.back()) overlap = true;
       bytes += n;
       if (!lens.empty() && disps.back() + lens.back() == offset) {  // runs that follow one another: one block
         lens.back() += n;
@@ -183,6 +185,12 @@ void RunReader::read(std::int64_t frame, const ValueDecoder& values) {
       }
       lens.push_back(n);
       disps.push_back(static_cast<MPI_Aint>(offset));
+    }
+    if (overlap && !error)
+      error = std::make_exception_ptr(MpiError("cannot read " + path_ + ": this rank's runs overlap (an internal error)"));
+    if (overlap) {
+      lens.clear();
+      bytes = 0;
     }
     MPI_Datatype view = MPI_DATATYPE_NULL;
     if (lens.empty())

@@ -177,7 +177,7 @@ void RunReader::read(std::int64_t frame, const ValueDecoder& values) {
     for (std::size_t i = first; i < end; ++i) {
       const auto& [offset, r] = pending_[i];
       const auto n = static_cast<int>(r.count * rs);
-      if (!disps.empty() && offset < disps.back() + lens.back()) overlap = true;
+      if (offset < 0 || (!disps.empty() && offset < disps.back() + lens.back())) overlap = true;
       bytes += n;
       if (!lens.empty() && disps.back() + lens.back() == offset) {  // runs that follow one another: one block
         lens.back() += n;

@@ -139,12 +139,13 @@ class CollectiveStrategy final : public Strategy {
     for (std::size_t i = first; i < end; ++i) {
       const Piece& p = pieces_[i];
       const std::int64_t n = p.to - p.from;
-      // A view that overlaps itself: MPI-IO may refuse it on this rank alone, inside the
-      // collective MPI_File_set_view, and leave the others waiting there. Refused here: this
-      // rank takes part with an empty view, the failure agreed after the frame.
-      if (!disps.empty() && p.offset < disps.back() + lens.back())
-        throw MpiError("cannot write " + s_.final_path + ": this rank's runs overlap at byte " + std::to_string(p.offset) +
-                       " (an internal error)");
+      // A view that overlaps itself or starts before the file: MPI-IO may refuse it on this
+      // rank alone, inside the collective MPI_File_set_view, and leave the others waiting
+      // there. Refused here: this rank takes part with an empty view, the failure agreed
+      // after the frame.
+      if (p.offset < 0 || (!disps.empty() && p.offset < disps.back() + lens.back()))
+        throw MpiError("cannot write " + s_.final_path + ": this rank's runs overlap or fall before the file at byte " +
+                       std::to_string(p.offset) + " (an internal error)");
       encode_run(p.run, p.from, p.to, rs, *frame.encoder, fixed_.data(), w);
       w += n;
       if (!lens.empty() && disps.back() + lens.back() == p.offset)  // one block of the view where runs follow one another

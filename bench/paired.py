@@ -59,6 +59,7 @@ def block_rates(build, a, d):
     for v in BLOCKS:
         for f in d.glob("w-*"):
             f.unlink()
+        subprocess.run(["sync"], check=True)  # the last variant's bytes on disk: its write-back is not this one's
         text = run(["mpiexec", "-n", a.ranks, pathlib.Path(build) / "bench/bench_blocks", v, d, "--blocks", 64,
                     "--frame-bytes", a.frame_bytes, "--frames", 2], may_fail=True)  # a variant the baseline lacks
         if text:

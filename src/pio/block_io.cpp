@@ -502,7 +502,8 @@ struct BlockWriter::Impl {
     s.truncate = info.format == "raw";  // an HDF5 file is HDF5's, made before
     s.info = mpi_info;
     s.writers_per_node = options.writers_per_node;
-    s.buffer_bytes = options.buffer_bytes > 0 ? options.buffer_bytes : std::int64_t{options.strategy == "independent" ? 1 : 4} << 20;
+    const int mib = options.strategy == "independent" ? 1 : options.strategy == "collective" ? 8 : 4;
+    s.buffer_bytes = options.buffer_bytes > 0 ? options.buffer_bytes : std::int64_t{mib} << 20;
     s.hints = options.hints;
     return s;
   }

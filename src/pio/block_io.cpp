@@ -137,7 +137,8 @@ class BlockFrame final : public FrameLayout {
       for (int v = 0; v < narrays_; ++v) order.emplace_back(array_at(static_cast<std::size_t>(piece.block), v) + first * rb, p * narrays_ + v);
     }
     std::sort(order.begin(), order.end());
-    for (const auto& [first, pv] : order) {
+    for (const auto& entry : order) {
+      const std::size_t pv = entry.second;  // a plain variable: the lambda below captures it
       const std::size_t p = pv / static_cast<std::size_t>(narrays_);
       const int v = static_cast<int>(pv % static_cast<std::size_t>(narrays_));
       const auto& piece = l_.pieces[p];

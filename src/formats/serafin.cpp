@@ -531,6 +531,12 @@ void Reader::read_encoded(std::int64_t frame, int var, std::int64_t first, std::
   if (first + count == header_.npoin) check_value_markers(frame, var, expected, read_i32(*source_, at + payload, header_.byte_order));
 }
 
+void Reader::check_markers(std::int64_t frame, int var) const {
+  check_frame(frame, var);
+  const std::int64_t at = layout_.values_offset(frame, var), payload = header_.npoin * layout_.real_bytes;
+  check_value_markers(frame, var, read_i32(*source_, at - 4, header_.byte_order), read_i32(*source_, at + payload, header_.byte_order));
+}
+
 void Reader::read_frame_encoded(std::int64_t frame, void* out) const {
   check_frame(frame, -1);
   const std::int64_t at = layout_.frame_offset(frame);

@@ -124,6 +124,9 @@ class Reader {
   // file's precision and byte order, count * real_bytes bytes (the opening record marker is
   // checked with the first node, the closing one with the last).
   void read_encoded(std::int64_t frame, int var, std::int64_t first, std::int64_t count, void* out) const;
+  // The length markers around variable var's record of frame, checked (two small reads):
+  // for readers that take the values through another path.
+  void check_markers(std::int64_t frame, int var) const;
   // A whole frame as stored, in one read: layout().frame_bytes bytes into out (the time
   // record, then every variable's record, markers included), every length marker checked.
   // Variable var's values start at out + layout().values_offset(frame, var) - layout().frame_offset(frame).

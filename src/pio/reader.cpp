@@ -207,6 +207,7 @@ FileFacts broadcast_facts(MPI_Comm comm, int root, const FileFacts& facts) {
 
 std::unique_ptr<ReadStrategy> make_aggregated_reader();
 std::unique_ptr<ReadStrategy> make_independent_reader();
+std::unique_ptr<ReadStrategy> make_collective_reader();
 std::unique_ptr<ReadStrategy> make_file_per_process_reader();
 #ifdef ANABRANCH_HAVE_HDF5
 std::unique_ptr<ReadStrategy> make_hdf5_reader();
@@ -219,6 +220,7 @@ const std::vector<ReadStrategyInfo>& read_strategies() {
   static const std::vector<ReadStrategyInfo> list = {
       {"aggregated", "a few readers per node read large contiguous blocks once and send each rank its values", true, ""},
       {"independent", "each rank reads its own runs of nodes (SERAFIN) or its own nodes (HDF5)", true, ""},
+      {"collective", "each rank's runs of nodes through one indexed file view and MPI_File_read_all a round (SERAFIN)", true, ""},
       {"hdf5", "parallel HDF5, the file opened by all ranks, each reading its own nodes by point selection", kHdf5Reader,
        "this anabranch was built without parallel HDF5 (install libhdf5-openmpi-dev and reconfigure)"},
       {"file-per-process", "each rank reads its own per-rank file (TELEMAC naming: <path>NNNNN-IIIII)", true, ""},
@@ -229,6 +231,7 @@ const std::vector<ReadStrategyInfo>& read_strategies() {
 std::unique_ptr<ReadStrategy> make_read_strategy(const std::string& name) {
   if (name == "aggregated") return make_aggregated_reader();
   if (name == "independent") return make_independent_reader();
+  if (name == "collective") return make_collective_reader();
   if (name == "file-per-process") return make_file_per_process_reader();
 #ifdef ANABRANCH_HAVE_HDF5
   if (name == "hdf5") return make_hdf5_reader();
@@ -336,6 +339,10 @@ Reader::Reader(MPI_Comm comm, const std::string& path, const std::int32_t* globa
       }
     }
   });
+  in_place_ = need_.size() == static_cast<std::size_t>(nlocal_);  // distinct and, as need_, increasing
+  if (in_place_)
+    for (std::size_t i = 0; i < need_.size() && in_place_; ++i) in_place_ = where_[i] == i;
+  if (in_place_) where_ = {};
   try {
     strategy_->prepare(need_);
   } catch (...) {
@@ -350,30 +357,24 @@ Reader::~Reader() = default;
 
 namespace {
 
-// Each local node's value from its place in `in`: runs of local nodes whose places follow
-// one another (most of a part's nodes) in one vectorised pass, the others one by one.
-template <class T, class R>
-void scatter_decoded(const unsigned char* in, const std::uint32_t* where, std::int64_t n, bool swap, T* out) {
-  using Word = std::conditional_t<sizeof(R) == 4, std::uint32_t, std::uint64_t>;
-  constexpr std::int64_t kShort = 16;  // below this, a call costs more than the loop
-  for (std::int64_t i = 0; i < n;) {
-    std::int64_t j = i + 1;
-    while (j < n && where[j] == where[j - 1] + 1) ++j;
-    if (j - i >= kShort) {
-      decode_words<R>(in + where[i] * static_cast<std::int64_t>(sizeof(Word)), static_cast<std::size_t>(j - i), swap, out + i);
-      i = j;
-      continue;
-    }
-    for (; i < j; ++i) {
-      Word w;
-      std::memcpy(&w, in + where[i] * static_cast<std::int64_t>(sizeof w), sizeof w);
-      if (swap) w = bswap(w);
-      R r;
-      std::memcpy(&r, &w, sizeof r);
-      out[i] = static_cast<T>(r);
-    }
+// The strategies' values, decoded where they go: straight into the caller's arrays when the
+// local nodes are the needed ones, else into the needed nodes' places in a scratch array.
+template <class T>
+class NeedValues final : public ValueDecoder {
+ public:
+  NeedValues(const std::vector<T*>& dst, int real_bytes, bool swap) : dst_(dst), rs_(real_bytes), swap_(swap) {}
+  void decode(int k, std::int64_t j, std::int64_t count, const unsigned char* src) const override {
+    if (rs_ == 8)
+      decode_words<double>(src, static_cast<std::size_t>(count), swap_, dst_[static_cast<std::size_t>(k)] + j);
+    else
+      decode_words<float>(src, static_cast<std::size_t>(count), swap_, dst_[static_cast<std::size_t>(k)] + j);
   }
-}
+
+ private:
+  const std::vector<T*>& dst_;
+  int rs_;
+  bool swap_;
+};
 
 }  // namespace
 
@@ -389,16 +390,15 @@ void Reader::read_vars(std::int64_t frame, const std::vector<int>& vars, T* cons
   });
   const int rs = facts_.header.precision == Precision::Double ? 8 : 4;
   const auto n = static_cast<std::int64_t>(need_.size());
-  buffer_.resize(static_cast<std::size_t>(n * rs) * vars.size());
-  strategy_->read(frame, vars, buffer_.data());
-  const bool swap = facts_.order != native_byte_order();
-  for (std::size_t k = 0; k < vars.size(); ++k) {
-    const unsigned char* in = buffer_.data() + static_cast<std::int64_t>(k) * n * rs;
-    if (rs == 8)
-      scatter_decoded<T, double>(in, where_.data(), nlocal_, swap, values[k]);
-    else
-      scatter_decoded<T, float>(in, where_.data(), nlocal_, swap, values[k]);
+  std::vector<T*> dst(values, values + vars.size());
+  if (!in_place_) {
+    buffer_.resize(static_cast<std::size_t>(n) * sizeof(T) * vars.size());
+    for (std::size_t k = 0; k < vars.size(); ++k) dst[k] = reinterpret_cast<T*>(buffer_.data()) + static_cast<std::int64_t>(k) * n;
   }
+  strategy_->read(frame, vars, NeedValues<T>(dst, rs, facts_.order != native_byte_order()));
+  if (!in_place_)  // each local node's value from its place among the needed nodes
+    for (std::size_t k = 0; k < vars.size(); ++k)
+      for (std::int64_t i = 0; i < nlocal_; ++i) values[k][i] = dst[k][where_[static_cast<std::size_t>(i)]];
 }
 
 template <class T>

@@ -82,7 +82,7 @@ class AggregatedReader final : public ReadStrategy {
     int node_size = 1;
     MPI_Comm_size(node_comm_, &node_size);
     any_remote_ = shared_memory_ && node_size == size_ ? 0 : 1;
-    buffer_bytes_ = options.buffer_bytes > 0 ? options.buffer_bytes : any_remote_ ? std::int64_t{16} << 20 : std::int64_t{1} << 20;
+    buffer_bytes_ = options.buffer_bytes > 0 ? options.buffer_bytes : any_remote_ ? std::int64_t{16} << 20 : std::int64_t{4} << 20;
     // The pieces: in one shared window per node (each reader's at most buffer_bytes, and no
     // more than its block of every variable), or in each reader's own memory.
     std::int64_t largest = 0;
@@ -104,7 +104,6 @@ class AggregatedReader final : public ReadStrategy {
 
   void prepare(const std::vector<std::int64_t>& need) override {
     const std::size_t nr = reader_ranks_.size();
-    nneed_ = static_cast<std::int64_t>(need.size());
     need_ = need.data();
     // This rank's needs, cut by the readers' blocks.
     need_first_.assign(nr + 1, 0);
@@ -130,7 +129,7 @@ class AggregatedReader final : public ReadStrategy {
     asked_first_.assign(rdispl.begin(), rdispl.end());
   }
 
-  void read(std::int64_t frame, const std::vector<int>& vars, unsigned char* out) override {
+  void read(std::int64_t frame, const std::vector<int>& vars, const ValueDecoder& out) override {
     const std::size_t nr = reader_ranks_.size();
     const auto nv = static_cast<std::int64_t>(vars.size());
     // Nodes per piece: one piece of every variable read fills the buffer.
@@ -177,13 +176,12 @@ class AggregatedReader final : public ReadStrategy {
         std::int64_t& a = need_at[w];
         std::int64_t b = a;
         while (b < need_first_[w + 1] && need_[b] < whi) ++b;
-        for (std::int64_t k = 0; k < nv; ++k) {
-          const unsigned char* src = local_base_[w] + (k * (whi - wlo) - wlo) * rs_;
-          unsigned char* dst = out + (k * nneed_ + a) * rs_;
-          if (rs_ == 4)
-            gather<4>(src, need_ + a, b - a, dst);
-          else
-            gather<8>(src, need_ + a, b - a, dst);
+        for (std::int64_t t = a; t < b;) {  // runs of needed nodes that follow one another in the piece
+          std::int64_t e = t + 1;
+          while (e < b && need_[e] == need_[e - 1] + 1) ++e;
+          for (std::int64_t k = 0; k < nv; ++k)
+            out.decode(static_cast<int>(k), t, e - t, local_base_[w] + (k * (whi - wlo) + need_[t] - wlo) * rs_);
+          t = e;
         }
         a = b;
       }
@@ -241,8 +239,7 @@ class AggregatedReader final : public ReadStrategy {
       for (std::size_t w = 0; w < nr; ++w) {
         if (local_base_[w]) continue;
         const unsigned char* src = recv_.data() + rdispl[static_cast<std::size_t>(reader_ranks_[w])];
-        for (std::int64_t k = 0; k < nv; ++k, src += got[w] * rs_)
-          std::memcpy(out + (k * nneed_ + need_at[w]) * rs_, src, static_cast<std::size_t>(got[w] * rs_));
+        for (std::int64_t k = 0; k < nv; ++k, src += got[w] * rs_) out.decode(static_cast<int>(k), need_at[w], got[w], src);
         need_at[w] += got[w];
       }
       if (window_) window_->fence(node_comm_);
@@ -272,7 +269,7 @@ class AggregatedReader final : public ReadStrategy {
   int rank_ = 0, size_ = 1, index_ = 0;
   bool is_reader_ = false;
   std::vector<int> reader_ranks_;
-  std::int64_t buffer_bytes_ = 0, npoin_ = 0, nneed_ = 0;
+  std::int64_t buffer_bytes_ = 0, npoin_ = 0;
   int rs_ = 4;
   std::unique_ptr<RangeSource> src_;
   const std::int64_t* need_ = nullptr;             // this rank's nodes (the Reader's list)

@@ -3,7 +3,6 @@
 // replaces. The part's IPOBO holds its KNOLG; a rank may ask for any of the part's nodes.
 // The global sizes are the parts': NPOIN the largest KNOLG, NELEM the sum of the parts'.
 #include <algorithm>
-#include <cstring>
 #include <unordered_map>
 
 #include "core/error.hpp"
@@ -61,7 +60,7 @@ class FilePerProcessReader final : public ReadStrategy {
     });
   }
 
-  void read(std::int64_t frame, const std::vector<int>& vars, unsigned char* out) override {
+  void read(std::int64_t frame, const std::vector<int>& vars, const ValueDecoder& out) override {
     const double t0 = MPI_Wtime();
     std::exception_ptr error;
     try {
@@ -69,9 +68,12 @@ class FilePerProcessReader final : public ReadStrategy {
       whole_.resize(static_cast<std::size_t>(part_->header().npoin * rs_));
       for (std::size_t k = 0; k < vars.size(); ++k) {
         part_->read_encoded(frame, vars[k], 0, part_->header().npoin, whole_.data());
-        unsigned char* dst = out + static_cast<std::int64_t>(k) * n * rs_;
-        for (std::int64_t i = 0; i < n; ++i)
-          std::memcpy(dst + i * rs_, whole_.data() + pick_[static_cast<std::size_t>(i)] * rs_, static_cast<std::size_t>(rs_));
+        for (std::int64_t i = 0; i < n;) {  // runs of needed nodes that follow one another in the part
+          std::int64_t j = i + 1;
+          while (j < n && pick_[static_cast<std::size_t>(j)] == pick_[static_cast<std::size_t>(j) - 1] + 1) ++j;
+          out.decode(static_cast<int>(k), i, j - i, whole_.data() + pick_[static_cast<std::size_t>(i)] * rs_);
+          i = j;
+        }
       }
     } catch (...) {
       error = std::current_exception();

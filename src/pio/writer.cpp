@@ -12,60 +12,9 @@
 #include "core/outputs.hpp"
 #include "formats/partel.hpp"
 #include "pio/mpi_util.hpp"
+#include "pio/serafin_frame.hpp"
 
 namespace anabranch::pio {
-namespace {
-
-// A SERAFIN frame for the engine: each rank's runs of consecutive owned nodes in every
-// variable record; rank 0's fixed runs: the time record and every record's markers.
-class SerafinFrame final : public FrameLayout {
- public:
-  SerafinFrame(const serafin::Header& h, const serafin::Layout& l, const std::vector<std::int64_t>& owned, bool first)
-      : h_(h), l_(l), owned_(owned), first_(first) {
-    for (std::size_t i = 0; i < owned.size(); ++i)
-      if (i == 0 || owned[i] != owned[i - 1] + 1) starts_.push_back(static_cast<std::int64_t>(i));
-    starts_.push_back(static_cast<std::int64_t>(owned.size()));
-  }
-  int value_bytes() const override { return l_.real_bytes; }
-  std::int64_t frame_bytes() const override { return l_.frame_offset(1) - l_.frame_offset(0); }
-  std::pair<std::int64_t, std::int64_t> locate(std::int64_t frame, std::int64_t at) const override {
-    return {l_.frame_offset(frame) + at, frame_bytes() - at};
-  }
-  // The time record, then a record's length (every marker holds it).
-  void fixed_bytes(std::int64_t, double time, std::vector<unsigned char>& out) const override {
-    out.clear();
-    if (!first_) return;
-    const int rs = l_.real_bytes;
-    out.resize(static_cast<std::size_t>(12 + rs));
-    store<std::int32_t>(out.data(), rs, h_.byte_order);
-    serafin::encode_reals(&time, 1, h_.precision, h_.byte_order, out.data() + 4);
-    store<std::int32_t>(out.data() + 4 + rs, rs, h_.byte_order);
-    store<std::int32_t>(out.data() + 8 + rs, static_cast<std::int32_t>(l_.npoin * rs), h_.byte_order);
-  }
-  void for_each_run(const std::function<void(const Run&)>& f) const override {
-    const int rs = l_.real_bytes;
-    const std::int64_t frame0 = l_.frame_offset(0), marker = 8 + rs;
-    if (first_) f({0, 8 + rs, Run::kFixed, 0});
-    for (int v = 0; v < l_.nvar; ++v) {
-      const std::int64_t values = l_.values_offset(0, v) - frame0;
-      if (first_) f({values - 4, 4, Run::kFixed, marker});
-      for (std::size_t k = 0; k + 1 < starts_.size(); ++k) {
-        const std::int64_t i = starts_[k];
-        f({values + owned_[static_cast<std::size_t>(i)] * rs, starts_[k + 1] - i, v, i});
-      }
-      if (first_) f({values + l_.npoin * rs, 4, Run::kFixed, marker});
-    }
-  }
-
- private:
-  const serafin::Header& h_;
-  const serafin::Layout& l_;
-  const std::vector<std::int64_t>& owned_;
-  bool first_;
-  std::vector<std::int64_t> starts_;  // where runs of consecutive owned nodes start, then owned_.size()
-};
-
-}  // namespace
 
 WriterOptions WriterOptions::parse(const std::string& text) {
   WriterOptions o;

@@ -26,10 +26,13 @@ rng = np.random.default_rng(17 + comm.rank)
 # Any decomposition: a random share with repeats, plus the first and last nodes, in any
 # order ("dense": a part's nodes, placed through a bitmap of their span), increasing with
 # repeats as some KNOLG come ("sorted": one pass), a few nodes spread over the whole
-# numbering ("sparse": sorted by radix), or nothing at all.
-kind = {1: ["dense"], 2: ["sorted", "sparse"], 3: ["sorted", "dense", "empty"]}[comm.size][comm.rank]
+# numbering ("sparse": sorted by radix), increasing without repeats as a part's KNOLG
+# ("part": values decoded straight into the caller's arrays), or nothing at all.
+kind = {1: ["part"], 2: ["sparse", "part"], 3: ["sorted", "dense", "empty"]}[comm.size][comm.rank]
 ids = np.concatenate([rng.integers(1, n + 1, size=n // comm.size + 5), [1, n, n]]).astype(np.int32)
-if kind == "sorted":
+if kind == "part":
+    ids = np.unique(ids).astype(np.int32)
+elif kind == "sorted":
     ids = np.sort(ids)
 elif kind == "sparse":
     ids = np.concatenate([rng.integers(1, n + 1, size=8), [n, 1, n]]).astype(np.int32)
@@ -81,6 +84,8 @@ def files(tmp_path_factory):
     ("double-little.slf", "aggregated", "buffer_bytes=4096"),
     ("single.slf", "independent", ""),
     ("double-little.slf", "independent", ""),
+    ("single.slf", "collective", ""),
+    ("double-little.slf", "collective", "buffer_bytes=1024"),  # many rounds
     ("single.h5", "aggregated", "buffer_bytes=2048"),
     ("single.h5", "hdf5", ""),
     ("double.h5", "hdf5", ""),
@@ -109,6 +114,8 @@ try:
         anabranch.Reader(comm, path, ids, strategy="bogus")
     elif case == "hdf5-on-serafin":
         anabranch.Reader(comm, path, ids, strategy="hdf5")
+    elif case == "collective-on-hdf5":
+        anabranch.Reader(comm, path.replace(".slf", ".h5"), ids, strategy="collective")
     elif case == "frame":
         with anabranch.Reader(comm, path, ids) as r:
             r._r.read_frame(7)
@@ -131,6 +138,7 @@ with open(f"{out}.{comm.rank}", "w") as f:
     ("outside", "UsageError", "global number 1501, outside"),
     ("strategy", "UsageError", "unknown read strategy 'bogus'"),
     ("hdf5-on-serafin", "UsageError", "the hdf5 read strategy reads HDF5 files"),
+    ("collective-on-hdf5", "UsageError", "the collective read strategy reads SERAFIN files"),
     ("frame", "UsageError", "frame 8 of"),
     ("missing", "IoError", "single.slf.nothing"),
 ])

@@ -31,8 +31,8 @@
 
 #include "core/block_layout.hpp"
 #include "partition/balance.hpp"
-#include "pio/block_io.hpp"
-#include "pio/h5api.hpp"  // HDF5, opened at its first call as the library does
+#include "layouts/block_io.hpp"
+#include "h5/h5api.hpp"  // HDF5, opened at its first call as the library does
 
 using namespace anabranch;
 

@@ -86,7 +86,7 @@ function(ab_find_optional name)
       set(HDF5_PREFER_PARALLEL TRUE)
       find_package(HDF5 COMPONENTS C QUIET)
       if(HDF5_FOUND AND HDF5_IS_PARALLEL)
-        # HDF5 is opened at its first use (src/pio/h5api.hpp), not linked: its own dependencies
+        # HDF5 is opened at its first use (src/h5/h5api.hpp), not linked: its own dependencies
         # would load with every command. The library's path, by its SONAME, is built in.
         set(ab_h5_lib "")
         foreach(lib ${HDF5_C_LIBRARIES})

@@ -32,7 +32,7 @@ endif()
 
 # The environment that spreads a job's ranks over `nodes` emulated nodes on this machine:
 # MPICH's own cliques, or anabranch's test-only knob (ANABRANCH_TEST_NODES, see
-# pio/topology.hpp) for Open MPI, which has none.
+# parallel/topology.hpp) for Open MPI, which has none.
 function(ab_nodes_env nodes out)
   if(AB_MPI_IS_MPICH)
     set(${out} MPIR_CVAR_NUM_CLIQUES=${nodes} PARENT_SCOPE)

@@ -13,8 +13,8 @@
 #include "core/outputs.hpp"
 #include "core/progress.hpp"
 #include "core/provenance.hpp"
-#include "pio/mpi_util.hpp"
-#include "pio/vtkhdf.hpp"
+#include "parallel/mpi_util.hpp"
+#include "h5/vtkhdf.hpp"
 
 namespace anabranch::cli {
 

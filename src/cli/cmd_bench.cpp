@@ -22,13 +22,13 @@
 #include "formats/partel.hpp"
 #include "formats/serafin.hpp"
 #include "partition/partitioner.hpp"
-#include "pio/mpi_util.hpp"
-#include "pio/reader.hpp"
-#include "pio/strategy.hpp"
-#include "pio/topology.hpp"
-#include "pio/writer.hpp"
+#include "parallel/mpi_util.hpp"
+#include "layouts/reader.hpp"
+#include "io/strategy.hpp"
+#include "parallel/topology.hpp"
+#include "layouts/writer.hpp"
 #ifdef ANABRANCH_HAVE_HDF5
-#include "pio/vtkhdf.hpp"
+#include "h5/vtkhdf.hpp"
 #endif
 
 namespace anabranch::cli {

@@ -22,12 +22,12 @@
 #include "formats/plot3d.hpp"
 #include "formats/vts.hpp"
 #include "formats/vtu.hpp"
-#include "pio/block_io.hpp"
-#include "pio/mpi_util.hpp"
-#include "pio/results.hpp"
-#include "pio/strategy.hpp"
-#include "pio/vtkhdf.hpp"
-#include "pio/writer.hpp"
+#include "layouts/block_io.hpp"
+#include "parallel/mpi_util.hpp"
+#include "h5/results.hpp"
+#include "io/strategy.hpp"
+#include "h5/vtkhdf.hpp"
+#include "layouts/writer.hpp"
 
 namespace anabranch::cli {
 namespace {

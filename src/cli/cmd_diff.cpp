@@ -10,8 +10,8 @@
 #include "cli/commands.hpp"
 #include "core/error.hpp"
 #include "core/progress.hpp"
-#include "pio/block_io.hpp"
-#include "pio/compare.hpp"
+#include "layouts/block_io.hpp"
+#include "tools/compare.hpp"
 
 namespace anabranch::cli {
 namespace {

@@ -14,8 +14,8 @@
 #include "core/error.hpp"
 #include "core/mesh.hpp"
 #include "formats/serafin.hpp"
-#include "pio/block_io.hpp"
-#include "pio/results.hpp"
+#include "layouts/block_io.hpp"
+#include "h5/results.hpp"
 
 namespace anabranch::cli {
 namespace {

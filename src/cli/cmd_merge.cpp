@@ -11,9 +11,9 @@
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "core/progress.hpp"
-#include "pio/merge.hpp"
-#include "pio/mpi_util.hpp"
-#include "pio/strategy.hpp"
+#include "tools/merge.hpp"
+#include "parallel/mpi_util.hpp"
+#include "io/strategy.hpp"
 
 namespace anabranch::cli {
 namespace {

@@ -23,9 +23,9 @@
 #include "formats/partel.hpp"
 #include "formats/serafin.hpp"
 #include "partition/partitioner.hpp"
-#include "pio/mpi_util.hpp"
-#include "pio/partition_distributed.hpp"
-#include "pio/vtkhdf.hpp"
+#include "parallel/mpi_util.hpp"
+#include "partition/partition_distributed.hpp"
+#include "h5/vtkhdf.hpp"
 
 namespace anabranch::cli {
 namespace {

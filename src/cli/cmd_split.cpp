@@ -12,7 +12,7 @@
 #include "core/progress.hpp"
 #include "formats/partel.hpp"
 #include "formats/serafin.hpp"
-#include "pio/results.hpp"
+#include "h5/results.hpp"
 
 namespace anabranch::cli {
 namespace {

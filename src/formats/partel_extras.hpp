@@ -7,7 +7,7 @@
 // holding the few nodes that sections and weirs name (and their local numbers there), and
 // the zone of each node of a part. Those come through small interfaces, so that one process
 // holding the whole mesh (the serial route) and ranks each holding a slice (the route under
-// mpiexec, pio/partition_distributed) give the same files.
+// mpiexec, partition/partition_distributed) give the same files.
 #pragma once
 #include <cstdint>
 #include <functional>

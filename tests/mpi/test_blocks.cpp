@@ -16,7 +16,7 @@
 #include "core/error.hpp"
 #include "formats/block_raw.hpp"
 #include "partition/balance.hpp"
-#include "pio/block_io.hpp"
+#include "layouts/block_io.hpp"
 
 using namespace anabranch;
 

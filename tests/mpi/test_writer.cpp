@@ -22,10 +22,10 @@
 #include "formats/partel.hpp"
 #include "formats/serafin.hpp"
 #include "partition/partitioner.hpp"
-#include "pio/topology.hpp"
-#include "pio/writer.hpp"
+#include "parallel/topology.hpp"
+#include "layouts/writer.hpp"
 #ifdef ANABRANCH_HAVE_HDF5
-#include "pio/vtkhdf.hpp"
+#include "h5/vtkhdf.hpp"
 #endif
 
 using namespace anabranch;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/generate.hpp"
-#include "pio/writer.hpp"
+#include "layouts/writer.hpp"
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/byteorder.hpp"
-#include "pio/ownership.hpp"
+#include "io/ownership.hpp"
 
 using namespace anabranch;
 

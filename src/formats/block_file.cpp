@@ -1,0 +1,44 @@
+#include "formats/block_file.hpp"
+
+#include <algorithm>
+
+namespace anabranch {
+
+void BlockFileInfo::index() const {
+  if (first_point_.size() == blocks.size() + 1) return;
+  first_point_.assign(blocks.size() + 1, 0);
+  raw_offset_.assign(blocks.size() + 1, 0);
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    first_point_[b + 1] = first_point_[b] + blocks[b].points();
+    raw_offset_[b + 1] = raw_offset_[b] + (blocks[b].points() * real_bytes + (records ? 8 : 0)) * nvar();
+  }
+}
+
+std::int64_t BlockFileInfo::first_point(std::size_t b) const {
+  index();
+  return first_point_.at(b);
+}
+
+std::int64_t BlockFileInfo::value_offset(std::int64_t frame, std::size_t block, int var) const {
+  index();
+  if (format == "hdf5") {
+    const std::int64_t base = var >= 0 ? dataset_offsets.at(static_cast<std::size_t>(frame * nvar() + var))
+                                       : grid_offsets.at(static_cast<std::size_t>(-var - 1));
+    return base + first_point_[block] * real_bytes;
+  }
+  const std::int64_t array = blocks[block].points() * real_bytes + (records ? 8 : 0);
+  return frame * raw_offset_.back() + raw_offset_[block] + array * var + (records ? 4 : 0);
+}
+
+std::int64_t BlockFileInfo::frame_end(std::int64_t frame, bool grid) const {
+  index();
+  if (format != "hdf5") return (frame + 1) * raw_offset_.back();
+  std::int64_t end = 0;
+  const int n = grid ? 3 : nvar();
+  for (int v = 0; v < n; ++v)
+    end = std::max(end, (grid ? grid_offsets.at(static_cast<std::size_t>(v)) : dataset_offsets.at(static_cast<std::size_t>(frame * nvar() + v))) +
+                            first_point_.back() * real_bytes);
+  return end;
+}
+
+}  // namespace anabranch

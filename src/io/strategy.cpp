@@ -1,0 +1,248 @@
+#include "io/strategy.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+#include "core/error.hpp"
+#include "parallel/mpi_util.hpp"
+
+namespace anabranch::pio {
+
+// Factories, one per strategy file.
+std::unique_ptr<Strategy> make_null_strategy();
+std::unique_ptr<Strategy> make_file_per_process_strategy();
+std::unique_ptr<Strategy> make_independent_strategy();
+std::unique_ptr<Strategy> make_collective_strategy();
+std::unique_ptr<Strategy> make_aggregated_strategy(bool async);
+#ifdef ANABRANCH_HAVE_HDF5
+std::unique_ptr<Strategy> make_hdf5_strategy();
+constexpr bool kHdf5 = true;
+#else
+constexpr bool kHdf5 = false;
+#endif
+
+const std::vector<StrategyInfo>& strategies() {
+  static const std::vector<StrategyInfo> list = {
+      {"file-per-process", "each rank writes its own SERAFIN file (TELEMAC naming): the baseline, input to merge", true, ""},
+      {"independent", "each rank writes its runs of nodes with MPI_File_write_at", true, ""},
+      {"collective", "indexed file view + MPI_File_write_all: MPI-IO merges the requests", true, ""},
+      {"aggregated", "values sent to a few writers per node that write large contiguous pieces collectively", true, ""},
+      {"aggregated-async", "aggregated, with nonblocking collective writes overlapped with the caller's next step", true, ""},
+      {"hdf5", "one VTKHDF file (ParaView, XDMF sidecar): blocks of nodes, collective parallel-HDF5 hyperslab writes", kHdf5,
+       "this anabranch was built without parallel HDF5 (install libhdf5-openmpi-dev and reconfigure)"},
+      {"null", "encodes and exchanges nothing, writes nothing (tests, overhead measurements)", true, ""},
+  };
+  return list;
+}
+
+std::unique_ptr<Strategy> make_strategy(const std::string& name) {
+  if (name == "file-per-process") return make_file_per_process_strategy();
+  if (name == "independent") return make_independent_strategy();
+  if (name == "collective") return make_collective_strategy();
+  if (name == "aggregated") return make_aggregated_strategy(false);
+  if (name == "aggregated-async") return make_aggregated_strategy(true);
+  if (name == "null") return make_null_strategy();
+#ifdef ANABRANCH_HAVE_HDF5
+  if (name == "hdf5") return make_hdf5_strategy();
+#endif
+  for (const auto& s : strategies())
+    if (s.name == name) throw UsageError("strategy '" + name + "' is not available: " + s.unavailable_reason);
+  std::string known;
+  for (const auto& s : strategies()) known += (known.empty() ? "" : ", ") + s.name;
+  throw UsageError("unknown strategy '" + name + "' (known: " + known + ")");
+}
+
+bool writes_frame_layouts(const std::string& strategy) {
+  return strategy == "independent" || strategy == "collective" || strategy == "aggregated" || strategy == "aggregated-async";
+}
+
+void encode_run(const Run& r, std::int64_t from, std::int64_t to, int rs, const ValueEncoder& values, const unsigned char* fixed,
+                unsigned char* dst) {
+  if (to <= from) return;
+  if (r.array == Run::kFixed) {
+    std::memcpy(dst, fixed + r.index + from, static_cast<std::size_t>(to - from));
+    return;
+  }
+  unsigned char scratch[8];
+  std::int64_t v = from / rs;  // the value holding byte `from`
+  if (from % rs != 0) {        // a value cut at its start
+    values.encode(r.array, r.index + v, 1, scratch);
+    const std::int64_t n = std::min<std::int64_t>(rs - from % rs, to - from);
+    std::memcpy(dst, scratch + from % rs, static_cast<std::size_t>(n));
+    dst += n;
+    from += n;
+    ++v;
+  }
+  const std::int64_t whole = (to - from) / rs;
+  if (whole > 0) values.encode(r.array, r.index + v, whole, dst);
+  dst += whole * rs;
+  from += whole * rs;
+  if (from < to) {  // a value cut at its end
+    values.encode(r.array, r.index + v + whole, 1, scratch);
+    std::memcpy(dst, scratch, static_cast<std::size_t>(to - from));
+  }
+}
+
+namespace {
+
+// Fails when a read got fewer bytes than asked.
+void check_read(int rc, MPI_Status& st, std::int64_t asked, const std::string& path, std::int64_t frame, std::int64_t offset,
+                const char* call) {
+  check_mpi(rc, (std::string(call) + " " + path).c_str());
+  int got = 0;
+  MPI_Get_count(&st, MPI_BYTE, &got);
+  if (got != MPI_UNDEFINED && got < asked)
+    throw FormatError(path, "frame " + std::to_string(frame), offset + got,
+                      "the file ends " + std::to_string(asked - got) + " bytes before this rank's values do");
+}
+
+}  // namespace
+
+void RunReader::read(std::int64_t frame, const ValueDecoder& values) {
+  const int rs = layout_.value_bytes();
+  const std::int64_t most = std::max<std::int64_t>(rs, std::max<std::int64_t>(buffer_bytes_, 1 << 16) / rs * rs);
+  buf_.resize(static_cast<std::size_t>(most));
+  if (!collective_io_) {
+    // Runs as they come, gathered while each follows the last in the file and the buffer holds
+    // them; then one read, and each decoded into its array.
+    collective(comm_, [&] {
+      std::int64_t start = 0, used = 0;
+      pending_.clear();
+      auto flush = [&] {
+        if (used == 0) return;
+        MPI_Status st;
+        check_read(MPI_File_read_at(fh_, start, buf_.data(), static_cast<int>(used), MPI_BYTE, &st), st, used, path_, frame, start,
+                   "MPI_File_read_at");
+        const unsigned char* src = buf_.data();
+        for (const auto& [offset, r] : pending_) {
+          values.decode(r.array, r.index, r.count, src);
+          src += r.count * rs;
+        }
+        pending_.clear();
+        used = 0;
+      };
+      layout_.for_each_run([&](const Run& run) {
+        if (run.array == Run::kFixed) return;
+        for (std::int64_t c = 0; c < run.count; c += most / rs) {
+          const Run r{run.at + c * rs, std::min(most / rs, run.count - c), run.array, run.index + c};
+          const std::int64_t offset = layout_.locate(frame, r.at).first, n = r.count * rs;
+          if (used > 0 && (offset != start + used || used + n > most)) flush();
+          if (used == 0) start = offset;
+          pending_.emplace_back(offset, r);
+          used += n;
+        }
+      });
+      flush();
+    });
+    return;
+  }
+  // Collective: the runs in file order, in rounds of at most the buffer (as many on every
+  // rank), each one indexed view and one MPI_File_read_all.
+  long long rounds = 0;
+  collective(comm_, [&] {
+    pending_.clear();
+    layout_.for_each_run([&](const Run& run) {
+      if (run.array == Run::kFixed) return;
+      for (std::int64_t c = 0; c < run.count; c += most / rs) {
+        const Run r{run.at + c * rs, std::min(most / rs, run.count - c), run.array, run.index + c};
+        pending_.emplace_back(layout_.locate(frame, r.at).first, r);
+      }
+    });
+    const auto by_offset = [](const auto& x, const auto& y) { return x.first < y.first; };
+    if (!std::is_sorted(pending_.begin(), pending_.end(), by_offset)) std::sort(pending_.begin(), pending_.end(), by_offset);
+    starts_.assign(1, 0);
+    std::int64_t used = 0;
+    for (std::size_t i = 0; i < pending_.size(); ++i) {
+      const std::int64_t n = pending_[i].second.count * rs;
+      if (used + n > most) {
+        starts_.push_back(i);
+        used = 0;
+      }
+      used += n;
+    }
+    if (!pending_.empty()) starts_.push_back(pending_.size());
+    rounds = static_cast<long long>(starts_.size()) - 1;
+  });
+  MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_LONG_LONG, MPI_MAX, comm_);
+  std::exception_ptr error;  // kept and agreed after the last round: every rank takes part in every one
+  for (long long k = 0; k < rounds; ++k) {
+    const std::size_t first = static_cast<std::size_t>(k) + 1 < starts_.size() ? starts_[static_cast<std::size_t>(k)] : pending_.size();
+    const std::size_t end = static_cast<std::size_t>(k) + 1 < starts_.size() ? starts_[static_cast<std::size_t>(k) + 1] : pending_.size();
+    std::vector<int> lens;
+    std::vector<MPI_Aint> disps;
+    std::int64_t bytes = 0;
+    bool overlap = false;  // a view that overlaps itself: read with an empty one (see the collective writer)
+    for (std::size_t i = first; i < end; ++i) {
+      const auto& [offset, r] = pending_[i];
+      const auto n = static_cast<int>(r.count * rs);
+      if (offset < 0 || (!disps.empty() && offset < disps.back() + lens.back())) overlap = true;
+      bytes += n;
+      if (!lens.empty() && disps.back() + lens.back() == offset) {  // runs that follow one another: one block
+        lens.back() += n;
+        continue;
+      }
+      lens.push_back(n);
+      disps.push_back(static_cast<MPI_Aint>(offset));
+    }
+    if (overlap && !error)
+      error = std::make_exception_ptr(MpiError("cannot read " + path_ + ": this rank's runs overlap (an internal error)"));
+    if (overlap) {
+      lens.clear();
+      bytes = 0;
+    }
+    MPI_Datatype view = MPI_DATATYPE_NULL;
+    if (lens.empty())
+      MPI_Type_contiguous(1, MPI_BYTE, &view);
+    else
+      MPI_Type_create_hindexed(static_cast<int>(lens.size()), lens.data(), disps.data(), MPI_BYTE, &view);
+    MPI_Type_commit(&view);
+    const int vrc = MPI_File_set_view(fh_, 0, MPI_BYTE, view, "native", MPI_INFO_NULL);
+    MPI_Type_free(&view);
+    MPI_Status st;
+    const int rc = MPI_File_read_all(fh_, buf_.data(), static_cast<int>(bytes), MPI_BYTE, &st);
+    if (error) continue;
+    try {
+      check_mpi(vrc, "MPI_File_set_view");
+      check_read(rc, st, bytes, path_, frame, first < end ? pending_[first].first : 0, "MPI_File_read_all");
+      const unsigned char* src = buf_.data();
+      for (std::size_t i = first; i < end; ++i) {
+        values.decode(pending_[i].second.array, pending_[i].second.index, pending_[i].second.count, src);
+        src += pending_[i].second.count * rs;
+      }
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  const int reset = MPI_File_set_view(fh_, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+  if (!error && reset != MPI_SUCCESS) error = std::make_exception_ptr(MpiError("MPI_File_set_view: " + mpi_error_text(reset)));
+  agree(comm_, error);
+}
+
+
+MpiFileSink::MpiFileSink(MPI_File fh, std::string path, std::int64_t offset, std::size_t buffer_bytes)
+    : fh_(fh), path_(std::move(path)), offset_(offset), buffer_(buffer_bytes) {}
+
+MpiFileSink::~MpiFileSink() = default;
+
+void MpiFileSink::write(const void* data, std::size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  while (n > 0) {
+    const std::size_t room = buffer_.size() - used_;
+    const std::size_t k = std::min(room, n);
+    std::memcpy(buffer_.data() + used_, p, k);
+    used_ += k;
+    p += k;
+    n -= k;
+    if (used_ == buffer_.size()) flush();
+  }
+}
+
+void MpiFileSink::flush() {
+  if (used_ == 0) return;
+  write_at(fh_, offset_, buffer_.data(), static_cast<std::int64_t>(used_), path_);
+  offset_ += static_cast<std::int64_t>(used_);
+  used_ = 0;
+}
+
+}  // namespace anabranch::pio

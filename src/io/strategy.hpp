@@ -1,0 +1,222 @@
+// The I/O engine: parallel write strategies, one interface, one file per strategy, one
+// registry. Every strategy puts the same bytes at the same offsets: the files are
+// byte-identical. Formats say what bytes mean; a FrameLayout says where each rank's values
+// of a frame go (runs); strategies say how P ranks get them to disk. The same strategies
+// write every layout: SERAFIN frames of owned nodes (layouts/writer.cpp), multi-block frames of
+// pieces with halos (layouts/block_io.cpp).
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "formats/serafin.hpp"
+#include "parallel/hints.hpp"
+
+namespace anabranch::pio {
+
+// A run of one frame: `count` consecutive values of one of the caller's arrays that lie
+// one after another in the file. Fixed runs carry bytes the layout makes for each frame
+// (time records, record markers).
+struct Run {
+  static constexpr int kFixed = -1;
+  std::int64_t at = 0;     // first byte, counted from the frame's first (the same in every frame)
+  std::int64_t count = 0;  // values (fixed runs: bytes)
+  int array = 0;           // the caller's array (kFixed: the layout's fixed bytes)
+  std::int64_t index = 0;  // first value in that array (fixed runs: first byte)
+};
+
+// Where this rank's bytes of a frame go. A frame is a sequence of bytes (its file segments
+// end to end: one segment for SERAFIN and raw blocks, one per dataset for HDF5 blocks);
+// every byte of it is in exactly one rank's runs.
+class FrameLayout {
+ public:
+  virtual ~FrameLayout() = default;
+  virtual int value_bytes() const = 0;
+  virtual std::int64_t frame_bytes() const = 0;
+  // This rank's runs, produced on demand (never a list per value): no two overlap, none
+  // crosses a segment's end; increasing `at` is fastest.
+  virtual void for_each_run(const std::function<void(const Run&)>& f) const = 0;
+  // Frame byte `at` of frame `frame`: its offset in the file, and the bytes left in its segment.
+  virtual std::pair<std::int64_t, std::int64_t> locate(std::int64_t frame, std::int64_t at) const = 0;
+  // The bytes this rank's fixed runs take from, for one frame.
+  virtual void fixed_bytes(std::int64_t /*frame*/, double /*time*/, std::vector<unsigned char>& out) const { out.clear(); }
+};
+
+// The caller's values, encoded in the file's precision and byte order straight into a
+// strategy's buffer (one pass from the caller's arrays, no intermediate copy).
+class ValueEncoder {
+ public:
+  virtual ~ValueEncoder() = default;
+  // Values [index, index + count) of array `array`, encoded, to dst.
+  virtual void encode(int array, std::int64_t index, std::int64_t count, unsigned char* dst) const = 0;
+};
+
+// Bytes of run r.
+inline std::int64_t run_bytes(const Run& r, int value_bytes) { return r.array == Run::kFixed ? r.count : r.count * value_bytes; }
+// Bytes [from, to) of run r (counted from its first byte), encoded to dst: fixed bytes copied,
+// values encoded (a value cut by from or to through a scratch copy).
+void encode_run(const Run& r, std::int64_t from, std::int64_t to, int value_bytes, const ValueEncoder& values,
+                const unsigned char* fixed, unsigned char* dst);
+
+// The reading mirror: the caller's arrays filled from the file's form.
+class ValueDecoder {
+ public:
+  virtual ~ValueDecoder() = default;
+  // count values at src (the file's form), decoded into values [index, index + count) of
+  // array `array`.
+  virtual void decode(int array, std::int64_t index, std::int64_t count, const unsigned char* src) const = 0;
+};
+
+// Reads this rank's runs of a layout's frames (fixed runs skipped) into the caller's arrays,
+// collective over comm (fh's ranks). Independent: runs that follow one another in the file
+// gathered into one MPI_File_read_at of at most buffer_bytes; collective: rounds of at most
+// buffer_bytes a rank (as many on every rank), each one indexed view and one
+// MPI_File_read_all. Its buffers stay from frame to frame.
+class RunReader {
+ public:
+  RunReader(MPI_Comm comm, MPI_File fh, std::string path, const FrameLayout& layout, bool collective_io, std::int64_t buffer_bytes)
+      : comm_(comm), fh_(fh), path_(std::move(path)), layout_(layout), collective_io_(collective_io), buffer_bytes_(buffer_bytes) {}
+  // Collective: frame `frame`. FormatError naming the file, the frame and the byte where the
+  // file ends too early, on every rank.
+  void read(std::int64_t frame, const ValueDecoder& values);
+
+ private:
+  MPI_Comm comm_;
+  MPI_File fh_;
+  std::string path_;
+  const FrameLayout& layout_;
+  bool collective_io_;
+  std::int64_t buffer_bytes_;
+  std::vector<unsigned char> buf_;
+  std::vector<std::pair<std::int64_t, Run>> pending_;  // (file offset, run)
+  std::vector<std::size_t> starts_;                    // collective: where each round starts in pending_
+};
+
+// What a strategy is given at open.
+struct StrategySetup {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  std::string path;                 // the shared file (file-per-process: the base name)
+  std::string final_path;           // its name after close (differs when written atomically)
+  const FrameLayout* frame = nullptr;  // where this rank's values go (the byte strategies)
+  bool truncate = true;             // false: the file exists already (made by HDF5): kept as it is
+  // SERAFIN's and VTKHDF's own (hdf5, file-per-process).
+  serafin::Header header;           // global header
+  serafin::Layout layout;           // byte layout of the shared file
+  const std::vector<std::int64_t>* owned = nullptr;  // nodes this rank writes, increasing, 0-based
+  MPI_Info info = MPI_INFO_NULL;    // MPI-IO hints
+  int writers_per_node = 0;         // aggregated strategies and hdf5; 0: auto
+  bool shared_memory = true;        // aggregated: ranks copy into their node's writer buffers
+  std::int64_t buffer_bytes = std::int64_t{16} << 20;  // aggregation buffer per writer
+  // Writes the global header (rank 0 only; other ranks get an empty function).
+  std::function<void(ByteSink&)> write_header;
+  // When the mesh comes from a geometry file, on every rank: copies share `share` of
+  // `shares` of the header's mesh records into the file (write_at: offset, bytes, count),
+  // which write_header then leaves out. The ranks opening the file copy one share each.
+  std::function<void(int share, int shares, const std::function<void(std::int64_t, const void*, std::size_t)>& write_at)>
+      copy_mesh;
+  // file-per-process: this rank's own SERAFIN file (header + local mesh); the frames
+  // are its local values, in local order.
+  const serafin::Header* local_header = nullptr;
+  const Mesh* local_mesh = nullptr;
+  // Formats that store the mesh arrays rather than SERAFIN bytes (hdf5): rank 0's global
+  // mesh (rank 0 only), or, on every rank, the SERAFIN file to read it from (each writer
+  // writes a share).
+  const Mesh* mesh = nullptr;
+  std::string geometry;
+  // The hints as given (for provenance and stripe alignment).
+  Hints hints;
+  bool file_per_step = false;  // hdf5: one file per frame
+  bool flush_frames = false;   // hdf5: flush after every frame
+  std::map<std::string, std::string> provenance;  // extra facts for self-describing formats
+  bool atomic = false;         // files appear under their names only when complete
+};
+
+// One frame.
+struct EncodedFrame {
+  std::int64_t index = 0;  // frame number (0-based)
+  double time = 0;
+  // The caller's values: the runs' arrays (the SERAFIN and VTKHDF writers: array v is
+  // variable v, index i the i-th owned node).
+  const ValueEncoder* encoder = nullptr;
+  // file-per-process: all local values, variable after variable, encoded.
+  const std::vector<unsigned char>* local_values = nullptr;
+};
+
+// Where a rank's time went since open (seconds): encoding its values into buffers,
+// exchanging them (MPI messages and placing what arrived), waiting (for other ranks at
+// barriers and collective calls), the file's write calls, and close (flush, completion).
+struct PhaseTimes {
+  double encode = 0, exchange = 0, wait = 0, write = 0, close = 0;
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual const char* name() const = 0;
+  // Collective: creates the file and writes the header once.
+  virtual void open(const StrategySetup& setup) = 0;
+  // Collective: puts one frame into the file. May return before the bytes are on disk
+  // (aggregated-async); the frame's buffers must then stay untouched until wait().
+  virtual void write(const EncodedFrame& frame) = 0;
+  // Collective: completes pending writes.
+  virtual void wait() {}
+  // This rank's time per phase since open (zeros where a strategy does not measure).
+  virtual PhaseTimes phases() const { return {}; }
+  // Collective: completes, flushes and closes.
+  virtual void close() = 0;
+  // Collective, after a failure every rank saw (full disk): lets the file go without
+  // completing it (pending writes, file handles), errors ignored, so that its space returns
+  // once its name is removed. The destructor alone is not collective.
+  virtual void abandon() {}
+  // true: the file is SERAFIN (frames encoded in the header's byte order, SERAFIN's record
+  // limits apply); false: another format (HDF5), frames encoded in native byte order.
+  virtual bool serafin_file() const { return true; }
+  // false: the strategy needs EncodedFrame::local_values (file-per-process), not the encoder.
+  virtual bool encodes_owned() const { return true; }
+  // true: everything goes to the one file setup.path (the writer may rename it at close).
+  virtual bool one_file() const { return true; }
+  // The hints the MPI-IO library holds for the open shared file (MPI_File_get_info), on
+  // ranks that have it open; empty elsewhere and for strategies without an MPI file.
+  virtual std::map<std::string, std::string> file_hints() const { return {}; }
+  // Files this strategy creates (1 for a shared file, P for file-per-process).
+  virtual int files_created(int nranks) const { return nranks > 0 ? 1 : 0; }
+};
+
+// The registry: every strategy anabranch knows, compiled in or not.
+struct StrategyInfo {
+  std::string name;
+  std::string description;
+  bool available;             // false: compiled out (make() throws, saying why)
+  std::string unavailable_reason;
+};
+const std::vector<StrategyInfo>& strategies();
+std::unique_ptr<Strategy> make_strategy(const std::string& name);
+
+// The byte strategies' registry entries (the layouts' writers refuse the others).
+bool writes_frame_layouts(const std::string& strategy);
+
+// A ByteSink over an MPI file (used by rank 0 to write the header).
+class MpiFileSink final : public ByteSink {
+ public:
+  // path: the file's name in error messages.
+  MpiFileSink(MPI_File fh, std::string path, std::int64_t offset = 0, std::size_t buffer_bytes = 8u << 20);
+  ~MpiFileSink() override;
+  void write(const void* data, std::size_t n) override;
+  std::int64_t position() const override { return offset_ + static_cast<std::int64_t>(used_); }
+  void flush();
+
+ private:
+  MPI_File fh_;
+  std::string path_;
+  std::int64_t offset_;
+  std::vector<unsigned char> buffer_;
+  std::size_t used_ = 0;
+};
+
+
+}  // namespace anabranch::pio

@@ -1,0 +1,903 @@
+// Multi-block grids in one file. See block_io.hpp.
+#include "layouts/block_io.hpp"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/byteorder.hpp"
+#include "core/error.hpp"
+#include "core/io.hpp"
+#include "core/outputs.hpp"
+#include "core/provenance.hpp"
+#include "formats/block_raw.hpp"
+#include "parallel/mpi_util.hpp"
+#include "io/strategy.hpp"
+#include "parallel/topology.hpp"
+#ifdef ANABRANCH_HAVE_HDF5
+#include "h5/block_h5.hpp"
+#endif
+
+namespace anabranch::pio {
+namespace {
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+std::string format_for(const std::string& path, const std::string& asked) {
+  if (!asked.empty()) return asked;
+  return ends_with(path, ".h5") || ends_with(path, ".hdf5") || ends_with(path, ".hdf") ? "hdf5" : "raw";
+}
+
+// Copies n values of type S to type D.
+template <class S, class D>
+void convert(const S* src, D* dst, std::int64_t n) {
+  if constexpr (std::is_same_v<S, D>) {
+    std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(S));
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(src[i]);
+  }
+}
+
+// From the file's precision (rb bytes) to the caller's type T.
+template <class T>
+void from_file(const unsigned char* src, T* dst, std::int64_t n, int rb) {
+  if (rb == 8) convert(reinterpret_cast<const double*>(src), dst, n);
+  else convert(reinterpret_cast<const float*>(src), dst, n);
+}
+
+// Shares a description (rank 0's) with every rank.
+BlockFileInfo share(MPI_Comm comm, const std::function<BlockFileInfo()>& read_on_root) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::string text;
+  collective(comm, [&] {
+    if (rank != 0) return;
+    const BlockFileInfo i = read_on_root();
+    nlohmann::json j;
+    j["path"] = i.path;
+    j["format"] = i.format;
+    nlohmann::json b = nlohmann::json::array();
+    for (const auto& s : i.blocks) b.push_back({s.id, s.dims[0], s.dims[1], s.dims[2]});
+    j["blocks"] = b;
+    j["variables"] = i.variables;
+    j["real_bytes"] = i.real_bytes;
+    j["records"] = i.records;
+    j["has_grid"] = i.has_grid;
+    j["times"] = i.times;
+    j["file_bytes"] = i.file_bytes;
+    j["provenance"] = i.provenance;
+    j["offsets"] = i.dataset_offsets;
+    j["grid_offsets"] = i.grid_offsets;
+    text = j.dump();
+  });
+  long long n = static_cast<long long>(text.size());
+  MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, comm);
+  text.resize(static_cast<std::size_t>(n));
+  MPI_Bcast(text.data(), static_cast<int>(n), MPI_CHAR, 0, comm);
+  const auto j = nlohmann::json::parse(text);
+  BlockFileInfo i;
+  i.path = j["path"];
+  i.format = j["format"];
+  for (const auto& b : j["blocks"]) i.blocks.push_back({b[0].get<std::int64_t>(), {b[1].get<std::int64_t>(), b[2].get<std::int64_t>(), b[3].get<std::int64_t>()}});
+  i.variables = j["variables"].get<std::vector<std::string>>();
+  i.real_bytes = j["real_bytes"];
+  i.records = j["records"];
+  i.has_grid = j["has_grid"];
+  i.times = j["times"].get<std::vector<double>>();
+  i.file_bytes = j["file_bytes"];
+  i.provenance = j["provenance"].get<std::map<std::string, std::string>>();
+  i.dataset_offsets = j["offsets"].get<std::vector<std::int64_t>>();
+  i.grid_offsets = j["grid_offsets"].get<std::vector<std::int64_t>>();
+  return i;
+}
+
+// A frame of a block file for the engine (or its grid: the x, y, z arrays): every piece's
+// grid lines of every array, each a run; with records, the markers of a block's record
+// are fixed runs of the ranks holding its first and its last point.
+class BlockFrame final : public FrameLayout {
+ public:
+  BlockFrame(const BlockLayout& l, const BlockFileInfo& info, bool grid)
+      : l_(l), info_(info), grid_(grid), hdf5_(info.format == "hdf5"), narrays_(grid ? 3 : info.nvar()),
+        records_(info.records && !grid), array_bytes_(info.first_point(info.blocks.size()) * info.real_bytes),
+        frame_bytes_(hdf5_ ? narrays_ * array_bytes_ : info.frame_end(0)) {}
+  int value_bytes() const override { return info_.real_bytes; }
+  std::int64_t frame_bytes() const override { return frame_bytes_; }
+  std::pair<std::int64_t, std::int64_t> locate(std::int64_t frame, std::int64_t at) const override {
+    if (!hdf5_) return {frame * frame_bytes_ + at, frame_bytes_ - at};
+    const auto v = static_cast<std::size_t>(at / array_bytes_);  // one dataset per array
+    const std::int64_t base = grid_ ? info_.grid_offsets.at(v) : info_.dataset_offsets.at(static_cast<std::size_t>(frame) * narrays_ + v);
+    return {base + at % array_bytes_, array_bytes_ - at % array_bytes_};
+  }
+  // One marker per piece: its block's record length.
+  void fixed_bytes(std::int64_t, double, std::vector<unsigned char>& out) const override {
+    out.clear();
+    if (!records_) return;
+    for (const auto& piece : l_.pieces) {
+      const auto m = static_cast<std::int32_t>(l_.blocks[static_cast<std::size_t>(piece.block)].points() * info_.real_bytes);
+      out.insert(out.end(), reinterpret_cast<const unsigned char*>(&m), reinterpret_cast<const unsigned char*>(&m) + 4);
+    }
+  }
+  // In file order of the pieces' first values (a rank's pieces of one block split in i or j
+  // interleave: their lines come piece after piece).
+  void for_each_run(const std::function<void(const Run&)>& f) const override {
+    const int rb = info_.real_bytes;
+    std::vector<std::pair<std::int64_t, std::size_t>> order;  // (first byte, piece * narrays + array)
+    for (std::size_t p = 0; p < l_.pieces.size(); ++p) {
+      const auto& piece = l_.pieces[p];
+      const auto& d = l_.blocks[static_cast<std::size_t>(piece.block)].dims;
+      const std::int64_t first = (piece.range[2][0] * d[1] + piece.range[1][0]) * d[0] + piece.range[0][0];
+      for (int v = 0; v < narrays_; ++v) order.emplace_back(array_at(static_cast<std::size_t>(piece.block), v) + first * rb, p * narrays_ + v);
+    }
+    std::sort(order.begin(), order.end());
+    for (const auto& entry : order) {
+      const std::size_t pv = entry.second;  // a plain variable: the lambda below captures it
+      const std::size_t p = pv / static_cast<std::size_t>(narrays_);
+      const int v = static_cast<int>(pv % static_cast<std::size_t>(narrays_));
+      const auto& piece = l_.pieces[p];
+      const auto& shape = l_.blocks[static_cast<std::size_t>(piece.block)];
+      const std::int64_t at = array_at(static_cast<std::size_t>(piece.block), v);
+      const auto& r = piece.range;
+      if (records_ && r[0][0] == 0 && r[1][0] == 0 && r[2][0] == 0) f({at - 4, 4, Run::kFixed, static_cast<std::int64_t>(4 * p)});
+      l_.for_each_run(p, [&](const BlockRun& run) {
+        f({at + run.block_index * rb, run.count, static_cast<int>(pv), run.memory_index});
+      });
+      if (records_ && r[0][1] == shape.dims[0] && r[1][1] == shape.dims[1] && r[2][1] == shape.dims[2])
+        f({at + shape.points() * rb, 4, Run::kFixed, static_cast<std::int64_t>(4 * p)});
+    }
+  }
+
+ private:
+  // Where array v of block b starts in a frame.
+  std::int64_t array_at(std::size_t b, int v) const {
+    if (hdf5_) return v * array_bytes_ + info_.first_point(b) * info_.real_bytes;
+    return info_.value_offset(0, b, v);
+  }
+
+  const BlockLayout& l_;
+  const BlockFileInfo& info_;
+  bool grid_, hdf5_;
+  int narrays_;
+  bool records_;
+  std::int64_t array_bytes_;  // one array of every block
+  std::int64_t frame_bytes_;
+};
+
+// The caller's arrays (T) in the file's precision.
+template <class T>
+class BlockValues final : public ValueEncoder {
+ public:
+  BlockValues(const T* const* arrays, int rb) : arrays_(arrays), rb_(rb) {}
+  void encode(int array, std::int64_t index, std::int64_t count, unsigned char* dst) const override {
+    const T* in = arrays_[array] + index;
+    if (rb_ == 8) encode_words<double>(in, static_cast<std::size_t>(count), false, dst);
+    else encode_words<float>(in, static_cast<std::size_t>(count), false, dst);
+  }
+
+ private:
+  const T* const* arrays_;
+  int rb_;
+};
+
+// The mirror: the file's values into the caller's arrays (T).
+template <class T>
+class BlockArrays final : public ValueDecoder {
+ public:
+  BlockArrays(T* const* arrays, int rb) : arrays_(arrays), rb_(rb) {}
+  void decode(int array, std::int64_t index, std::int64_t count, const unsigned char* src) const override {
+    from_file(src, arrays_[array] + index, count, rb_);
+  }
+
+ private:
+  T* const* arrays_;
+  int rb_;
+};
+
+}  // namespace
+
+BlockFileOptions BlockFileOptions::parse(const std::string& text) {
+  BlockFileOptions o;
+  std::istringstream in(text);
+  for (std::string kv; in >> kv;) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos) throw UsageError("block file option \"" + kv + "\" is not key=value");
+    const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
+    auto flag = [&] {
+      if (v == "1" || v == "true" || v == "yes") return true;
+      if (v == "0" || v == "false" || v == "no") return false;
+      throw UsageError("block file option " + k + "=" + v + ": expected 1 or 0");
+    };
+    if (k == "format") {
+      if (v != "raw" && v != "hdf5") throw UsageError("format=" + v + ": expected raw or hdf5");
+      o.format = v;
+    } else if (k == "strategy") {
+      if (!writes_frame_layouts(v))
+        throw UsageError("strategy=" + v + ": block files are written independent, collective, aggregated or aggregated-async");
+      o.strategy = v;
+    } else if (k == "precision") {
+      if (v != "4" && v != "8" && v != "single" && v != "double") throw UsageError("precision=" + v + ": expected 4 (single) or 8 (double)");
+      o.real_bytes = v == "4" || v == "single" ? 4 : 8;
+    } else if (k == "records") {
+      if (v != "fortran" && v != "none") throw UsageError("records=" + v + ": expected fortran or none");
+      o.records = v == "fortran";
+    } else if (k == "atomic") {
+      o.atomic = flag();
+    } else if (k == "xdmf") {
+      o.xdmf = flag();
+    } else if (k == "buffer_bytes") {
+      try {
+        o.buffer_bytes = std::stoll(v);
+      } catch (const std::exception&) {
+        throw UsageError("buffer_bytes=" + v + ": not a number");
+      }
+      if (o.buffer_bytes < 4096) throw UsageError("buffer_bytes=" + v + ": at least 4096");
+    } else if (k == "writers_per_node") {
+      try {
+        o.writers_per_node = std::stoi(v);
+      } catch (const std::exception&) {
+        throw UsageError("writers_per_node=" + v + ": not a number");
+      }
+      if (o.writers_per_node < 1) throw UsageError("writers_per_node=" + v + ": at least 1");
+    } else {
+      o.hints.set(k, v);
+    }
+  }
+  return o;
+}
+
+bool is_block_file(const std::string& path) {
+  // Not a file (a base name of per-rank files, a missing one): not a block file; the
+  // caller's own open then says what is wrong with it.
+  if (!file_exists(path)) return false;
+  try {
+    if (block_raw::is_raw_blocks(path)) return true;
+#ifdef ANABRANCH_HAVE_HDF5
+    return block_h5::is_block_h5(path);
+#endif
+  } catch (const Error&) {
+  }
+  return false;
+}
+
+BlockFileInfo describe_block_file(const std::string& path) {
+  if (block_raw::is_raw_blocks(path)) {
+    const auto d = block_raw::read_sidecar(path);
+    BlockFileInfo i;
+    i.path = path;
+    i.format = "raw";
+    i.blocks = d.blocks;
+    i.variables = d.variables;
+    i.real_bytes = d.real_bytes;
+    i.records = d.records;
+    i.times = d.times;
+    i.provenance = d.provenance;
+    i.file_bytes = file_size(path);
+    const std::int64_t frame_bytes = d.frame_bytes();
+    if (frame_bytes > 0 && i.file_bytes < frame_bytes * i.frames())
+      throw FormatError(path, "frame " + std::to_string(i.file_bytes / frame_bytes + 1), i.file_bytes,
+                        "the file ends inside the frames its description lists (" + std::to_string(i.frames()) + " frames of " +
+                            std::to_string(frame_bytes) + " bytes)");
+    return i;
+  }
+#ifdef ANABRANCH_HAVE_HDF5
+  if (block_h5::is_block_h5(path)) return block_h5::describe(path);
+#endif
+  throw FormatError(path + ": not a block file (no HDF5 block table, no " + block_raw::sidecar_path(path) + ")");
+}
+
+std::string check_block_file(const BlockFileInfo& info) {
+  const int rb = info.real_bytes;
+  std::ifstream in(info.path, std::ios::binary);
+  if (!in) return "cannot open " + info.path;
+  std::vector<unsigned char> buf;
+  for (std::int64_t f = 0; f < info.frames(); ++f)
+    for (std::size_t b = 0; b < info.blocks.size(); ++b)
+      for (int v = 0; v < info.nvar(); ++v) {
+        const std::int64_t at = info.value_offset(f, b, v), n = info.blocks[b].points();
+        const std::string where = "frame " + std::to_string(f) + ", block " + std::to_string(info.blocks[b].id) + ", variable " +
+                                  info.variables[static_cast<std::size_t>(v)];
+        if (info.records) {
+          for (const std::int64_t m : {at - 4, at + n * rb}) {
+            std::int32_t marker = 0;
+            in.seekg(m);
+            in.read(reinterpret_cast<char*>(&marker), 4);
+            if (!in) return info.path + ": " + where + ": the file ends at its record marker (byte " + std::to_string(m) + ")";
+            if (marker != n * rb)
+              return info.path + ": " + where + ": record marker " + std::to_string(marker) + " at byte " + std::to_string(m) +
+                     " where the array holds " + std::to_string(n * rb) + " bytes";
+          }
+        }
+        buf.resize(static_cast<std::size_t>(n * rb));
+        in.seekg(at);
+        in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
+        if (!in) return info.path + ": " + where + ": the file ends inside the values (from byte " + std::to_string(at) + ")";
+        for (std::int64_t k = 0; k < n; ++k) {
+          const double x = rb == 8 ? reinterpret_cast<const double*>(buf.data())[k] : reinterpret_cast<const float*>(buf.data())[k];
+          if (!std::isfinite(x))
+            return info.path + ": " + where + ": value " + std::to_string(k) + " is not finite (byte " + std::to_string(at + k * rb) + ")";
+        }
+      }
+  return "";
+}
+
+namespace {
+
+// One block's array of one variable and frame, as doubles (serial read).
+void read_array(std::ifstream& in, const BlockFileInfo& info, std::int64_t f, std::size_t b, int v, std::vector<double>& out,
+                std::vector<unsigned char>& raw) {
+  const std::int64_t n = info.blocks[b].points(), at = info.value_offset(f, b, v);
+  raw.resize(static_cast<std::size_t>(n * info.real_bytes));
+  in.seekg(at);
+  in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
+  if (!in)
+    throw FormatError(info.path, "frame " + std::to_string(f) + ", block " + std::to_string(info.blocks[b].id) + ", variable " +
+                                     info.variables[static_cast<std::size_t>(v)],
+                      at, "the file ends inside the values");
+  out.resize(static_cast<std::size_t>(n));
+  from_file(raw.data(), out.data(), n, info.real_bytes);
+}
+
+}  // namespace
+
+void read_block_array(const BlockFileInfo& info, std::int64_t frame, std::size_t block, int var, std::vector<double>& out) {
+  std::ifstream in(info.path, std::ios::binary);
+  if (!in) throw IoError::from_errno("cannot open", info.path);
+  const std::int64_t n = info.blocks[block].points(), at = info.value_offset(frame, block, var);
+  std::vector<unsigned char> raw(static_cast<std::size_t>(n * info.real_bytes));
+  in.seekg(at);
+  in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
+  if (!in)
+    throw FormatError(info.path, "block " + std::to_string(info.blocks[block].id) + (var >= 0 ? ", frame " + std::to_string(frame) : ", grid"), at,
+                      "the file ends inside the values");
+  out.resize(static_cast<std::size_t>(n));
+  from_file(raw.data(), out.data(), n, info.real_bytes);
+}
+
+BlockDiffReport compare_block_files(const BlockFileInfo& a, const BlockFileInfo& b,
+                                    const std::function<std::pair<double, double>(const std::string&)>& tolerance) {
+  BlockDiffReport r;
+  if (a.blocks.size() != b.blocks.size())
+    r.differences.push_back("blocks: " + std::to_string(a.blocks.size()) + " / " + std::to_string(b.blocks.size()));
+  for (std::size_t k = 0; k < std::min(a.blocks.size(), b.blocks.size()); ++k)
+    if (a.blocks[k].id != b.blocks[k].id || a.blocks[k].dims != b.blocks[k].dims) {
+      r.differences.push_back("block " + std::to_string(k + 1) + ": id " + std::to_string(a.blocks[k].id) + " " + std::to_string(a.blocks[k].dims[0]) +
+                              "x" + std::to_string(a.blocks[k].dims[1]) + "x" + std::to_string(a.blocks[k].dims[2]) + " / id " +
+                              std::to_string(b.blocks[k].id) + " " + std::to_string(b.blocks[k].dims[0]) + "x" + std::to_string(b.blocks[k].dims[1]) +
+                              "x" + std::to_string(b.blocks[k].dims[2]));
+      break;
+    }
+  if (a.frames() != b.frames()) r.differences.push_back("frames: " + std::to_string(a.frames()) + " / " + std::to_string(b.frames()));
+  for (std::int64_t f = 0; f < std::min(a.frames(), b.frames()); ++f)
+    if (a.times[static_cast<std::size_t>(f)] != b.times[static_cast<std::size_t>(f)]) {
+      r.differences.push_back("time of frame " + std::to_string(f) + ": " + std::to_string(a.times[static_cast<std::size_t>(f)]) + " / " +
+                              std::to_string(b.times[static_cast<std::size_t>(f)]));
+      break;
+    }
+  if (a.variables != b.variables) {
+    std::string x, y;
+    for (const auto& v : a.variables) x += (x.empty() ? "" : ",") + v;
+    for (const auto& v : b.variables) y += (y.empty() ? "" : ",") + v;
+    r.differences.push_back("variables: " + x + " / " + y);
+  }
+  const bool same_grid = r.differences.empty() || (a.blocks.size() == b.blocks.size() &&
+                                                    std::equal(a.blocks.begin(), a.blocks.end(), b.blocks.begin(), [](const BlockShape& x, const BlockShape& y) {
+                                                      return x.id == y.id && x.dims == y.dims;
+                                                    }));
+  std::ifstream ia(a.path, std::ios::binary), ib(b.path, std::ios::binary);
+  if (!ia) throw IoError::from_errno("cannot open", a.path);
+  if (!ib) throw IoError::from_errno("cannot open", b.path);
+  std::vector<double> x, y;
+  std::vector<unsigned char> raw;
+  bool identical = r.differences.empty();
+  for (int va = 0; va < a.nvar(); ++va) {
+    const auto it = std::find(b.variables.begin(), b.variables.end(), a.variables[static_cast<std::size_t>(va)]);
+    if (it == b.variables.end()) continue;
+    const int vb = static_cast<int>(it - b.variables.begin());
+    BlockDiff d;
+    d.variable = a.variables[static_cast<std::size_t>(va)];
+    std::tie(d.atol, d.rtol) = tolerance(d.variable);
+    if (!same_grid) {
+      r.variables.push_back(d);
+      continue;
+    }
+    for (std::int64_t f = 0; f < std::min(a.frames(), b.frames()); ++f)
+      for (std::size_t blk = 0; blk < a.blocks.size(); ++blk) {
+        read_array(ia, a, f, blk, va, x, raw);
+        read_array(ib, b, f, blk, vb, y, raw);
+        for (std::size_t n = 0; n < x.size(); ++n) {
+          const double p = x[n], q = y[n];
+          const bool pn = std::isnan(p), qn = std::isnan(q);
+          const double diff = std::fabs(p - q), m = std::max(std::fabs(p), std::fabs(q));
+          if (pn != qn || (!pn && diff > d.atol + d.rtol * m)) ++d.beyond;
+          if (p != q && !(pn && qn)) identical = false;
+          if (!pn && !qn && diff > d.abs) {
+            const auto& dims = a.blocks[blk].dims;
+            const auto idx = static_cast<std::int64_t>(n);
+            d.abs = diff;
+            d.frame = f;
+            d.block = a.blocks[blk].id;
+            d.at = {idx % dims[0], (idx / dims[0]) % dims[1], idx / (dims[0] * dims[1])};
+            d.a = p;
+            d.b = q;
+          }
+          if (!pn && !qn && m > 0) d.rel = std::max(d.rel, diff / m);
+        }
+        r.values += static_cast<std::int64_t>(x.size());
+      }
+    r.variables.push_back(d);
+  }
+  r.identical = identical;
+  r.equal = r.differences.empty() && std::all_of(r.variables.begin(), r.variables.end(), [](const BlockDiff& d) { return d.beyond == 0; });
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------
+// Writer
+
+struct BlockWriter::Impl {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0, size = 1;
+  std::string path, open_path;
+  BlockLayout layout;
+  BlockFileOptions options;
+  BlockFileInfo info;  // what the file holds so far
+  MPI_Info mpi_info = MPI_INFO_NULL;
+  std::unique_ptr<BlockFrame> frame;  // the values' runs
+  std::unique_ptr<Strategy> strategy;
+#ifdef ANABRANCH_HAVE_HDF5
+  std::unique_ptr<block_h5::File> h5;
+#endif
+  bool closed = false, grid_written = false, pending = false;
+
+  // The engine's set-up for this file (values, or the grid).
+  StrategySetup setup(const FrameLayout& runs) const {
+    StrategySetup s;
+    s.comm = comm;
+    s.path = open_path;
+    s.final_path = path;
+    s.frame = &runs;
+    s.truncate = info.format == "raw";  // an HDF5 file is HDF5's, made before
+    s.info = mpi_info;
+    s.writers_per_node = options.writers_per_node;
+    const int mib = options.strategy == "independent" ? 1 : options.strategy == "collective" ? 8 : 4;
+    s.buffer_bytes = options.buffer_bytes > 0 ? options.buffer_bytes : std::int64_t{mib} << 20;
+    s.hints = options.hints;
+    return s;
+  }
+  void after_frame();
+  // Collective, after a failure every rank saw (they all threw the same agreed error): lets
+  // the file go at once, errors ignored. A raw solver output keeps its complete frames (the
+  // failed frame's bytes cut off); an HDF5 file is removed (HDF5 cannot close a file whose
+  // writes failed on a full disk without emptying it first); a tool's temporary is removed.
+  void abandon(std::int64_t complete_frames);
+};
+
+void BlockWriter::Impl::abandon(std::int64_t complete_frames) {
+  closed = true;
+  pending = false;
+  info.times.resize(static_cast<std::size_t>(complete_frames));
+  if (strategy) {
+    try {
+      strategy->abandon();
+    } catch (...) {
+    }
+    strategy.reset();
+    if (info.format == "raw" && open_path == path && rank == 0)
+      (void)::truncate(open_path.c_str(), complete_frames == 0 ? 0 : static_cast<off_t>(info.value_offset(complete_frames, 0, 0) - (info.records ? 4 : 0)));
+  }
+#ifdef ANABRANCH_HAVE_HDF5
+  if (h5) {
+    h5->abandon();
+    h5.reset();
+    if (rank == 0) ::unlink(open_path.c_str());
+  }
+#endif
+  if (open_path != path && rank == 0) ::unlink(open_path.c_str());
+}
+
+BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayout& layout, const std::vector<std::string>& variables,
+                         const BlockFileOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.comm = comm;
+  MPI_Comm_rank(comm, &m.rank);
+  MPI_Comm_size(comm, &m.size);
+  m.path = path;
+  m.layout = layout;
+  m.options = options;
+  m.info.path = path;
+  m.info.format = format_for(path, options.format);
+  m.info.blocks = layout.blocks;
+  m.info.variables = variables;
+  m.info.real_bytes = options.real_bytes;
+  m.info.records = options.records && m.info.format == "raw";
+  collective(comm, [&] {
+    layout.check();
+    if (variables.empty() && m.info.format == "raw") throw UsageError("a raw block file needs at least one variable");
+    if (options.real_bytes != 4 && options.real_bytes != 8) throw UsageError("precision must be 4 or 8 bytes");
+    if (options.records && m.info.format != "raw") throw UsageError("records=fortran is an option of the raw format");
+#ifndef ANABRANCH_HAVE_HDF5
+    if (m.info.format == "hdf5") throw UsageError("this anabranch was built without HDF5: write format=raw");
+#endif
+    if (m.info.records)
+      for (const auto& b : layout.blocks)
+        if (b.points() * options.real_bytes > 0x7fffffffLL)
+          throw UsageError("block " + std::to_string(b.id) + ": one array of " + std::to_string(b.points() * options.real_bytes) +
+                           " bytes is past a Fortran record's 2^31-1 bytes (write records=none)");
+    if (m.rank == 0) {
+      refuse_open_input(path);
+      if (m.info.format == "raw") refuse_open_input(block_raw::sidecar_path(path));
+    }
+  });
+  // Every rank the same grid, and every point held once.
+  {
+    std::vector<std::int64_t> mine;
+    for (const auto& b : layout.blocks) mine.insert(mine.end(), {b.id, b.dims[0], b.dims[1], b.dims[2]});
+    long long n = static_cast<long long>(mine.size());
+    long long root_n = n;
+    MPI_Bcast(&root_n, 1, MPI_LONG_LONG, 0, comm);
+    std::vector<std::int64_t> root = mine;
+    root.resize(static_cast<std::size_t>(root_n));
+    MPI_Bcast(root.data(), static_cast<int>(root_n), MPI_INT64_T, 0, comm);
+    std::vector<std::int64_t> flat;
+    for (const auto& p : layout.pieces)
+      flat.insert(flat.end(), {p.block, p.range[0][0], p.range[0][1], p.range[1][0], p.range[1][1], p.range[2][0], p.range[2][1]});
+    int count = static_cast<int>(flat.size());
+    std::vector<int> counts(static_cast<std::size_t>(m.size)), displs(static_cast<std::size_t>(m.size), 0);
+    MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
+    std::vector<std::int64_t> all;
+    if (m.rank == 0) {
+      for (int r = 1; r < m.size; ++r) displs[static_cast<std::size_t>(r)] = displs[static_cast<std::size_t>(r - 1)] + counts[static_cast<std::size_t>(r - 1)];
+      all.resize(static_cast<std::size_t>(displs.back() + counts.back()));
+    }
+    MPI_Gatherv(flat.data(), count, MPI_INT64_T, all.data(), counts.data(), displs.data(), MPI_INT64_T, 0, comm);
+    collective(comm, [&] {
+      if (root != mine) throw UsageError("the ranks describe different grids (block ids or dimensions differ from rank 0's)");
+      if (m.rank != 0) return;
+      std::vector<BlockPiece> pieces;
+      for (std::size_t k = 0; k + 7 <= all.size(); k += 7) {
+        BlockPiece p;
+        p.block = all[k];
+        p.range = {{{all[k + 1], all[k + 2]}, {all[k + 3], all[k + 4]}, {all[k + 5], all[k + 6]}}};
+        pieces.push_back(p);
+      }
+      check_cover(layout.blocks, pieces);
+    });
+  }
+  Hints hints = Hints::from_environment();
+  hints.merge(options.hints);
+  m.options.hints = hints;
+  m.mpi_info = hints.to_info();
+  m.open_path = path;
+  if (options.atomic) {
+    long long pid = m.rank == 0 ? static_cast<long long>(::getpid()) : 0;
+    MPI_Bcast(&pid, 1, MPI_LONG_LONG, 0, comm);
+    m.open_path = path + ".tmp." + std::to_string(pid);
+    register_temporary(m.open_path);
+  }
+  try {
+    const CreatingTemporary creating;
+    if (m.info.format == "hdf5") {
+#ifdef ANABRANCH_HAVE_HDF5
+      std::map<std::string, std::string> prov;
+      prov["strategy"] = options.strategy;
+      prov["ranks"] = std::to_string(m.size);
+      prov["hints"] = hints.str();
+      m.h5 = std::make_unique<block_h5::File>(comm, m.open_path, path, layout.blocks, variables, options.real_bytes, m.mpi_info, prov);
+#endif
+    }
+    m.frame = std::make_unique<BlockFrame>(m.layout, m.info, false);
+    m.strategy = make_strategy(options.strategy);
+    m.strategy->open(m.setup(*m.frame));  // a raw file left from before is truncated there
+    collective(comm, [&] {
+      if (m.rank != 0 || m.info.format != "raw" || m.open_path != m.path) return;
+      m.info.provenance = provenance::facts();
+      m.info.provenance["strategy"] = options.strategy;
+      m.info.provenance["ranks"] = std::to_string(m.size);
+      block_raw::Description d{m.info.blocks, variables, m.info.real_bytes, m.info.records, {}, m.info.provenance};
+      block_raw::write_sidecar(path, d);
+    });
+  } catch (...) {
+    if (m.strategy) try {
+        m.strategy->abandon();
+      } catch (...) {
+      }
+#ifdef ANABRANCH_HAVE_HDF5
+    m.h5.reset();
+#endif
+    if (m.open_path != m.path) {
+      if (m.rank == 0) ::unlink(m.open_path.c_str());
+      release_temporary(m.open_path);
+    }
+    if (m.mpi_info != MPI_INFO_NULL) MPI_Info_free(&m.mpi_info);
+    throw;
+  }
+}
+
+BlockWriter::~BlockWriter() {
+  Impl& m = *impl_;
+  // Not closed: the handles are left to MPI_Finalize (the destructor is not collective); a
+  // tool's temporary goes.
+  if (!m.closed && m.open_path != m.path && m.rank == 0) ::unlink(m.open_path.c_str());
+  if (m.open_path != m.path) release_temporary(m.open_path);
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && m.mpi_info != MPI_INFO_NULL) MPI_Info_free(&m.mpi_info);
+}
+
+std::int64_t BlockWriter::frames() const { return impl_->info.frames(); }
+const std::string& BlockWriter::path() const { return impl_->path; }
+
+namespace {
+
+// Collective: refuses a frame that would take a raw file past the file-size limit (before a
+// write that would fail halfway).
+void check_limit(MPI_Comm comm, const std::string& path, std::int64_t end, const std::string& what) {
+  collective(comm, [&] {
+    struct rlimit rl {};
+    if (::getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
+    if (end > static_cast<std::int64_t>(rl.rlim_cur))
+      throw IoError("cannot write " + path + ": " + what + " would take it past the file-size limit (ulimit -f, " +
+                    std::to_string(rl.rlim_cur) + " bytes): File too large");
+  });
+}
+
+}  // namespace
+
+void BlockWriter::Impl::after_frame() {
+  collective(comm, [&] {
+    // MPI-IO libraries may report a failed collective write on an aggregator only, or not in
+    // the count (Open MPI): every byte of the frame must be in the file.
+    if (rank != 0) return;
+    const std::int64_t end = info.frame_end(info.frames() - 1), bytes = file_size(open_path);
+    if (bytes < end)
+      throw IoError("cannot write " + path + ": frame " + std::to_string(info.frames() - 1) + " ends at byte " + std::to_string(end) +
+                    " but the file holds " + std::to_string(bytes) + " (" + write_failure_reason(open_path, end) + ")");
+    if (info.format != "raw" || open_path != path) return;
+    block_raw::Description d{info.blocks, info.variables, info.real_bytes, info.records, info.times, info.provenance};
+    block_raw::write_sidecar(path, d);
+  });
+}
+
+template <class T>
+void BlockWriter::write_grid(const T* const* xyz) {
+  Impl& m = *impl_;
+  if (m.closed) throw UsageError("write_grid after close: " + m.path);
+  collective(m.comm, [&] {
+    if (m.info.format != "hdf5") throw UsageError("the raw block format holds values only; write the grid to an HDF5 block file (or PLOT3D)");
+    if (m.grid_written) throw UsageError("the grid of " + m.path + " is written once");
+  });
+  try {
+#ifdef ANABRANCH_HAVE_HDF5
+    end_frame();
+    m.info.grid_offsets = m.h5->add_grid();
+    // Through the engine as a frame of its own: x, y, z.
+    const BlockFrame grid(m.layout, m.info, true);
+    const auto strategy = make_strategy(m.options.strategy);
+    strategy->open(m.setup(grid));
+    const BlockValues<T> values(xyz, m.info.real_bytes);
+    strategy->write({0, 0.0, &values, nullptr});
+    strategy->close();
+#endif
+    m.grid_written = true;
+    m.info.has_grid = true;
+  } catch (...) {
+    m.abandon(0);
+    throw;
+  }
+}
+
+template <class T>
+void BlockWriter::begin_frame(double time, const T* const* values) {
+  Impl& m = *impl_;
+  if (m.closed) throw UsageError("begin_frame after close: " + m.path);
+  end_frame();
+  const std::int64_t f = m.info.frames();
+  try {
+    if (m.info.format == "raw") check_limit(m.comm, m.path, m.info.value_offset(f + 1, 0, 0), "frame " + std::to_string(f));
+#ifdef ANABRANCH_HAVE_HDF5
+    if (m.h5) {
+      const auto off = m.h5->add_frame(f, time);
+      m.info.dataset_offsets.insert(m.info.dataset_offsets.begin() + f * m.info.nvar(), off.begin(), off.end());
+    }
+#endif
+    m.info.times.push_back(time);
+    const BlockValues<T> encoder(values, m.info.real_bytes);
+    m.strategy->write({f, time, &encoder, nullptr});
+    m.pending = true;
+  } catch (...) {
+    m.abandon(f);  // every rank is here: the errors of collective steps are agreed
+    throw;
+  }
+}
+
+void BlockWriter::end_frame() {
+  Impl& m = *impl_;
+  if (!m.pending) return;
+  m.pending = false;
+  try {
+    m.strategy->wait();
+    m.after_frame();
+  } catch (...) {
+    m.abandon(m.info.frames() - 1);
+    throw;
+  }
+}
+
+template <class T>
+void BlockWriter::write_frame(double time, const T* const* values) {
+  begin_frame(time, values);
+  end_frame();
+}
+
+void BlockWriter::close() {
+  Impl& m = *impl_;
+  if (m.closed) return;
+  end_frame();
+  m.closed = true;
+  try {
+    m.strategy->close();
+    m.strategy.reset();
+#ifdef ANABRANCH_HAVE_HDF5
+    if (m.h5) {
+      m.h5->close();
+      m.h5.reset();
+    }
+#endif
+    // The last line of defence against a write the MPI-IO library reported as complete.
+    collective(m.comm, [&] {
+      if (m.rank != 0 || m.info.format != "raw") return;
+      const std::int64_t expected = m.info.frames() == 0 ? 0 : m.info.value_offset(m.info.frames(), 0, 0) - (m.info.records ? 4 : 0);
+      const std::int64_t size = file_size(m.open_path);
+      if (size != expected)
+        throw IoError("cannot write " + m.path + ": the file holds " + std::to_string(size) + " bytes where " +
+                      std::to_string(m.info.frames()) + " frames make " + std::to_string(expected) + " (" +
+                      write_failure_reason(m.open_path, expected) + ")");
+    });
+    collective(m.comm, [&] {
+      if (m.rank != 0) return;
+      if (m.open_path != m.path) {
+        refuse_open_input(m.path);
+        if (std::rename(m.open_path.c_str(), m.path.c_str()) != 0) throw IoError::from_errno("cannot rename " + m.open_path + " to", m.path);
+      }
+      if (m.info.format == "raw") {
+        if (m.info.provenance.empty()) {
+          m.info.provenance = provenance::facts();
+          m.info.provenance["strategy"] = m.options.strategy;
+          m.info.provenance["ranks"] = std::to_string(m.size);
+        }
+        block_raw::Description d{m.info.blocks, m.info.variables, m.info.real_bytes, m.info.records, m.info.times, m.info.provenance};
+        try {
+          block_raw::write_sidecar(m.path, d);
+        } catch (...) {
+          if (m.open_path != m.path) ::unlink(m.path.c_str());
+          throw;
+        }
+      }
+#ifdef ANABRANCH_HAVE_HDF5
+      if (m.info.format == "hdf5" && m.options.xdmf) block_h5::write_xdmf(m.path, block_h5::describe(m.path));
+#endif
+    });
+  } catch (...) {
+    m.abandon(m.info.frames());  // an HDF5 file not closed (no room to finish it) is closed here
+    throw;
+  }
+}
+
+template void BlockWriter::write_grid<float>(const float* const*);
+template void BlockWriter::write_grid<double>(const double* const*);
+template void BlockWriter::write_frame<float>(double, const float* const*);
+template void BlockWriter::begin_frame<float>(double, const float* const*);
+template void BlockWriter::begin_frame<double>(double, const double* const*);
+template void BlockWriter::write_frame<double>(double, const double* const*);
+
+// ---------------------------------------------------------------------------------------
+// Reader
+
+struct BlockReader::Impl {
+  std::unique_ptr<FileSource> input;  // held open: registers the file as an input (no output may replace it)
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
+  BlockLayout layout;
+  BlockFileOptions options;
+  BlockFileInfo info;
+  MPI_Info mpi_info = MPI_INFO_NULL;
+  MPI_File fh = MPI_FILE_NULL;
+
+  // The frames' runs and their reader, and the grid's (made on first use).
+  std::pair<std::unique_ptr<BlockFrame>, std::unique_ptr<RunReader>> frame_reader, grid_reader;
+
+  template <class T>
+  void read(std::int64_t frame, bool grid, T* const* arrays);
+};
+
+BlockReader::BlockReader(MPI_Comm comm, const std::string& path, const BlockLayout& layout, const BlockFileOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.comm = comm;
+  MPI_Comm_rank(comm, &m.rank);
+  m.options = options;
+  m.info = share(comm, [&] { return describe_block_file(path); });
+  collective(comm, [&] { m.input = std::make_unique<FileSource>(path); });
+  m.layout = layout;
+  collective(comm, [&] {
+    if (m.layout.blocks.empty()) m.layout.blocks = m.info.blocks;
+    if (m.layout.blocks.size() != m.info.blocks.size())
+      throw UsageError(path + " holds " + std::to_string(m.info.blocks.size()) + " blocks where the layout has " + std::to_string(m.layout.blocks.size()));
+    for (std::size_t b = 0; b < m.info.blocks.size(); ++b)
+      if (m.layout.blocks[b].id != m.info.blocks[b].id || m.layout.blocks[b].dims != m.info.blocks[b].dims)
+        throw UsageError(path + ": block " + std::to_string(m.info.blocks[b].id) + " (" + std::to_string(b + 1) +
+                         "th) differs from the layout's (id or dimensions)");
+    m.layout.check();
+  });
+  Hints hints = Hints::from_environment();
+  hints.merge(options.hints);
+  m.mpi_info = hints.to_info();
+  const int rc = MPI_File_open(comm, path.c_str(), MPI_MODE_RDONLY, m.mpi_info, &m.fh);
+  collective(comm, [&] {
+    if (rc != MPI_SUCCESS) throw IoError("cannot open " + path + ": " + mpi_error_text(rc));
+  });
+  MPI_File_set_errhandler(m.fh, MPI_ERRORS_RETURN);
+}
+
+BlockReader::~BlockReader() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  if (impl_->mpi_info != MPI_INFO_NULL) MPI_Info_free(&impl_->mpi_info);
+}
+
+const BlockFileInfo& BlockReader::info() const { return impl_->info; }
+
+template <class T>
+void BlockReader::Impl::read(std::int64_t frame, bool grid, T* const* arrays) {
+  auto& [runs, reader] = grid ? grid_reader : frame_reader;
+  if (!reader) {
+    runs = std::make_unique<BlockFrame>(layout, info, grid);
+    const bool coll = options.strategy == "collective";
+    reader = std::make_unique<RunReader>(comm, fh, info.path, *runs, coll,
+                                         options.buffer_bytes > 0 ? options.buffer_bytes : std::int64_t{coll ? 4 : 1} << 20);
+  }
+  reader->read(frame, BlockArrays<T>(arrays, info.real_bytes));
+}
+
+template <class T>
+void BlockReader::read_frame(std::int64_t frame, T* const* values) {
+  Impl& m = *impl_;
+  collective(m.comm, [&] {
+    if (frame < 0 || frame >= m.info.frames())
+      throw UsageError(m.info.path + " holds " + std::to_string(m.info.frames()) + " frames; frame " + std::to_string(frame) + " asked");
+  });
+  m.read(frame, false, values);
+}
+
+template <class T>
+void BlockReader::read_grid(T* const* xyz) {
+  Impl& m = *impl_;
+  collective(m.comm, [&] {
+    if (!m.info.has_grid) throw FormatError(m.info.path + ": the file holds no grid coordinates");
+  });
+  m.read(0, true, xyz);
+}
+
+void BlockReader::close() {
+  Impl& m = *impl_;
+  if (m.fh == MPI_FILE_NULL) return;
+  const int rc = MPI_File_close(&m.fh);
+  m.input.reset();
+  collective(m.comm, [&] { check_mpi(rc, "MPI_File_close"); });
+}
+
+template void BlockReader::read_frame<float>(std::int64_t, float* const*);
+template void BlockReader::read_frame<double>(std::int64_t, double* const*);
+template void BlockReader::read_grid<float>(float* const*);
+template void BlockReader::read_grid<double>(double* const*);
+
+}  // namespace anabranch::pio

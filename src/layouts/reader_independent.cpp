@@ -1,0 +1,158 @@
+// Each rank reads its own nodes. SERAFIN files go through the engine's RunReader
+// (io/strategy.hpp) over the SERAFIN frame layout: `independent` gathers runs that follow
+// one another into one MPI_File_read_at, `collective` reads each round through one indexed
+// view and MPI_File_read_all (MPI-IO's two-phase reading). Only rank 0 parses the header.
+// HDF5 files: `independent` opens the file on each rank alone and reads a selection of its
+// nodes; `hdf5` the same over parallel HDF5, the file opened by all ranks together (the
+// MPI-IO driver, collective metadata).
+#include <memory>
+
+#include "core/error.hpp"
+#include "core/io.hpp"
+#include "parallel/mpi_util.hpp"
+#include "layouts/reader.hpp"
+#include "h5/results.hpp"
+#include "layouts/serafin_frame.hpp"
+
+namespace anabranch::pio {
+namespace {
+
+class OwnNodesReader final : public ReadStrategy {
+ public:
+  enum class Mode { Independent, Collective, Hdf5 };
+  explicit OwnNodesReader(Mode mode) : mode_(mode) {}
+  const char* name() const override { return mode_ == Mode::Hdf5 ? "hdf5" : mode_ == Mode::Collective ? "collective" : "independent"; }
+
+  ~OwnNodesReader() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized && info_ != MPI_INFO_NULL) MPI_Info_free(&info_);
+  }
+
+  FileFacts open(MPI_Comm comm, const std::string& path, const ReaderOptions& options) override {
+    comm_ = comm;
+    path_ = path;
+    int rank = 0;
+    MPI_Comm_rank(comm_, &rank);
+    int hdf5 = 0;
+    collective(comm_, [&] {
+      if (rank == 0) hdf5 = looks_like_hdf5(path) ? 1 : 0;
+    });
+    MPI_Bcast(&hdf5, 1, MPI_INT, 0, comm_);
+    collective(comm_, [&] {
+      if (mode_ == Mode::Hdf5 && !hdf5)
+        throw UsageError("the hdf5 read strategy reads HDF5 files; " + path + " is not one (use aggregated or independent)");
+      if (mode_ == Mode::Collective && hdf5)
+        throw UsageError("the collective read strategy reads SERAFIN files; " + path + " is HDF5 (use hdf5, aggregated or independent)");
+    });
+    FileFacts facts;
+    if (hdf5) {
+      collective(comm_, [&] {
+        src_ = RangeSource::open(path, mode_ == Mode::Hdf5 ? comm_ : MPI_COMM_NULL);
+        if (rank == 0) facts = src_->facts();  // the others take rank 0's
+      });
+      return broadcast_facts(comm_, 0, facts);
+    }
+    collective(comm_, [&] {
+      input_ = std::make_unique<FileSource>(path);  // registers the file as an input: no output may replace it
+      if (rank != 0) return;
+      markers_ = std::make_unique<serafin::Reader>(path);
+      facts.header = markers_->header();
+      facts.frames = markers_->frame_count();
+      facts.times = markers_->read_times();
+      facts.order = facts.header.byte_order;
+    });
+    facts = broadcast_facts(comm_, 0, facts);
+    header_ = facts.header;
+    layout_ = serafin::Layout::of(header_);
+    Hints hints = Hints::from_environment();
+    hints.merge(options.hints);
+    info_ = hints.to_info();
+    const int rc = MPI_File_open(comm_, path.c_str(), MPI_MODE_RDONLY, info_, &fh_);
+    collective(comm_, [&] {
+      if (rc != MPI_SUCCESS) throw IoError("cannot open " + path + ": " + mpi_error_text(rc));
+    });
+    MPI_File_set_errhandler(fh_, MPI_ERRORS_RETURN);
+    buffer_bytes_ = options.buffer_bytes > 0 ? options.buffer_bytes : std::int64_t{mode_ == Mode::Collective ? 16 : 4} << 20;
+    return facts;
+  }
+
+  void prepare(const std::vector<std::int64_t>& need) override {
+    need_ = &need;
+    if (fh_ == MPI_FILE_NULL) return;
+    frame_ = std::make_unique<SerafinFrame>(header_, layout_, need, false);
+    runs_ = std::make_unique<RunReader>(comm_, fh_, path_, *frame_, mode_ == Mode::Collective, buffer_bytes_);
+  }
+
+  void read(std::int64_t frame, const std::vector<int>& vars, const ValueDecoder& out) override {
+    const double t0 = MPI_Wtime();
+    if (runs_) {
+      collective(comm_, [&] {  // rank 0 checks the records' markers: a damaged file is an error, not values
+        if (markers_)
+          for (int v : vars) markers_->check_markers(frame, v);
+      });
+      frame_->set_variables(vars);
+      runs_->read(frame, out);  // agreed inside
+      times_.read += MPI_Wtime() - t0;
+      return;
+    }
+    std::exception_ptr error;
+    const auto n = static_cast<std::int64_t>(need_->size());
+    scratch_.resize(static_cast<std::size_t>(n * src_->real_bytes()));
+    for (std::size_t k = 0; k < vars.size(); ++k) {
+      try {
+        if (!error || mode_ == Mode::Hdf5) {  // on after a failure: HDF5's metadata reads are collective
+          src_->read_nodes(frame, vars[k], need_->data(), n, scratch_.data());
+          if (!error) out.decode(static_cast<int>(k), 0, n, scratch_.data());
+        }
+      } catch (...) {
+        if (!error) error = std::current_exception();
+      }
+    }
+    const double t1 = MPI_Wtime();
+    agree(comm_, error);
+    times_.read += t1 - t0;
+    times_.wait += MPI_Wtime() - t1;
+  }
+
+  void close() override {
+    src_.reset();
+    markers_.reset();
+    runs_.reset();
+    int rc = MPI_SUCCESS;
+    if (fh_ != MPI_FILE_NULL) rc = MPI_File_close(&fh_);
+    input_.reset();
+    check_mpi(rc, "MPI_File_close");
+  }
+  ReadTimes times() const override { return times_; }
+
+ private:
+  Mode mode_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  std::string path_;
+  // HDF5 files.
+  std::unique_ptr<RangeSource> src_;
+  std::vector<unsigned char> scratch_;
+  // SERAFIN files.
+  std::unique_ptr<FileSource> input_;
+  std::unique_ptr<serafin::Reader> markers_;  // rank 0: the header, the records' markers
+  serafin::Header header_;
+  serafin::Layout layout_;
+  MPI_Info info_ = MPI_INFO_NULL;
+  MPI_File fh_ = MPI_FILE_NULL;
+  std::int64_t buffer_bytes_ = 0;
+  std::unique_ptr<SerafinFrame> frame_;
+  std::unique_ptr<RunReader> runs_;
+  const std::vector<std::int64_t>* need_ = nullptr;
+  ReadTimes times_;
+};
+
+}  // namespace
+
+std::unique_ptr<ReadStrategy> make_independent_reader() { return std::make_unique<OwnNodesReader>(OwnNodesReader::Mode::Independent); }
+std::unique_ptr<ReadStrategy> make_collective_reader() { return std::make_unique<OwnNodesReader>(OwnNodesReader::Mode::Collective); }
+#ifdef ANABRANCH_HAVE_HDF5
+std::unique_ptr<ReadStrategy> make_hdf5_reader() { return std::make_unique<OwnNodesReader>(OwnNodesReader::Mode::Hdf5); }
+#endif
+
+}  // namespace anabranch::pio

@@ -1,0 +1,70 @@
+// The SERAFIN frame as the engine's layout (io/strategy.hpp): a rank's runs of consecutive
+// nodes in each variable record. The writer gives its owned nodes and every variable, and
+// rank 0 also holds the fixed runs (the time record, every record's markers); the reader
+// gives the nodes it needs and the variables it reads (array k is variable vars[k]), and no
+// fixed runs.
+#pragma once
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+#include "core/byteorder.hpp"
+#include "formats/serafin.hpp"
+#include "io/strategy.hpp"
+
+namespace anabranch::pio {
+
+class SerafinFrame final : public FrameLayout {
+ public:
+  // nodes: 0-based, increasing, kept by reference. fixed: this rank writes the fixed runs.
+  SerafinFrame(const serafin::Header& h, const serafin::Layout& l, const std::vector<std::int64_t>& nodes, bool fixed)
+      : h_(h), l_(l), nodes_(nodes), fixed_(fixed), vars_(static_cast<std::size_t>(l.nvar)) {
+    std::iota(vars_.begin(), vars_.end(), 0);
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+      if (i == 0 || nodes[i] != nodes[i - 1] + 1) starts_.push_back(static_cast<std::int64_t>(i));
+    starts_.push_back(static_cast<std::int64_t>(nodes.size()));
+  }
+  // The variables whose records the runs cover, in the arrays' order (default: all).
+  void set_variables(const std::vector<int>& vars) { vars_ = vars; }
+
+  int value_bytes() const override { return l_.real_bytes; }
+  std::int64_t frame_bytes() const override { return l_.frame_offset(1) - l_.frame_offset(0); }
+  std::pair<std::int64_t, std::int64_t> locate(std::int64_t frame, std::int64_t at) const override {
+    return {l_.frame_offset(frame) + at, frame_bytes() - at};
+  }
+  // The time record, then a record's length (every marker holds it).
+  void fixed_bytes(std::int64_t, double time, std::vector<unsigned char>& out) const override {
+    out.clear();
+    if (!fixed_) return;
+    const int rs = l_.real_bytes;
+    out.resize(static_cast<std::size_t>(12 + rs));
+    store<std::int32_t>(out.data(), rs, h_.byte_order);
+    serafin::encode_reals(&time, 1, h_.precision, h_.byte_order, out.data() + 4);
+    store<std::int32_t>(out.data() + 4 + rs, rs, h_.byte_order);
+    store<std::int32_t>(out.data() + 8 + rs, static_cast<std::int32_t>(l_.npoin * rs), h_.byte_order);
+  }
+  void for_each_run(const std::function<void(const Run&)>& f) const override {
+    const int rs = l_.real_bytes;
+    const std::int64_t frame0 = l_.frame_offset(0), marker = 8 + rs;
+    if (fixed_) f({0, 8 + rs, Run::kFixed, 0});
+    for (std::size_t k = 0; k < vars_.size(); ++k) {
+      const std::int64_t values = l_.values_offset(0, vars_[k]) - frame0;
+      if (fixed_) f({values - 4, 4, Run::kFixed, marker});
+      for (std::size_t s = 0; s + 1 < starts_.size(); ++s) {
+        const std::int64_t i = starts_[s];
+        f({values + nodes_[static_cast<std::size_t>(i)] * rs, starts_[s + 1] - i, static_cast<int>(k), i});
+      }
+      if (fixed_) f({values + l_.npoin * rs, 4, Run::kFixed, marker});
+    }
+  }
+
+ private:
+  const serafin::Header& h_;
+  const serafin::Layout& l_;
+  const std::vector<std::int64_t>& nodes_;
+  bool fixed_;
+  std::vector<int> vars_;
+  std::vector<std::int64_t> starts_;  // where runs of consecutive nodes start, then nodes_.size()
+};
+
+}  // namespace anabranch::pio

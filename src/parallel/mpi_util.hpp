@@ -1,0 +1,105 @@
+// MPI helpers: error checks that throw, and agreement on failure across ranks so that one
+// failing rank never leaves the others waiting in the next collective call.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <string>
+
+namespace anabranch::pio {
+
+// text on one line: newlines blanked, an MPICH error stack cut to its first and last lines.
+std::string one_line(const std::string& text);
+// MPI_Error_string of rc, on one line.
+std::string mpi_error_text(int rc);
+// Throws MpiError naming `what` when rc is not MPI_SUCCESS.
+void check_mpi(int rc, const char* what);
+
+// Checks an MPI-IO write of `asked` bytes at byte `offset` of `path` (the user's name for the
+// file): throws MpiError when rc failed, IoError when the status counts fewer bytes (MPI-IO
+// libraries report a full disk or a file-size limit as a short count, not as an error):
+// "cannot write PATH: K of M bytes written from byte N: No space left on device".
+void check_written(int rc, const MPI_Status& status, std::int64_t asked, const std::string& path, std::int64_t offset,
+                   const char* what);
+// Why a write to path up to byte `end` (-1: not known) failed, as well as can be told after
+// the fact: the file-size limit, a full file system, or a guess.
+std::string write_failure_reason(const std::string& path, std::int64_t end);
+
+// Whether this MPI's nonblocking MPI-IO writes can be used: a failed one must complete its
+// request with the error. Open MPI's do. ROMIO's (MPICH and the MPIs built on it: Intel MPI,
+// Cray MPICH, MVAPICH) never complete: its poll function waits for aio_error() to say 0, so
+// a full disk or a file-size limit hangs MPI_Wait forever; there anabranch writes with
+// blocking calls (aggregated-async then overlaps nothing, and writes the same file).
+constexpr bool nonblocking_file_writes() {
+#ifdef OPEN_MPI
+  return true;
+#else
+  return false;
+#endif
+}
+// Waits for a nonblocking MPI-IO request (MPI_File_iwrite_at, ...) and frees it; returns
+// the MPI return code, the status in `status` (check_written reads both). Polled with
+// MPI_Request_get_status, not MPI_Wait'ed: Open MPI's MPI_Wait on a failed file request
+// calls a file error handler through a null pointer (a crash, then a hang of the other
+// ranks) where get_status reports the short count.
+int wait_file_request(MPI_Request& request, MPI_Status& status);
+
+// MPI_COMM_NULL stands for a process running alone without MPI (not started by an MPI
+// launcher): collective(), agree() and allreduce() then call no MPI function.
+
+// Whether an MPI launcher (mpiexec, mpirun, srun) started this process: MPI's start-up
+// (a few tenths of a second) is only worth paying then.
+bool started_by_launcher();
+
+// MPI_Allreduce in place; nothing to do on MPI_COMM_NULL.
+void allreduce(MPI_Comm comm, void* buffer, int count, MPI_Datatype type, MPI_Op op);
+
+// Collective: runs fn on every rank; if it threw on any rank, every rank throws the error of
+// the lowest failing rank (same type class: usage, format, I/O or MPI error).
+void collective(MPI_Comm comm, const std::function<void()>& fn);
+
+// Collective: agrees on a failure captured earlier (nullptr: this rank is fine).
+void agree(MPI_Comm comm, std::exception_ptr error);
+
+// MPI datatype for std::int64_t.
+inline MPI_Datatype mpi_int64() { return MPI_INT64_T; }
+
+// Called before MPI_Finalize when a session ends (a library loaded at run time, HDF5,
+// closes what is left while MPI still runs); the last registered.
+void before_finalize(void (*f)());
+
+// Writes all n bytes at offset with MPI_File_write_at (independent); throws MpiError, or
+// IoError naming path when fewer bytes were written (full disk, file-size limit).
+void write_at(MPI_File fh, std::int64_t offset, const void* data, std::int64_t n, const std::string& path);
+
+// Initialises MPI for the lifetime of the object if nobody did (commands that may run
+// under mpiexec or alone). Inside a FinalizeLater scope, the finalize waits for its end.
+class MpiSession {
+ public:
+  MpiSession(int* argc, char*** argv);
+  ~MpiSession();
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+  // Rank in MPI_COMM_WORLD of the last session (0 if none), still known after finalize.
+  static int world_rank();
+  // Whether MPI has been started (by a session or by the caller).
+  static bool started();
+
+ private:
+  bool owned_ = false;
+};
+
+// While alive, MPI started by a MpiSession is finalized only when this scope ends: the
+// command line reports a failure on rank 0 before any rank finalizes (a rank that finalizes
+// and exits first has the launcher kill rank 0 before it has said why).
+class FinalizeLater {
+ public:
+  FinalizeLater();
+  ~FinalizeLater();
+  FinalizeLater(const FinalizeLater&) = delete;
+  FinalizeLater& operator=(const FinalizeLater&) = delete;
+};
+
+}  // namespace anabranch::pio

@@ -3,10 +3,11 @@
 import json
 import os
 import stat
+import sys
 
 import pytest
 
-from conftest import EXE, MPI_ENV as ENV, MPIEXEC, assert_status, emulated_nodes, run
+from conftest import EXE, MPI_ENV as ENV, MPIEXEC, assert_status, emulated_nodes, mpirun, run
 
 
 @pytest.mark.mpi
@@ -26,7 +27,8 @@ def test_bench_runs_every_strategy_and_verifies(tmp_path):
     # --read: every read strategy on its file, the writer's and another decomposition, beside plain pread.
     reads = {(r["strategy"], r["file"], r["decomposition"]) for r in j["read"]["results"]}
     assert {("aggregated", "serafin", "the writer's"), ("independent", "serafin", "the writer's"),
-            ("aggregated", "serafin", "P+1 blocks"), ("file-per-process", "file per rank", "the writer's")} <= reads
+            ("collective", "serafin", "the writer's"), ("aggregated", "serafin", "P+1 blocks"),
+            ("file-per-process", "file per rank", "the writer's")} <= reads
     for r in j["read"]["results"]:
         assert r["verified"] and len(r["read_seconds"]) == 2 and r["read_mbs_median"] > 0, r
         assert set(r["phases_seconds_per_rank"]) == {"read", "exchange", "wait"}
@@ -52,6 +54,36 @@ def test_bench_runs_every_strategy_and_verifies(tmp_path):
         assert_status(r, status, words)
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
         assert "Traceback" not in r.stderr
+
+
+BENCH = """
+import json, sys, anabranch
+from mpi4py import MPI
+comm = MPI.COMM_WORLD
+report = anabranch.bench(generate=3000, frames=2, repeat=1, strategies=["independent", "aggregated"], read=True,
+                         dir=sys.argv[1])
+if comm.rank == 0:
+    assert [r["strategy"] for r in report["results"]] == ["independent", "aggregated"], report["results"]
+    assert all(r["verified"] for r in report["results"] + report["read"]["results"])
+    assert report["config"]["ranks"] == comm.size
+else:
+    assert report is None  # the report is rank 0's
+print("done", comm.rank)
+"""
+
+
+@pytest.mark.mpi
+def test_bench_from_python(tmp_path):
+    """The bench engine from the library (anabranch.bench over ab_command), at 3 ranks."""
+    pytest.importorskip("mpi4py")
+    pytest.importorskip("anabranch", reason="the Python package is not built (PYTHONPATH=<build>/python)")
+    script = tmp_path / "bench.py"
+    script.write_text(BENCH)
+    (tmp_path / "work").mkdir()
+    proc = mpirun(3, sys.executable, script, tmp_path / "work")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("done") == 3
+    assert list((tmp_path / "work").iterdir()) == []
 
 
 @pytest.mark.mpi

@@ -26,7 +26,7 @@ from .errors import Error, FormatError, InternalError, IoError, MemoryError, Mpi
 
 __version__ = _core.version()
 __all__ = ["Error", "UsageError", "FormatError", "IoError", "MpiError", "MemoryError", "InternalError",
-           "info", "diff", "read", "write", "partition", "merge", "split", "convert", "generate",
+           "info", "diff", "read", "write", "partition", "merge", "split", "convert", "generate", "bench",
            "Dataset", "Mesh", "Frame", "Writer", "Reader", "Part", "read_part", "read_part_global",
            "BlockLayout", "BlockWriter", "BlockReader"]
 
@@ -152,6 +152,21 @@ def diff(a, b, atol=None, rtol=None, frames=None, values_only=False):
     if values_only:
         args.append("--values-only")
     return _command(*args, names={"--atol": "atol", "--rtol": "rtol", "--frames": "frames"})
+
+
+def bench(generate=200000, mesh=None, plan=None, vars=4, frames=5, repeat=3, strategies="all", writers="auto",
+          read=False, dir="."):
+    """Collective over MPI_COMM_WORLD: the write strategies (and with read, the read
+    strategies) measured on one decomposition, every file verified (`anabranch bench`).
+    Returns the JSON report as a dict on rank 0, None on the other ranks. strategies: "all"
+    or a list of names."""
+    args = ["bench", "--vars", vars, "--frames", frames, "--repeat", repeat, "--writers", writers, "--dir", os.fspath(dir),
+            "--strategies", strategies if isinstance(strategies, str) else ",".join(strategies)]
+    args += ["--mesh", os.fspath(mesh)] if mesh is not None else ["--generate", generate]
+    args += ["--plan", os.fspath(plan)] if plan is not None else []
+    args += ["--read"] if read else []
+    return _command(*args, names={"--generate": "generate", "--vars": "vars", "--frames": "frames", "--repeat": "repeat",
+                                  "--writers": "writers", "--mesh": "mesh", "--plan": "plan", "--strategies": "strategies"})
 
 
 def generate(output, elements=20000, frames=0, variables=None, planes=None):

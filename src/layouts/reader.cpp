@@ -63,16 +63,6 @@ class SerafinSource final : public RangeSource {
     const int rs = r_.layout().real_bytes;
     if (frame < r_.frame_count() && count > 0) r_.source().will_need(r_.layout().values_offset(frame, var) + first * rs, count * rs);
   }
-  void read_nodes(std::int64_t frame, int var, const std::int64_t* nodes, std::int64_t n, unsigned char* out) const override {
-    const int rs = r_.layout().real_bytes;
-    for (std::int64_t i = 0; i < n;) {  // one read per run of consecutive nodes
-      std::int64_t j = i + 1;
-      while (j < n && nodes[j] == nodes[j - 1] + 1) ++j;
-      r_.read_encoded(frame, var, nodes[i], j - i, out + i * rs);
-      i = j;
-    }
-  }
-
  private:
   serafin::Reader r_;
 };
@@ -110,6 +100,16 @@ class Hdf5Source final : public RangeSource {
 #endif
 
 }  // namespace
+
+void RangeSource::read_nodes(std::int64_t frame, int var, const std::int64_t* nodes, std::int64_t n, unsigned char* out) const {
+  const int rs = real_bytes();
+  for (std::int64_t i = 0; i < n;) {
+    std::int64_t j = i + 1;
+    while (j < n && nodes[j] == nodes[j - 1] + 1) ++j;
+    read_range(frame, var, nodes[i], j - i, out + i * rs);
+    i = j;
+  }
+}
 
 std::unique_ptr<RangeSource> RangeSource::open(const std::string& path, MPI_Comm h5comm) {
   if (looks_like_hdf5(path)) {

@@ -151,8 +151,9 @@ class RangeSource {
   // kernel starts reading them while the caller does something else); a no-op where the
   // format reads through a library (HDF5).
   virtual void will_need(std::int64_t /*frame*/, int /*var*/, std::int64_t /*first*/, std::int64_t /*count*/) const {}
-  // The listed nodes (0-based, increasing).
-  virtual void read_nodes(std::int64_t frame, int var, const std::int64_t* nodes, std::int64_t n, unsigned char* out) const = 0;
+  // The listed nodes (0-based, increasing): one read_range per run of consecutive nodes,
+  // unless the format selects them at once (HDF5).
+  virtual void read_nodes(std::int64_t frame, int var, const std::int64_t* nodes, std::int64_t n, unsigned char* out) const;
 };
 
 // The facts of rank `root` on every rank of comm.

@@ -27,11 +27,14 @@ rng = np.random.default_rng(17 + comm.rank)
 # order ("dense": a part's nodes, placed through a bitmap of their span), increasing with
 # repeats as some KNOLG come ("sorted": one pass), a few nodes spread over the whole
 # numbering ("sparse": sorted by radix), increasing without repeats as a part's KNOLG
-# ("part": values decoded straight into the caller's arrays), or nothing at all.
-kind = {1: ["part"], 2: ["sparse", "part"], 3: ["sorted", "dense", "empty"]}[comm.size][comm.rank]
+# ("part": values decoded straight into the caller's arrays), the same shuffled
+# ("shuffled": as many distinct nodes as local ones, placed after), or nothing at all.
+kind = {1: ["dense"], 2: ["part", "sparse"], 3: ["sorted", "shuffled", "empty"]}[comm.size][comm.rank]
 ids = np.concatenate([rng.integers(1, n + 1, size=n // comm.size + 5), [1, n, n]]).astype(np.int32)
 if kind == "part":
     ids = np.unique(ids).astype(np.int32)
+elif kind == "shuffled":
+    ids = rng.permutation(np.unique(ids)).astype(np.int32)
 elif kind == "sorted":
     ids = np.sort(ids)
 elif kind == "sparse":
@@ -121,8 +124,9 @@ try:
             r._r.read_frame(7)
     elif case == "missing":
         anabranch.Reader(comm, path + ".nothing", ids)
-    elif case == "damaged":
-        with anabranch.Reader(comm, path, ids, options="buffer_bytes=1024") as r:
+    elif case.startswith("damaged"):  # damaged or damaged-STRATEGY
+        strategy = case.partition("-")[2] or "aggregated"
+        with anabranch.Reader(comm, path, ids, strategy=strategy, options="buffer_bytes=1024") as r:
             for k in range(r.frames):
                 r.read_frame(k)
     said = f"no error {comm.rank}"
@@ -151,8 +155,9 @@ def test_mistakes_are_errors_on_every_rank(files, tmp_path, ranks, case, kind, w
     assert all(l.startswith(f"error {r} {kind}") and words in l for r, l in enumerate(lines)), lines
 
 
-@pytest.mark.parametrize("ranks", [1, 2, 3])
-def test_a_damaged_frame_is_an_error_naming_the_file_and_byte(files, tmp_path, ranks):
+@pytest.mark.parametrize("ranks,strategy", [(1, "aggregated"), (2, "aggregated"), (3, "aggregated"), (2, "independent"),
+                                            (3, "collective")])
+def test_a_damaged_frame_is_an_error_naming_the_file_and_byte(files, tmp_path, ranks, strategy):
     """A length marker overwritten in the last frame: every rank stops with the reader's
     error (file, record, byte) instead of handing out wrong values."""
     from slf import read
@@ -164,7 +169,7 @@ def test_a_damaged_frame_is_an_error_naming_the_file_and_byte(files, tmp_path, r
     damaged.write_bytes(bytes(raw))
     script = tmp_path / "errors.py"
     script.write_text(ERRORS)
-    proc = mpirun(ranks, sys.executable, script, damaged, "damaged", tmp_path / "said")
+    proc = mpirun(ranks, sys.executable, script, damaged, "damaged-" + strategy, tmp_path / "said")
     assert proc.returncode == 0, proc.stderr
     lines = said(tmp_path, ranks)
     assert all(" FormatError " in l and "damaged.slf" in l and str(at) in l for l in lines), lines

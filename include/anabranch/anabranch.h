@@ -142,12 +142,15 @@ typedef struct ab_reader ab_reader;
  * NULL or "key=value" pairs separated by spaces or commas:
  *   strategy=aggregated (default: a few readers per node read large contiguous blocks once
  *     and send each rank its values) | independent (each rank reads its own runs of nodes) |
- *     hdf5 (parallel HDF5, each rank selects its own nodes) | file-per-process (each rank
- *     reads its TELEMAC part file, path being their base name),
+ *     collective (SERAFIN: each rank's runs through one MPI-IO file view and read_all per
+ *     round) | hdf5 (parallel HDF5, each rank selects its own nodes) | file-per-process
+ *     (each rank reads its TELEMAC part file, path being their base name),
  *   readers_per_node=auto|N, buffer_bytes=auto|N (aggregated: bytes read per reader and
- *     round; auto: 1 MiB when every rank takes its values from its node's shared memory,
- *     16 MiB when values cross nodes); any other key is an MPI-IO hint.
- * Only the reading ranks open and parse the file; the others receive its header. */
+ *     round; auto: 4 MiB when every rank takes its values from its node's shared memory,
+ *     16 MiB when values cross nodes; independent and collective: a rank's bytes per read
+ *     call or round, auto 4 and 16 MiB); any other key is an MPI-IO hint.
+ * Only the reading ranks (independent, collective: rank 0) parse the file's header; the
+ * others receive it. */
 int ab_reader_open(MPI_Comm comm, const char* path, int64_t nlocal, const int32_t* global_ids, const char* options,
                    ab_reader** reader);
 int ab_reader_open_f(MPI_Fint comm, const char* path, int64_t nlocal, const int32_t* global_ids, const char* options,

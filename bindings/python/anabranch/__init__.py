@@ -488,8 +488,8 @@ class Reader:
             time, values = r.read_frame(r.frames - 1)      # {name: array of len(knolg)}
 
     strategy: aggregated (default: a few readers per node read large blocks once and send
-    each rank its values), independent, hdf5, file-per-process (path: the base name of
-    TELEMAC's per-rank files). options: more "key=value" reader options and MPI-IO hints.
+    each rank its values), independent, collective (SERAFIN: one MPI-IO view and read_all
+    per round), hdf5, file-per-process (path: the base name of TELEMAC's per-rank files). options: more "key=value" reader options and MPI-IO hints.
     """
 
     def __init__(self, comm, path, global_ids, strategy="aggregated", options=""):

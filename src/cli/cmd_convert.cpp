@@ -181,12 +181,18 @@ std::int64_t size_of(const std::string& path) {
 
 // Multi-block files: to the other block format (every block whole, dealt to the ranks), or
 // one frame to a VTK MultiBlock index (.vtm) and one StructuredGrid (.vts) per block.
+// An output named as a PLOT3D grid.
 bool plot3d_name(const std::string& path) {
   std::string lower = path;
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   for (const char* e : {".xyz", ".x", ".g", ".p3d", ".grd"})
     if (ends_with(lower, e)) return true;
   return false;
+}
+
+// An input PLOT3D grid, whatever its name: told by its first bytes (never a SERAFIN or HDF5 file).
+bool plot3d_grid(const std::string& path) {
+  return file_exists(path) && !pio::looks_like_hdf5(path) && !serafin::looks_like_serafin(path) && plot3d::is_plot3d(path);
 }
 
 // A PLOT3D grid into an HDF5 block file (the grid, no frame yet), every rank its share of
@@ -461,12 +467,11 @@ Runner add_convert(CLI::App& app, Common& common) {
   sub->add_option("--strategy", o->strategy, "SERAFIN output under mpiexec: the write strategy")->capture_default_str();
   sub->add_flag("--json", common.json, "print a JSON summary on stdout");
   return [o, &common]() {
-    const std::string format =
-        cgns_file_name(o->input) || pio::is_block_file(o->input) || plot3d_name(o->input) ? std::string() : target_format(*o);
+    const bool cgns_in = cgns_file_name(o->input);
+    const bool grid_in = !cgns_in && !pio::is_block_file(o->input) && plot3d_grid(o->input);
+    const std::string format = cgns_in || grid_in || pio::is_block_file(o->input) ? std::string() : target_format(*o);
     if (o->input == o->output) throw UsageError("input and output are the same file: " + o->input);
     const auto t0 = std::chrono::steady_clock::now();
-    const bool cgns_in = cgns_file_name(o->input);
-    const bool grid_in = !cgns_in && plot3d_name(o->input) && !pio::is_block_file(o->input) && plot3d::is_plot3d(o->input);
     if (cgns_in || grid_in || pio::is_block_file(o->input)) {
       provenance::add_input(o->input);
       auto j = cgns_in ? convert_cgns(*o) : grid_in ? convert_plot3d(*o) : convert_blocks(*o);

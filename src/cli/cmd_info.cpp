@@ -12,7 +12,9 @@
 #include "cli/commands.hpp"
 #include "core/byteorder.hpp"
 #include "core/error.hpp"
+#include "core/io.hpp"
 #include "core/mesh.hpp"
+#include "formats/plot3d.hpp"
 #include "formats/serafin.hpp"
 #include "layouts/block_io.hpp"
 #include "h5/results.hpp"
@@ -59,10 +61,54 @@ nlohmann::json describe_blocks(const std::string& path, bool check) {
   return j;
 }
 
+// A PLOT3D grid: its form and layout, blocks and dimensions; --check reads every coordinate
+// (a formatted value that is not a number is named with its block and byte).
+nlohmann::json describe_plot3d(const std::string& path, bool check) {
+  const plot3d::Grid g = plot3d::read_header(path);
+  nlohmann::json j;
+  j["file"] = path;
+  j["format"] = "blocks-plot3d";
+  j["form"] = g.formatted ? "formatted" : "binary";
+  j["layout"] = g.multi ? "multi-grid" : g.native ? "CFL3D (dimensions before each block, no count)" : "single-grid";
+  j["dimensions"] = g.dimensions;
+  j["iblank"] = g.iblank;
+  j["precision"] = g.formatted ? "text" : g.real_bytes == 8 ? "double" : "single";
+  if (!g.formatted) j["byte_order"] = g.big_endian ? "big" : "little";
+  j["records"] = g.records ? "fortran" : "none";
+  j["file_bytes"] = FileSource(path).size();
+  std::int64_t points = 0;
+  nlohmann::json blocks = nlohmann::json::array();
+  for (const auto& b : g.blocks) {
+    points += b.points();
+    blocks.push_back({{"id", b.id}, {"dims", b.dims}});
+  }
+  j["block_count"] = g.blocks.size();
+  j["points"] = points;
+  j["blocks"] = blocks;
+  j["variables"] = nlohmann::json::array();
+  j["grid"] = true;
+  j["frames"] = 0;
+  j["times"] = nlohmann::json::array();
+  j["integrity"] = "OK";
+  if (check) {
+    std::vector<double> xyz;
+    for (std::size_t b = 0; b < g.blocks.size(); ++b)
+      for (int c = 0; c < 3; ++c) plot3d::read_coordinate(g, b, c, xyz);
+    j["checked"] = true;
+  }
+  return j;
+}
+
 void print_blocks(const nlohmann::json& j, int max_times) {
-  std::printf("%s: %s, %s precision%s, %lld bytes\n", j["file"].get<std::string>().c_str(), j["format"].get<std::string>().c_str(),
-              j["precision"].get<std::string>().c_str(), j["records"] == "fortran" ? ", Fortran records" : "",
-              static_cast<long long>(j["file_bytes"].get<std::int64_t>()));
+  if (j.contains("form"))  // PLOT3D
+    std::printf("%s: PLOT3D grid, %s, %s, %dD%s%s%s, %lld bytes\n", j["file"].get<std::string>().c_str(), j["form"].get<std::string>().c_str(),
+                j["layout"].get<std::string>().c_str(), j["dimensions"].get<int>(), j["iblank"].get<bool>() ? ", IBLANK" : "",
+                j["precision"] == "text" ? "" : (", " + j["precision"].get<std::string>() + " precision, " + j["byte_order"].get<std::string>() + "-endian").c_str(),
+                j["records"] == "fortran" ? ", Fortran records" : "", static_cast<long long>(j["file_bytes"].get<std::int64_t>()));
+  else
+    std::printf("%s: %s, %s precision%s, %lld bytes\n", j["file"].get<std::string>().c_str(), j["format"].get<std::string>().c_str(),
+                j["precision"].get<std::string>().c_str(), j["records"] == "fortran" ? ", Fortran records" : "",
+                static_cast<long long>(j["file_bytes"].get<std::int64_t>()));
   std::printf("  %zu blocks, %lld points%s\n", j["blocks"].size(), static_cast<long long>(j["points"].get<std::int64_t>()),
               j["grid"].get<bool>() ? ", with grid coordinates" : "");
   std::size_t shown = 0;
@@ -162,6 +208,7 @@ NonFinite non_finite(const serafin::Reader& r, const std::function<void()>& firs
 
 nlohmann::json describe(const std::string& path, bool check, bool stats) {
   if (pio::is_block_file(path)) return describe_blocks(path, check);
+  if (!pio::looks_like_hdf5(path) && !serafin::looks_like_serafin(path) && plot3d::is_plot3d(path)) return describe_plot3d(path, check);
   const auto file = pio::ResultFile::open(path);
   const serafin::Reader* r = file->serafin_reader();  // null for HDF5
   const auto& h = file->header();

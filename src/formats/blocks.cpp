@@ -206,24 +206,26 @@ BlockLayout layout_for_rank(const Assignment& a, int rank, const std::array<std:
 }
 
 File read(const std::string& path) {
-  // A binary file: a PLOT3D grid (its blocks' dimensions; PLOT3D names no shared faces).
+  // A PLOT3D grid, binary or formatted (its blocks' dimensions; PLOT3D names no shared
+  // faces), told by its first bytes; otherwise JSON or the text list. A binary file that is
+  // no PLOT3D grid gets the PLOT3D reader's error.
+  bool binary = false;
   {
     std::ifstream in(path, std::ios::binary);
     unsigned char head[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
     in.read(reinterpret_cast<char*>(head), 8);
-    bool binary = false;
     for (const unsigned char c : head) binary = binary || (c < 32 && c != '\t' && c != '\n' && c != '\r') || c >= 127;
-    if (binary) {
-      File f;
-      for (const auto& s : plot3d::read_header(path).blocks) {
-        Block b;
-        b.id = s.id;
-        b.cells = s.dims;
-        b.weight = static_cast<double>(s.points());
-        f.blocks.push_back(b);
-      }
-      return f;
+  }
+  if (binary || plot3d::is_plot3d(path)) {
+    File f;
+    for (const auto& s : plot3d::read_header(path).blocks) {
+      Block b;
+      b.id = s.id;
+      b.cells = s.dims;
+      b.weight = static_cast<double>(s.points());
+      f.blocks.push_back(b);
     }
+    return f;
   }
   return parse(read_text_file(path), path);
 }

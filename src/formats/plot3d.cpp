@@ -1,8 +1,10 @@
 #include "formats/plot3d.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <fstream>
+#include <string_view>
 
 #include "core/byteorder.hpp"
 #include "core/error.hpp"
@@ -74,6 +76,271 @@ std::string try_layout(const std::vector<unsigned char>& head, std::int64_t size
   return "size";
 }
 
+// CFL3D's binary layout, Fortran records: per block a record "jdim kdim idim" and a record
+// of its x, y, z (no block count, no IBLANK). Walks the records' markers (a few bytes a
+// block); "" when they account for the whole file.
+std::string try_native_binary(std::ifstream& in, std::int64_t size, bool big, Grid& g) {
+  std::vector<BlockShape> blocks;
+  std::vector<std::int64_t> at_of;
+  int rb = 0;
+  std::int64_t at = 0;
+  unsigned char w[20];
+  while (at < size) {
+    in.clear();
+    in.seekg(at);
+    if (!in.read(reinterpret_cast<char*>(w), 20)) return "dimensions record";
+    if (u32(w, big) != 12 || u32(w + 16, big) != 12) return "dimensions record";
+    BlockShape s;
+    s.id = static_cast<std::int64_t>(blocks.size()) + 1;
+    for (int a = 0; a < 3; ++a) {
+      s.dims[static_cast<std::size_t>(a)] = u32(w + 4 + 4 * a, big);
+      if (s.dims[static_cast<std::size_t>(a)] < 1 || s.dims[static_cast<std::size_t>(a)] > (1 << 24)) return "block dimensions";
+    }
+    at += 20;
+    unsigned char m[4];
+    in.seekg(at);
+    if (!in.read(reinterpret_cast<char*>(m), 4)) return "coordinates record";
+    const std::int64_t bytes = u32(m, big), per = s.points() * 3;
+    const int this_rb = bytes == per * 8 ? 8 : bytes == per * 4 ? 4 : 0;
+    if (this_rb == 0 || (rb != 0 && this_rb != rb)) return "coordinates record";
+    rb = this_rb;
+    at_of.push_back(at + 4);
+    at += 8 + bytes;
+    blocks.push_back(s);
+  }
+  if (at != size || blocks.empty()) return "size";
+  g.blocks = blocks;
+  g.real_bytes = rb;
+  g.big_endian = big;
+  g.records = true;
+  g.iblank = false;
+  g.multi = false;
+  g.native = true;
+  g.dimensions = 3;
+  g.coords_at = at_of;
+  return "";
+}
+
+// ----- Formatted (ASCII) grids: Fortran list-directed reads.
+
+bool formatted_char(unsigned char c) {
+  return (c >= '0' && c <= '9') || std::strchr(" \t\r\n,.+-*eEdD", c) != nullptr;
+}
+
+// The values of Fortran list-directed reads over a text: each read starts on a new line and
+// leaves the rest of its last line unread; values are separated by blanks, commas or line
+// ends; r*v stands for r copies of v.
+class ListInput {
+ public:
+  ListInput(std::string_view text, const std::string& path, std::int64_t base) : t_(text), path_(path), base_(base) {}
+  // The next value of the current read (repeats expanded); false at the end of the text.
+  bool next(std::string_view& v) {
+    if (left_ > 0) {
+      --left_;
+      v = rep_;
+      return true;
+    }
+    bool comma = false;
+    for (;; ++at_) {
+      if (at_ >= t_.size()) return false;
+      const char c = t_[at_];
+      if (c == '\n') {
+        ++line_;
+        comma = false;
+      } else if (c == ',') {
+        if (comma) throw error("two commas in a row (an empty value)");
+        comma = true;
+      } else if (c != ' ' && c != '\t' && c != '\r') {
+        break;
+      }
+    }
+    const std::size_t start = at_;
+    while (at_ < t_.size() && !std::strchr(" \t\r\n,", t_[at_])) ++at_;
+    const std::string_view tok = t_.substr(start, at_ - start);
+    const auto star = tok.find('*');
+    if (star == std::string_view::npos) {
+      v = tok;
+      return true;
+    }
+    std::int64_t r = 0;
+    const auto [end, ec] = std::from_chars(tok.data(), tok.data() + star, r);
+    if (ec != std::errc() || end != tok.data() + star || r < 1) throw error("'" + std::string(tok) + "': not a repeat count");
+    rep_ = tok.substr(star + 1);
+    if (rep_.empty()) throw error("'" + std::string(tok) + "': a repeat of empty values");
+    left_ = r - 1;
+    v = rep_;
+    return true;
+  }
+  // Ends the current read: the rest of its last line (and of a repeat) is not read.
+  void end_read() {
+    left_ = 0;
+    while (at_ < t_.size() && t_[at_] != '\n') ++at_;
+    if (at_ < t_.size()) {
+      ++at_;
+      ++line_;
+    }
+  }
+  // True when nothing but blanks remains.
+  bool at_end() const {
+    for (std::size_t i = at_; i < t_.size(); ++i)
+      if (!std::strchr(" \t\r\n,", t_[i])) return false;
+    return left_ == 0;
+  }
+  std::int64_t offset() const { return base_ + static_cast<std::int64_t>(at_); }
+  std::int64_t line() const { return line_; }
+  FormatError error(const std::string& what) const {
+    return FormatError(path_, base_ == 0 ? "line " + std::to_string(line_) : "values", offset(), what);
+  }
+
+ private:
+  std::string_view t_;
+  const std::string& path_;
+  std::int64_t base_;
+  std::size_t at_ = 0;
+  std::int64_t line_ = 1;  // counted from the text's start
+  std::int64_t left_ = 0;  // copies of rep_ still to hand out
+  std::string_view rep_;
+};
+
+bool integer_value(std::string_view v, std::int64_t& out) {
+  if (!v.empty() && v[0] == '+') v.remove_prefix(1);
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  return ec == std::errc() && end == v.data() + v.size();
+}
+
+// A Fortran real: 1.5, -2., .5, 1E-3, 1.5D+00, 1.5-100 (exponent without its letter).
+bool real_value(std::string_view v, double& out) {
+  if (!v.empty() && v[0] == '+') v.remove_prefix(1);
+  char buf[64];
+  if (v.empty() || v.size() > 60) return false;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    char c = v[i];
+    if (c == 'd' || c == 'D') c = 'E';
+    if ((c == '+' || c == '-') && i > 0 && v[i - 1] != 'e' && v[i - 1] != 'E' && v[i - 1] != 'd' && v[i - 1] != 'D') buf[n++] = 'E';
+    buf[n++] = c;
+  }
+  const auto [end, ec] = std::from_chars(buf, buf + n, out);
+  return ec == std::errc() && end == buf + n;
+}
+
+bool looks_real(std::string_view v) { return v.find_first_of(".eEdD") != std::string_view::npos; }
+
+// One reading of a formatted grid: count (the block count first), d dimensions per block,
+// k values per point (d coordinates, and IBLANK when k > d). "" and g filled when every
+// block's values are there and nothing follows them.
+std::string try_formatted(std::string_view text, const std::string& path, bool count, int d, int k, Grid& g, std::string& why) {
+  ListInput in(text, path, 0);
+  std::string_view v;
+  std::vector<BlockShape> blocks;
+  std::int64_t nblocks = -1;
+  auto read_dims = [&](std::int64_t n) {  // one read of n blocks' dimensions
+    for (std::int64_t b = 0; b < n; ++b) {
+      BlockShape s;
+      s.id = static_cast<std::int64_t>(blocks.size()) + 1;
+      for (int a = 0; a < d; ++a) {
+        std::int64_t x = 0;
+        if (!in.next(v) || !integer_value(v, x) || x < 1 || x > (1 << 24)) return false;
+        s.dims[static_cast<std::size_t>(a)] = x;
+      }
+      if (d == 2) s.dims[2] = 1;
+      blocks.push_back(s);
+    }
+    in.end_read();
+    return true;
+  };
+  if (count) {
+    if (!in.next(v) || !integer_value(v, nblocks) || nblocks < 1 || nblocks > 10000000) return "block count";
+    in.end_read();
+    if (!read_dims(nblocks)) return "dimensions";
+  }
+  std::vector<std::int64_t> at, end;
+  for (std::size_t b = 0;; ++b) {
+    if (!count) {
+      if (in.at_end()) break;
+      if (!read_dims(1)) return "dimensions of block " + std::to_string(b + 1);
+    } else if (b == blocks.size()) {
+      break;
+    }
+    at.push_back(in.offset());
+    const std::int64_t want = blocks[b].points() * k;
+    for (std::int64_t i = 0; i < want; ++i) {
+      if (!in.next(v)) {
+        why = "block " + std::to_string(b + 1) + ": the file ends after " + std::to_string(i) + " of its " + std::to_string(want) + " values";
+        return "values";
+      }
+      if (b == 0 && i == 0 && !looks_real(v)) return "coordinates";  // not a grid: a list of integers
+    }
+    end.push_back(in.offset());
+    in.end_read();
+  }
+  if (blocks.empty()) return "blocks";
+  if (!in.at_end()) {
+    why = "values after the last block, at line " + std::to_string(in.line());
+    return "values";
+  }
+  g.blocks = blocks;
+  g.real_bytes = 8;
+  g.big_endian = false;
+  g.records = false;
+  g.iblank = k > d;
+  g.multi = count;
+  g.native = !count && blocks.size() > 1;
+  g.dimensions = d;
+  g.formatted = true;
+  g.coords_at = at;
+  g.coords_end = end;
+  return "";
+}
+
+// The numbers on the first line, repeats expanded (at most a few).
+std::vector<std::int64_t> first_line_integers(std::string_view text, const std::string& path, bool& all_integers) {
+  const std::string_view line = text.substr(0, text.find('\n'));
+  ListInput in(line, path, 0);
+  std::vector<std::int64_t> out;
+  std::string_view v;
+  all_integers = true;
+  while (out.size() < 8 && in.next(v)) {
+    std::int64_t x = 0;
+    if (!integer_value(v, x)) all_integers = false;
+    out.push_back(x);
+  }
+  return out;
+}
+
+Grid read_formatted(const std::string& path, const std::string& text) {
+  bool ints = false;
+  const std::vector<std::int64_t> first = first_line_integers(text, path, ints);
+  // The first read: the block count alone (multi-grid), or a block's dimensions (single-grid,
+  // or CFL3D's layout): 3 numbers for 3D, 2 for 2D.
+  if (!ints || first.empty() || first.size() > 3)
+    throw FormatError(path, "line 1", 0, "not a formatted PLOT3D grid: its first line holds " + std::to_string(first.size()) +
+                                           " numbers, not the block count or one block's dimensions");
+  const bool count = first.size() == 1;
+  Grid g;
+  g.path = path;
+  std::string why, first_why;
+  for (int d : {3, 2}) {
+    if (!count && d != static_cast<int>(first.size())) continue;
+    for (int k : {d, d + 1}) {
+      why.clear();
+      const std::string failed = try_formatted(text, path, count, d, k, g, why);
+      if (failed.empty()) return g;
+      if (first_why.empty() && !why.empty()) first_why = why;
+    }
+  }
+  throw FormatError(path, "formatted PLOT3D grid", 0,
+                    "no reading (" + std::string(count ? "block count first" : "dimensions before each block") +
+                        ", 3D or 2D, with or without IBLANK) accounts for its values" + (first_why.empty() ? "" : ": " + first_why));
+}
+
+bool looks_formatted(const std::vector<unsigned char>& head) {
+  if (head.empty()) return false;
+  for (std::size_t i = 0; i < std::min<std::size_t>(head.size(), 4096); ++i)
+    if (!formatted_char(head[i])) return false;
+  return true;
+}
+
 }  // namespace
 
 Grid read_header(const std::string& path) {
@@ -82,25 +349,66 @@ Grid read_header(const std::string& path) {
   in.seekg(0, std::ios::end);
   const std::int64_t size = in.tellg();
   in.seekg(0);
-  // Enough for the dimensions of a million blocks.
-  std::vector<unsigned char> head(static_cast<std::size_t>(std::min<std::int64_t>(size, 16 + 12 * std::int64_t{1000000} + 8)));
-  in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
+  // The first 64 KiB, then, when a reading needs more of the header, enough for the
+  // dimensions of a million blocks.
+  std::vector<unsigned char> head;
   Grid g;
   g.path = path;
-  for (bool records : {true, false})
-    for (bool big : {false, true})
-      for (bool multi : {true, false})
-        for (int dims : {3, 2})
-          if (try_layout(head, size, big, records, multi, dims, g).empty()) return g;
+  for (const std::int64_t want : {std::int64_t{64} << 10, 16 + 12 * std::int64_t{1000000} + 8}) {
+    head.resize(static_cast<std::size_t>(std::min<std::int64_t>(size, want)));
+    in.clear();
+    in.seekg(0);
+    in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
+    if (looks_formatted(head)) return read_formatted(path, read_text_file(path));
+    bool longer = false;
+    for (bool records : {true, false})
+      for (bool big : {false, true})
+        for (bool multi : {true, false})
+          for (int dims : {3, 2}) {
+            const std::string failed = try_layout(head, size, big, records, multi, dims, g);
+            if (failed.empty()) return g;
+            longer = longer || failed == "dimensions beyond the header read";
+          }
+    if (!longer || static_cast<std::int64_t>(head.size()) == size) break;
+  }
+  for (bool big : {false, true})
+    if (try_native_binary(in, size, big, g).empty()) {
+      g.path = path;
+      return g;
+    }
   throw FormatError(path, "PLOT3D header", 0,
-                    "not a PLOT3D grid: no reading (multi- or single-grid, 3D or 2D, single or double, with or without IBLANK, "
-                    "either byte order, Fortran records or C binary) gives the file's " + std::to_string(size) + " bytes");
+                    "not a PLOT3D grid: no reading (multi- or single-grid, CFL3D's layout, 3D or 2D, single or double, with or "
+                    "without IBLANK, either byte order, Fortran records or C binary) gives the file's " + std::to_string(size) + " bytes");
 }
 
 bool is_plot3d(const std::string& path) {
   try {
-    read_header(path);
-    return true;
+    // A formatted grid is told by its first lines: the block count or a block's dimensions,
+    // then integers, then reals. A binary one by its header's records and the file's size.
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    std::vector<unsigned char> head(64 << 10);
+    in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(in.gcount()));
+    if (!looks_formatted(head)) {
+      read_header(path);
+      return true;
+    }
+    const std::string_view text(reinterpret_cast<const char*>(head.data()), head.size());
+    bool ints = false;
+    const std::vector<std::int64_t> first = first_line_integers(text, path, ints);
+    if (!ints || first.empty() || first.size() > 3) return false;
+    for (auto x : first)
+      if (x < 1) return false;
+    // The values that follow: integers (dimensions) first, then a real within the lines read.
+    ListInput values(text.substr(text.find('\n') == std::string_view::npos ? text.size() : text.find('\n') + 1), path, 0);
+    std::string_view v;
+    while (values.next(v)) {
+      std::int64_t x = 0;
+      if (looks_real(v)) return true;
+      if (!integer_value(v, x)) return false;
+    }
+    return false;
   } catch (const Error&) {
     return false;
   }
@@ -112,6 +420,24 @@ void read_coordinate(const Grid& g, std::size_t b, int c, std::vector<double>& o
   if (c >= g.dimensions) return;
   std::ifstream in(g.path, std::ios::binary);
   if (!in) throw IoError::from_errno("cannot open", g.path);
+  if (g.formatted) {
+    std::string text(static_cast<std::size_t>(g.coords_end[b] - g.coords_at[b]), '\0');
+    in.seekg(g.coords_at[b]);
+    if (!in.read(text.data(), static_cast<std::streamsize>(text.size())))
+      throw FormatError(g.path, "block " + std::to_string(b + 1) + " coordinates", g.coords_at[b], "the file ends inside them");
+    ListInput values(text, g.path, g.coords_at[b]);
+    std::string_view v;
+    for (std::int64_t i = 0; i < (c + 1) * n; ++i) {
+      if (!values.next(v)) throw FormatError(g.path, "block " + std::to_string(b + 1) + " coordinates", values.offset(), "fewer values than at open");
+      if (i < c * n) continue;
+      double x = 0;
+      if (!real_value(v, x))
+        throw FormatError(g.path, "block " + std::to_string(b + 1) + " coordinate " + "xyz"[c] + " value " + std::to_string(i - c * n + 1),
+                          values.offset() - static_cast<std::int64_t>(v.size()), "'" + std::string(v) + "' is not a number");
+      out[static_cast<std::size_t>(i - c * n)] = x;
+    }
+    return;
+  }
   const std::int64_t at = g.coords_at[b] + c * n * g.real_bytes;
   std::vector<unsigned char> raw(static_cast<std::size_t>(n * g.real_bytes));
   in.seekg(at);

@@ -1,8 +1,12 @@
-// PLOT3D grid files (.xyz, .x, .g, .p3d): multi-block structured grids. Read: multi-grid or
-// single-grid, 3D or 2D, with or without IBLANK, single or double precision, either byte
-// order, Fortran sequential records or plain C binary (told apart by the file's first
-// bytes and its size). Written: multi-grid 3D "whole" files, Fortran records, double
-// precision, little- or big-endian. Specification: docs/formats/plot3d.md.
+// PLOT3D grid files: multi-block structured grids, whatever their name. Read: multi-grid or
+// single-grid, 3D or 2D, with or without IBLANK; binary (single or double precision, either
+// byte order, Fortran sequential records or plain C binary) or formatted (ASCII, Fortran
+// list-directed: blanks or commas between values, repeat counts such as 2*-1.); and CFL3D's
+// own grid layout (each block's "jdim kdim idim" before its coordinates, no block count),
+// binary or formatted. Told apart by the file's first bytes and, binary, its size; the
+// formatted layout by the first records and an exact count of the values. Written:
+// multi-grid 3D "whole" files, Fortran records, double precision, little- or big-endian.
+// Specification: docs/formats/plot3d.md.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -22,13 +26,18 @@ struct Grid {
   bool iblank = false;
   bool multi = true;     // the block count leads the file
   int dimensions = 3;    // 2: x and y only
-  std::vector<std::int64_t> coords_at;  // byte offset of each block's x values
+  bool formatted = false;  // ASCII, Fortran list-directed
+  bool native = false;     // CFL3D's layout: each block's dimensions (j k i, j fastest) before its coordinates, no count
+  // Binary: byte offset of each block's x values. Formatted: of the line its values start on,
+  // and (coords_end) the byte after its last value.
+  std::vector<std::int64_t> coords_at, coords_end;
 };
 
-// True when path's first bytes and size make sense as a PLOT3D grid.
+// True when path is a PLOT3D grid (its first bytes, then its header read as read_header).
 bool is_plot3d(const std::string& path);
-// Reads the header and checks the file's size against it; FormatError naming the file,
-// the record and the byte offset.
+// Reads the header and checks the file against it (binary: its size; formatted: every
+// block's count of values); FormatError naming the file, the block or record, and the byte
+// offset and line.
 Grid read_header(const std::string& path);
 // Coordinate c (0 x, 1 y, 2 z; z of a 2D grid is 0) of block b, Fortran order, as doubles.
 void read_coordinate(const Grid& g, std::size_t b, int c, std::vector<double>& out);

@@ -4,10 +4,20 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 
 #include "core/error.hpp"
 
 namespace anabranch::serafin {
+
+bool looks_like_serafin(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  unsigned char b[88];
+  if (!in.read(reinterpret_cast<char*>(b), 88)) return false;
+  const std::uint32_t be = std::uint32_t{b[0]} << 24 | std::uint32_t{b[1]} << 16 | std::uint32_t{b[2]} << 8 | b[3];
+  const std::uint32_t le = std::uint32_t{b[3]} << 24 | std::uint32_t{b[2]} << 16 | std::uint32_t{b[1]} << 8 | b[0];
+  return (be == 80 || le == 80) && std::memcmp(b, b + 84, 4) == 0;
+}
 namespace {
 
 constexpr std::size_t kChunkValues = 1 << 16;  // values converted per step

@@ -74,6 +74,10 @@ struct IntegrityReport {
 
 const char* to_string(Integrity i);
 
+// True when path starts as a SERAFIN file does: the 80-byte title record (its two length
+// markers, either byte order). Reads 88 bytes.
+bool looks_like_serafin(const std::string& path);
+
 class Reader {
  public:
   // Opens and checks the header records; reads no mesh array and no frame.

@@ -123,9 +123,8 @@ std::string try_native_binary(std::ifstream& in, std::int64_t size, bool big, Gr
 
 // ----- Formatted (ASCII) grids: Fortran list-directed reads.
 
-bool formatted_char(unsigned char c) {
-  return (c >= '0' && c <= '9') || std::strchr(" \t\r\n,.+-*eEdD", c) != nullptr;
-}
+// Text: printable ASCII and blanks (a value that is no number is found, and named, later).
+bool formatted_char(unsigned char c) { return (c >= 32 && c < 127) || c == '\t' || c == '\r' || c == '\n'; }
 
 // The values of Fortran list-directed reads over a text: each read starts on a new line and
 // leaves the rest of its last line unread; values are separated by blanks, commas or line
@@ -263,13 +262,15 @@ std::string try_formatted(std::string_view text, const std::string& path, bool c
       break;
     }
     at.push_back(in.offset());
-    const std::int64_t want = blocks[b].points() * k;
+    const std::int64_t want = blocks[b].points() * k, coordinates = blocks[b].points() * d;
     for (std::int64_t i = 0; i < want; ++i) {
       if (!in.next(v)) {
         why = "block " + std::to_string(b + 1) + ": the file ends after " + std::to_string(i) + " of its " + std::to_string(want) + " values";
         return "values";
       }
       if (b == 0 && i == 0 && !looks_real(v)) return "coordinates";  // not a grid: a list of integers
+      std::int64_t flag = 0;
+      if (i >= coordinates && !integer_value(v, flag)) return "IBLANK";  // IBLANK: integers
     }
     end.push_back(in.offset());
     in.end_read();
@@ -322,7 +323,7 @@ Grid read_formatted(const std::string& path, const std::string& text) {
   std::string why, first_why;
   for (int d : {3, 2}) {
     if (!count && d != static_cast<int>(first.size())) continue;
-    for (int k : {d, d + 1}) {
+    for (int k : {d + 1, d}) {  // IBLANK first: without it, a read of the coordinates alone may leave it on a line's end
       why.clear();
       const std::string failed = try_formatted(text, path, count, d, k, g, why);
       if (failed.empty()) return g;

@@ -22,27 +22,36 @@ def coords(b, dims, rng):
     """x, y, z of block b (first index fastest), values with 17 significant digits; whole
     planes repeat (as CFL3D's 2D grids do: both i-planes hold the same points)."""
     ni, nj, nk = dims
-    base = rng.random((nk, nj)) * 10 ** rng.integers(-3, 4) + b
+    base = rng.random((nk, nj)) * 10.0 ** rng.integers(-3, 4) + b
     x = np.repeat(base[:, :, None], ni, axis=2)
     y = x * 0.5 - 1.0
     z = np.full((nk, nj, ni), -2.0 * b)  # one value for the whole block: long repeats
     return [x.ravel(), y.ravel(), z.ravel()]
 
 
-def text_values(values, repeats, exp_digits=2):
-    """Each value as list-directed output writes it: repr() (shortest exact), runs of equal
-    values as r*v when repeats."""
+def text_values(values, dialect):
+    """Each value as the dialect writes it: repr() (17 digits at most) with runs of equal
+    values as r*v (A), 16 digits with 3-digit exponents (B), 8 digits (C)."""
     out = []
     for v, run in itertools.groupby(values):
         n = len(list(run))
-        t = repr(float(v)).replace("e", "E")
-        if exp_digits == 3 and "E" in t:
-            m, e = t.split("E")
+        if dialect == "B":
+            m, e = f"{v:.15E}".split("E")
             t = f"{m}E{int(e):+04d}"
-        if repeats and n > 1:
-            out.append(f"{n}*{t}")
+        elif dialect == "C":
+            t = f"{v:.7E}"
         else:
-            out += [t] * n
+            t = repr(float(v)).replace("e", "E")
+        out += [f"{n}*{t}"] if dialect.startswith("A") and n > 1 else [t] * n
+    return out
+
+
+def read_back(tokens):
+    """The values a list-directed read gives: repeats expanded, each float() (Python's own)."""
+    out = []
+    for t in tokens:
+        n, _, v = t.rpartition("*")
+        out += [float(v)] * (int(n) if n else 1)
     return out
 
 
@@ -57,8 +66,9 @@ def write_formatted(path, grids, dialect, native=False, iblank=False, two_d=Fals
     exponents), C (5 a line, 15 wide, header wrapped 6 integers a line)."""
     d = 2 if two_d else 3
     dims_tokens = lambda dims: [str(x) for x in dims[:d]]  # noqa: E731
-    sep, per, width, rep, trail, expd = {"A": (", ", 7, 0, True, ",", 2), "A1": (", ", 5, 0, True, ",", 2),
-                                        "B": ("", 3, 24, False, "", 3), "C": ("", 5, 15, False, "", 2)}[dialect]
+    sep, per, width, trail = {"A": (", ", 7, 0, ","), "A1": (", ", 5, 0, ","), "B": ("", 3, 24, ""), "C": ("", 5, 15, "")}[dialect]
+    rep = dialect.startswith("A")
+    read = []  # per block: x, y, z as the text gives them
     text = ""
     if not native:
         text += (f"{len(grids)}," if dialect == "A" else f"{len(grids):5d}") + "\n"
@@ -74,11 +84,15 @@ def write_formatted(path, grids, dialect, native=False, iblank=False, two_d=Fals
         if native:
             text += "".join(f"{x:5d}" for x in dims[:d]) + "\n"
         values = [v for c in xyz[:d] for v in c]
-        tokens = text_values(values, rep, expd)
+        tokens = text_values(values, dialect)
+        got = read_back(tokens)
+        n = len(xyz[0])
+        read.append([got[c * n:(c + 1) * n] for c in range(d)] + ([[0.0] * n] if d == 2 else []))
         if iblank:
-            tokens += [f"{len(xyz[0])}*1" if rep else "1"] if rep else ["1"] * len(xyz[0])
+            tokens += [f"{n}*1"] if rep else ["1"] * n
         text += lines(tokens, per, sep, width, trail)
     path.write_text(text)
+    return [(dims, r) for (dims, _), r in zip(grids, read)]
 
 
 def check_h5(path, grids, two_d=False):
@@ -106,7 +120,7 @@ def test_formatted_grids_through_info_balance_convert(ab, tmp_path, dialect, kw)
     dims = [(ni, nj, 1) for ni, nj, _ in DIMS] if kw.get("two_d") else DIMS[:1] if kw.get("native") and dialect == "C" else DIMS
     grids = [(d, coords(b, d, rng)) for b, d in enumerate(dims)]
     grid = tmp_path / "grid.fmt"  # a name that says nothing
-    write_formatted(grid, grids, dialect, **kw)
+    grids = write_formatted(grid, grids, dialect, **kw)  # the coordinates as the text holds them
     r = ab("info", grid, "--json", "--check")
     conftest.assert_status(r, 0)
     j = r.json()[0]

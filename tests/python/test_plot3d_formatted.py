@@ -137,11 +137,12 @@ def test_formatted_grids_through_info_balance_convert(ab, tmp_path, dialect, kw)
 
 
 def test_a_repeat_across_two_arrays_and_a_repeated_dimension(ab, tmp_path):
-    """`3*0.` covering the end of x and the start of y, and `2*4` in the dimensions line."""
+    """`3*0.` covering the end of x and the start of y, `2*4` in the dimensions line, and what
+    a read leaves on its last line (the 99 after the dimensions) not read."""
     x = [1.5, 2.5, 0.0, 0.0] * 4
     y = [0.0] + [float(i) for i in range(15)]
     z = [0.25] * 16
-    text = "1\n1, 2*4\n" + ", ".join(["1.5", "2.5", "2*0.", "1.5", "2.5", "2*0.", "1.5", "2.5", "2*0.", "1.5", "2.5", "3*0."]) + ",\n"
+    text = "1\n1, 2*4, 99\n" + ", ".join(["1.5", "2.5", "2*0.", "1.5", "2.5", "2*0.", "1.5", "2.5", "2*0.", "1.5", "2.5", "3*0."]) + ",\n"
     text += ", ".join(repr(v) for v in y[1:]) + ", 16*.25\n"
     (tmp_path / "g.p3d").write_text(text)
     conftest.assert_status(ab("convert", tmp_path / "g.p3d", tmp_path / "g.h5"), 0)

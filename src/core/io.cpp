@@ -311,12 +311,16 @@ void AtomicFileSink::commit() {
   try {
     if (rc != 0) throw IoError::from_errno("cannot write", path_);
     refuse_open_input(path_);
+    // A signal's sweep waits for the rename and the release, and none starts during a sweep:
+    // a rename between the sweep's removal of the final name (registered by a caller whose
+    // outputs are a set, as a VTK MultiBlock's) and of the temporary left the file behind.
+    const CreatingTemporary renaming;
     if (::rename(temp_.c_str(), path_.c_str()) != 0) throw IoError::from_errno("cannot rename " + temp_ + " to", path_);
+    release_temporary(temp_);
   } catch (...) {
     discard();
     throw;
   }
-  release_temporary(temp_);
 }
 
 }  // namespace anabranch

@@ -70,6 +70,9 @@ reader-markers-unchecked#src/layouts/reader_independent.cpp#for (int v : vars) m
 reader-places-unchecked#src/layouts/reader.cpp#    for (std::size_t i = 0; i < need_.size() && in_place_; ++i) in_place_ = where_[i] == i;\n#\n#py:test_reader.py#local nodes as many as the needed ones but in another order decoded in place
 p3d-repeat-once#src/formats/plot3d.cpp#    left_ = r - 1;#    left_ = 0;#py:test_plot3d_formatted.py#a formatted grid's repeat count r*v read as one value
 p3d-read-keeps-line#src/formats/plot3d.cpp#  void end_read() {\n    left_ = 0;#  void end_read() {\n    return;#py:test_plot3d_formatted.py#a formatted read does not leave the rest of its last line unread
+records-subrecord-signs#src/layouts/records.cpp#    const std::int64_t lead = i + 1 < parts ? -len : len, trail = i > 0 ? -len : len;#    const std::int64_t lead = i + 1 < parts ? -len : len, trail = len;#py:test_records.py#a long Fortran record's later subrecords end with a positive marker, not gfortran's negative one
+records-markers-unchecked#src/layouts/records.cpp#    if (got == frame.markers()) return;#    return;#py:test_records.py#a Fortran file read with another layout or byte order gives its bytes as values
+records-old-bytes-kept#src/layouts/records.cpp#    s.truncate = true;#    s.truncate = false;#py:test_records.py#a Fortran file written over an older, longer one keeps its stale tail
 hdf5-userblock#src/h5/results.cpp#at = at == 0 ? 512 : at * 2#at = at == 0 ? 1024 : at * 2#py:test_hdf5.py -k user_block#an HDF5 file behind a 512-byte user block not recognised
 serafin-frame-no-tail-marker#src/layouts/serafin_frame.hpp#      if (fixed_) f({values + l_.npoin * rs, 4, Run::kFixed, marker});\n#\n#mpi_writer#a value record's closing marker not written
 collective-view-shift#src/io/strategy_collective.cpp#disps.push_back(static_cast<MPI_Aint>(p.offset));#disps.push_back(static_cast<MPI_Aint>(p.offset + 4));#mpi_writer#the collective file view four bytes off

@@ -36,6 +36,15 @@ module anabranch
   type, public :: ab_block_reader
     type(c_ptr) :: ptr = c_null_ptr
   end type
+  type, public :: ab_records
+    type(c_ptr) :: ptr = c_null_ptr
+  end type
+  type, public :: ab_records_writer
+    type(c_ptr) :: ptr = c_null_ptr
+  end type
+  type, public :: ab_records_reader
+    type(c_ptr) :: ptr = c_null_ptr
+  end type
 
   public :: ab_last_error, ab_header_create, ab_header_free, ab_header_set_title, ab_header_add_variable, &
             ab_header_set_precision, ab_header_set_geometry, ab_header_set_local_mesh, ab_header_sizes, &
@@ -49,7 +58,10 @@ module anabranch
             ab_blocks_count, ab_blocks_piece, ab_block_writer_open, ab_block_writer_write_grid, ab_block_writer_write_frame, &
             ab_block_writer_write_frame_begin, ab_block_writer_write_frame_end, &
             ab_block_writer_close, ab_block_reader_open, ab_block_reader_frames, ab_block_reader_time, ab_block_reader_read_frame, &
-            ab_block_reader_read_grid, ab_block_reader_close
+            ab_block_reader_read_grid, ab_block_reader_close, &
+            ab_records_create, ab_records_free, ab_records_add, ab_records_set_form, ab_records_set_offset, &
+            ab_records_extent, ab_records_writer_open, ab_records_writer_write, ab_records_writer_close, &
+            ab_records_reader_open, ab_records_reader_read, ab_records_reader_close
 
   interface ab_writer_open
     module procedure ab_writer_open_int, ab_writer_open_f08
@@ -68,6 +80,12 @@ module anabranch
   end interface
   interface ab_block_reader_open
     module procedure ab_block_reader_open_int, ab_block_reader_open_f08
+  end interface
+  interface ab_records_writer_open
+    module procedure ab_records_writer_open_int, ab_records_writer_open_f08
+  end interface
+  interface ab_records_reader_open
+    module procedure ab_records_reader_open_int, ab_records_reader_open_f08
   end interface
   interface ab_part_open_global
     module procedure ab_part_open_global_int, ab_part_open_global_f08
@@ -402,6 +420,72 @@ module anabranch
       import :: c_int, c_ptr
       type(c_ptr), value :: r
       type(c_ptr), intent(in) :: v(*)
+    end function
+    integer(c_int) function c_records_create(l) bind(C, name="ab_records_create")
+      import :: c_int, c_ptr
+      type(c_ptr), intent(out) :: l
+    end function
+    integer(c_int) function c_records_free(l) bind(C, name="ab_records_free")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: l
+    end function
+    integer(c_int) function c_records_add(l, n) bind(C, name="ab_records_add")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: l
+      integer(c_int64_t), value :: n
+    end function
+    integer(c_int) function c_records_set_form(l, m, big, sub) bind(C, name="ab_records_set_form")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: l
+      integer(c_int), value :: m, big
+      integer(c_int64_t), value :: sub
+    end function
+    integer(c_int) function c_records_set_offset(l, off) bind(C, name="ab_records_set_offset")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: l
+      integer(c_int64_t), value :: off
+    end function
+    integer(c_int) function c_records_extent(l, r, first, end) bind(C, name="ab_records_extent")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: l
+      integer(c_int64_t), value :: r
+      integer(c_int64_t), intent(out) :: first, end
+    end function
+    integer(c_int) function c_records_writer_open(comm, path, l, opts, w) bind(C, name="ab_records_writer_open_f")
+      import :: c_int, c_ptr, c_char
+      integer(c_int), value :: comm
+      character(kind=c_char), intent(in) :: path(*), opts(*)
+      type(c_ptr), value :: l
+      type(c_ptr), intent(out) :: w
+    end function
+    integer(c_int) function c_records_writer_write(w, n, recs, data) bind(C, name="ab_records_writer_write")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: w
+      integer(c_int64_t), value :: n
+      integer(c_int64_t), intent(in) :: recs(*)
+      type(c_ptr), intent(in) :: data(*)
+    end function
+    integer(c_int) function c_records_writer_close(w) bind(C, name="ab_records_writer_close")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: w
+    end function
+    integer(c_int) function c_records_reader_open(comm, path, l, opts, r) bind(C, name="ab_records_reader_open_f")
+      import :: c_int, c_ptr, c_char
+      integer(c_int), value :: comm
+      character(kind=c_char), intent(in) :: path(*), opts(*)
+      type(c_ptr), value :: l
+      type(c_ptr), intent(out) :: r
+    end function
+    integer(c_int) function c_records_reader_read(r, n, recs, data) bind(C, name="ab_records_reader_read")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: r
+      integer(c_int64_t), value :: n
+      integer(c_int64_t), intent(in) :: recs(*)
+      type(c_ptr), intent(in) :: data(*)
+    end function
+    integer(c_int) function c_records_reader_close(r) bind(C, name="ab_records_reader_close")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: r
     end function
     integer(c_int) function c_block_reader_close(r) bind(C, name="ab_block_reader_close")
       import :: c_int, c_ptr
@@ -1070,6 +1154,127 @@ contains
     type(ab_block_reader), intent(inout) :: r
     integer, optional, intent(out) :: ierr
     call check(c_block_reader_close(r%ptr), ierr)
+    r%ptr = c_null_ptr
+  end subroutine
+
+  ! Fortran sequential unformatted files written by many ranks (see the C API). Records are
+  ! numbered from 1 here, in file order; data(i) = c_loc(payload of records(i)).
+  subroutine ab_records_create(l, ierr)
+    type(ab_records), intent(out) :: l
+    integer, optional, intent(out) :: ierr
+    call check(c_records_create(l%ptr), ierr)
+  end subroutine
+
+  subroutine ab_records_free(l, ierr)
+    type(ab_records), intent(inout) :: l
+    integer, optional, intent(out) :: ierr
+    call check(c_records_free(l%ptr), ierr)
+    l%ptr = c_null_ptr
+  end subroutine
+
+  ! Appends a record of `bytes` payload bytes.
+  subroutine ab_records_add(l, bytes, ierr)
+    type(ab_records), intent(in) :: l
+    integer(c_int64_t), intent(in) :: bytes
+    integer, optional, intent(out) :: ierr
+    call check(c_records_add(l%ptr, bytes), ierr)
+  end subroutine
+
+  ! marker_bytes 4 or 8; big_endian 1, 0 or -1 (the machine's); max_subrecord 0: the compiler's.
+  subroutine ab_records_set_form(l, marker_bytes, big_endian, max_subrecord, ierr)
+    type(ab_records), intent(in) :: l
+    integer, intent(in) :: marker_bytes, big_endian
+    integer(c_int64_t), intent(in) :: max_subrecord
+    integer, optional, intent(out) :: ierr
+    call check(c_records_set_form(l%ptr, int(marker_bytes, c_int), int(big_endian, c_int), max_subrecord), ierr)
+  end subroutine
+
+  ! The file byte (0-based) where the first record starts.
+  subroutine ab_records_set_offset(l, offset, ierr)
+    type(ab_records), intent(in) :: l
+    integer(c_int64_t), intent(in) :: offset
+    integer, optional, intent(out) :: ierr
+    call check(c_records_set_offset(l%ptr, offset), ierr)
+  end subroutine
+
+  ! Record r's bytes (markers included) are the file's bytes first..end-1 (0-based); r = 0: the whole layout.
+  subroutine ab_records_extent(l, r, first, end, ierr)
+    type(ab_records), intent(in) :: l
+    integer(c_int64_t), intent(in) :: r
+    integer(c_int64_t), intent(out) :: first, end
+    integer, optional, intent(out) :: ierr
+    call check(c_records_extent(l%ptr, r - 1, first, end), ierr)
+  end subroutine
+
+  subroutine ab_records_writer_open_int(comm, path, l, options, w, ierr)
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: path, options
+    type(ab_records), intent(in) :: l
+    type(ab_records_writer), intent(out) :: w
+    integer, optional, intent(out) :: ierr
+    call check(c_records_writer_open(int(comm, c_int), cstr(path), l%ptr, cstr(options), w%ptr), ierr)
+  end subroutine
+
+  subroutine ab_records_writer_open_f08(comm, path, l, options, w, ierr)
+    type(MPI_Comm), intent(in) :: comm
+    character(len=*), intent(in) :: path, options
+    type(ab_records), intent(in) :: l
+    type(ab_records_writer), intent(out) :: w
+    integer, optional, intent(out) :: ierr
+    call ab_records_writer_open_int(comm%MPI_VAL, path, l, options, w, ierr)
+  end subroutine
+
+  ! COLLECTIVE. This rank's records (1-based), data(i) pointing at the payload of records(i).
+  subroutine ab_records_writer_write(w, records, data, ierr)
+    type(ab_records_writer), intent(in) :: w
+    integer(c_int64_t), intent(in) :: records(:)
+    type(c_ptr), intent(in) :: data(:)
+    integer, optional, intent(out) :: ierr
+    integer(c_int64_t) :: zero(max(size(records), 1))
+    zero(1:size(records)) = records - 1
+    call check(c_records_writer_write(w%ptr, int(size(records), c_int64_t), zero, data), ierr)
+  end subroutine
+
+  subroutine ab_records_writer_close(w, ierr)
+    type(ab_records_writer), intent(inout) :: w
+    integer, optional, intent(out) :: ierr
+    call check(c_records_writer_close(w%ptr), ierr)
+    w%ptr = c_null_ptr
+  end subroutine
+
+  subroutine ab_records_reader_open_int(comm, path, l, options, r, ierr)
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: path, options
+    type(ab_records), intent(in) :: l
+    type(ab_records_reader), intent(out) :: r
+    integer, optional, intent(out) :: ierr
+    call check(c_records_reader_open(int(comm, c_int), cstr(path), l%ptr, cstr(options), r%ptr), ierr)
+  end subroutine
+
+  subroutine ab_records_reader_open_f08(comm, path, l, options, r, ierr)
+    type(MPI_Comm), intent(in) :: comm
+    character(len=*), intent(in) :: path, options
+    type(ab_records), intent(in) :: l
+    type(ab_records_reader), intent(out) :: r
+    integer, optional, intent(out) :: ierr
+    call ab_records_reader_open_int(comm%MPI_VAL, path, l, options, r, ierr)
+  end subroutine
+
+  ! COLLECTIVE. This rank's records (1-based) into the arrays data(i) points at.
+  subroutine ab_records_reader_read(r, records, data, ierr)
+    type(ab_records_reader), intent(in) :: r
+    integer(c_int64_t), intent(in) :: records(:)
+    type(c_ptr), intent(in) :: data(:)
+    integer, optional, intent(out) :: ierr
+    integer(c_int64_t) :: zero(max(size(records), 1))
+    zero(1:size(records)) = records - 1
+    call check(c_records_reader_read(r%ptr, int(size(records), c_int64_t), zero, data), ierr)
+  end subroutine
+
+  subroutine ab_records_reader_close(r, ierr)
+    type(ab_records_reader), intent(inout) :: r
+    integer, optional, intent(out) :: ierr
+    call check(c_records_reader_close(r%ptr), ierr)
     r%ptr = c_null_ptr
   end subroutine
 

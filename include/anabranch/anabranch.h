@@ -296,6 +296,61 @@ int ab_block_reader_read_grid(ab_block_reader* reader, double* const* xyz);
 int ab_block_reader_close(ab_block_reader* reader);
 
 /* ---------------------------------------------------------------------------------------
+ * Fortran sequential unformatted files (a Fortran program's WRITE(unit) records: a length
+ * marker, the payload, the marker again) written by many ranks at once into the one file
+ * the serial program writes, and read back by any rank. A layout lists every record's
+ * payload size in file order (the same list on every rank: a restart file's records for
+ * each block, then the next block's); each rank writes and reads the records it holds.
+ * Records longer than a marker's subrecord limit are split as gfortran splits them
+ * (docs/formats/fortran-records.md).
+ */
+typedef struct ab_records ab_records;
+int ab_records_create(ab_records** layout);
+int ab_records_free(ab_records* layout);
+/* Appends a record of `bytes` payload bytes (0 allowed). */
+int ab_records_add(ab_records* layout, int64_t bytes);
+/* The file's form: marker_bytes 4 (default) or 8; big_endian 1 big, 0 little, -1 the
+ * machine's (default); max_subrecord: the most payload bytes of a subrecord, 0 for the
+ * compiler's default (gfortran: 2147483639 with 4-byte markers, no split with 8). */
+int ab_records_set_form(ab_records* layout, int marker_bytes, int big_endian, int64_t max_subrecord);
+/* The byte of the file where the layout's first record starts (default 0): records that
+ * follow others written by other means. */
+int ab_records_set_offset(ab_records* layout, int64_t offset);
+int ab_records_count(const ab_records* layout, int64_t* records);
+/* Record r's bytes in the file, markers included: [*first, *end). r = -1: the whole layout. */
+int ab_records_extent(const ab_records* layout, int64_t r, int64_t* first, int64_t* end);
+
+typedef struct ab_records_writer ab_records_writer;
+/* COLLECTIVE. Opens `path` to write the layout's records. options: NULL or "key=value" pairs:
+ *   strategy=independent|collective|aggregated|aggregated-async (independent, the default),
+ *   keep=0|1 (0, the default: the file is made anew and ends at the layout's end; 1: an
+ *     existing file is written into and keeps every byte outside the records written, for
+ *     ranks that write their records at different times, each on its own communicator),
+ *   buffer_bytes=N, writers_per_node=N, any other key an MPI-IO hint. */
+int ab_records_writer_open(MPI_Comm comm, const char* path, const ab_records* layout, const char* options,
+                           ab_records_writer** writer);
+int ab_records_writer_open_f(MPI_Fint comm, const char* path, const ab_records* layout, const char* options,
+                             ab_records_writer** writer);
+/* COLLECTIVE. This rank's n records (0-based indices into the layout, any order, n may be 0):
+ * data[i] holds the payload of records[i]. A record is written by one rank. */
+int ab_records_writer_write(ab_records_writer* writer, int64_t n, const int64_t* records, const void* const* data);
+/* COLLECTIVE. Completes, closes and frees the writer (also after an error). */
+int ab_records_writer_close(ab_records_writer* writer);
+
+typedef struct ab_records_reader ab_records_reader;
+/* COLLECTIVE. Opens `path` to read the layout's records (the file must hold the layout: its
+ * size and each read record's markers are checked). options: strategy=independent|collective,
+ * buffer_bytes=N, MPI-IO hints. */
+int ab_records_reader_open(MPI_Comm comm, const char* path, const ab_records* layout, const char* options,
+                           ab_records_reader** reader);
+int ab_records_reader_open_f(MPI_Fint comm, const char* path, const ab_records* layout, const char* options,
+                             ab_records_reader** reader);
+/* COLLECTIVE. This rank's n records into data[i] (each the record's payload size). */
+int ab_records_reader_read(ab_records_reader* reader, int64_t n, const int64_t* records, void* const* data);
+/* COLLECTIVE. Closes and frees the reader. */
+int ab_records_reader_close(ab_records_reader* reader);
+
+/* ---------------------------------------------------------------------------------------
  * The commands, from a program: runs `anabranch ARGV... --json` in this process (argv[0]
  * is the command: "info", "partition", "merge", "split", "convert", "generate", ...) and
  * returns its JSON report, the same as the command line prints, in *report (free it with

@@ -14,6 +14,7 @@
 #include "formats/partel.hpp"
 #include "formats/serafin.hpp"
 #include "layouts/block_io.hpp"
+#include "layouts/records.hpp"
 #include "tools/merge.hpp"
 #include "parallel/mpi_util.hpp"
 #include "partition/part_global.hpp"
@@ -65,6 +66,18 @@ struct ab_block_writer {
 
 struct ab_block_reader {
   std::unique_ptr<pio::BlockReader> reader;
+};
+
+struct ab_records {
+  pio::RecordsLayout layout;
+};
+
+struct ab_records_writer {
+  std::unique_ptr<pio::RecordsWriter> writer;
+};
+
+struct ab_records_reader {
+  std::unique_ptr<pio::RecordsReader> reader;
 };
 
 namespace {
@@ -871,6 +884,131 @@ int ab_block_reader_read_grid(ab_block_reader* r, double* const* xyz) {
 
 int ab_block_reader_close(ab_block_reader* r) {
   std::unique_ptr<ab_block_reader> owned(r);
+  return guarded([&] {
+    if (owned) owned->reader->close();
+  });
+}
+
+int ab_records_create(ab_records** layout) {
+  return guarded([&] {
+    require(layout, "layout");
+    *layout = new ab_records();
+  });
+}
+
+int ab_records_free(ab_records* layout) {
+  delete layout;
+  return AB_OK;
+}
+
+int ab_records_add(ab_records* layout, int64_t bytes) {
+  return guarded([&] {
+    require(layout, "layout");
+    layout->layout.add(bytes);
+  });
+}
+
+int ab_records_set_form(ab_records* layout, int marker_bytes, int big_endian, int64_t max_subrecord) {
+  return guarded([&] {
+    require(layout, "layout");
+    if (big_endian < -1 || big_endian > 1) throw UsageError("big_endian is 1, 0 or -1 (the machine's), not " + std::to_string(big_endian));
+    const ByteOrder order = big_endian < 0 ? native_byte_order() : big_endian ? ByteOrder::Big : ByteOrder::Little;
+    layout->layout.set_form(marker_bytes, order, max_subrecord);
+  });
+}
+
+int ab_records_set_offset(ab_records* layout, int64_t offset) {
+  return guarded([&] {
+    require(layout, "layout");
+    layout->layout.set_offset(offset);
+  });
+}
+
+int ab_records_count(const ab_records* layout, int64_t* records) {
+  return guarded([&] {
+    require(layout, "layout");
+    require(records, "records");
+    *records = layout->layout.count();
+  });
+}
+
+int ab_records_extent(const ab_records* layout, int64_t r, int64_t* first, int64_t* end) {
+  return guarded([&] {
+    require(layout, "layout");
+    require(first, "first");
+    require(end, "end");
+    const auto& l = layout->layout;
+    if (r < -1 || r >= l.count()) throw UsageError("record " + std::to_string(r) + " is not one of the layout's " + std::to_string(l.count()) + " (0-based, or -1)");
+    *first = r < 0 ? l.begin() : l.first(r);
+    *end = r < 0 ? l.end() : l.end(r);
+  });
+}
+
+int ab_records_writer_open(MPI_Comm comm, const char* path, const ab_records* layout, const char* options, ab_records_writer** writer) {
+  std::unique_ptr<ab_records_writer> w;
+  int rc = guarded([&] {
+    pio::RecordsOptions o;
+    pio::collective(comm, [&] {
+      require(path, "path");
+      require(layout, "layout");
+      require(writer, "writer");
+      o = pio::RecordsOptions::parse(options ? options : "", false);
+      w = std::make_unique<ab_records_writer>();
+    });
+    w->writer = std::make_unique<pio::RecordsWriter>(comm, path, layout->layout, o);
+  });
+  if (rc == AB_OK) *writer = w.release();
+  return rc;
+}
+
+int ab_records_writer_open_f(MPI_Fint comm, const char* path, const ab_records* layout, const char* options, ab_records_writer** writer) {
+  return ab_records_writer_open(MPI_Comm_f2c(comm), path, layout, options, writer);
+}
+
+int ab_records_writer_write(ab_records_writer* w, int64_t n, const int64_t* records, const void* const* data) {
+  return guarded([&] {
+    require(w, "writer");
+    w->writer->write(n, records, data);
+  });
+}
+
+int ab_records_writer_close(ab_records_writer* w) {
+  std::unique_ptr<ab_records_writer> owned(w);
+  return guarded([&] {
+    if (owned) owned->writer->close();
+  });
+}
+
+int ab_records_reader_open(MPI_Comm comm, const char* path, const ab_records* layout, const char* options, ab_records_reader** reader) {
+  std::unique_ptr<ab_records_reader> r;
+  int rc = guarded([&] {
+    pio::RecordsOptions o;
+    pio::collective(comm, [&] {
+      require(path, "path");
+      require(layout, "layout");
+      require(reader, "reader");
+      o = pio::RecordsOptions::parse(options ? options : "", true);
+      r = std::make_unique<ab_records_reader>();
+    });
+    r->reader = std::make_unique<pio::RecordsReader>(comm, path, layout->layout, o);
+  });
+  if (rc == AB_OK) *reader = r.release();
+  return rc;
+}
+
+int ab_records_reader_open_f(MPI_Fint comm, const char* path, const ab_records* layout, const char* options, ab_records_reader** reader) {
+  return ab_records_reader_open(MPI_Comm_f2c(comm), path, layout, options, reader);
+}
+
+int ab_records_reader_read(ab_records_reader* r, int64_t n, const int64_t* records, void* const* data) {
+  return guarded([&] {
+    require(r, "reader");
+    r->reader->read(n, records, data);
+  });
+}
+
+int ab_records_reader_close(ab_records_reader* r) {
+  std::unique_ptr<ab_records_reader> owned(r);
   return guarded([&] {
     if (owned) owned->reader->close();
   });

@@ -28,7 +28,7 @@ __version__ = _core.version()
 __all__ = ["Error", "UsageError", "FormatError", "IoError", "MpiError", "MemoryError", "InternalError",
            "info", "diff", "read", "write", "partition", "merge", "split", "convert", "generate", "bench",
            "Dataset", "Mesh", "Frame", "Writer", "Reader", "Part", "read_part", "read_part_global",
-           "BlockLayout", "BlockWriter", "BlockReader"]
+           "BlockLayout", "BlockWriter", "BlockReader", "Records", "write_records", "read_records"]
 
 atexit.register(_core.mpi_finalize_if_ours)
 
@@ -681,3 +681,71 @@ def write(path, mesh, variables, frames, title="", precision="single", big_endia
             w.write_frame(time, values)
             n += 1
     return n
+
+
+# --------------------------------------------------------------------------------------
+# Fortran sequential unformatted files, written and read by many ranks at once.
+
+class Records:
+    """The records of a Fortran sequential unformatted file (a program's WRITE(unit) ...):
+    every record's payload size in bytes, in file order, the same on every rank.
+
+        layout = anabranch.Records([208, 240000, 12])          # 4-byte markers, native order
+        anabranch.write_records("restart.bin", layout, {1: q}, comm)   # this rank's records
+        got = anabranch.read_records("restart.bin", layout, [1], comm)  # {1: uint8 array}
+
+    marker_bytes: 4 (gfortran's default) or 8 (-frecord-marker=8); byte_order: "native",
+    "little" or "big"; max_subrecord: a subrecord's most payload bytes (0: gfortran's,
+    2147483639 with 4-byte markers); offset: the file byte of the first record.
+    """
+
+    def __init__(self, sizes, marker_bytes=4, byte_order="native", max_subrecord=0, offset=0):
+        orders = {"native": -1, "little": 0, "big": 1}
+        if byte_order not in orders:
+            raise UsageError(f"byte_order={byte_order!r}: expected 'native', 'little' or 'big'")
+        self.sizes = [int(s) for s in sizes]
+        self._r = _core.Records()
+        self._r.set_form(int(marker_bytes), orders[byte_order], int(max_subrecord))
+        self._r.set_offset(int(offset))
+        for s in self.sizes:
+            self._r.add(s)
+
+    def __len__(self):
+        return len(self.sizes)
+
+    def extent(self, r=None):
+        """(first, end): record r's bytes in the file, markers included; None: the whole layout."""
+        return self._r.extent(-1 if r is None else int(r))
+
+
+def _payload(x):
+    return np.frombuffer(x, dtype=np.uint8) if isinstance(x, (bytes, bytearray, memoryview)) else \
+        np.ascontiguousarray(x).reshape(-1).view(np.uint8)
+
+
+def write_records(path, layout, records, comm=None, options=""):
+    """Collective: writes this rank's records ({index: bytes or numpy array}, 0-based indices)
+    into path, every record of the file by one rank, byte for byte the serial program's file.
+    options: "strategy=independent|collective|aggregated|aggregated-async keep=1 ..." (keep=1:
+    write into an existing file, keeping its other bytes) and MPI-IO hints."""
+    items = sorted(records.items())
+    data = [_payload(v) for _, v in items]
+    for (k, _), d in zip(items, data):
+        if not 0 <= k < len(layout):
+            raise UsageError(f"record {k} is not one of the layout's {len(layout)} (0-based)")
+        if d.size != layout.sizes[k]:
+            raise UsageError(f"record {k} holds {layout.sizes[k]} bytes; its payload has {d.size}")
+    _core.write_records(_comm(comm), os.fspath(path), layout._r, [k for k, _ in items], data, options)
+
+
+def read_records(path, layout, records, comm=None, options=""):
+    """Collective: this rank's records (0-based indices) from path: {index: uint8 array}
+    (view one as its type: got[k].view(np.float64)). Every marker read is checked.
+    options: "strategy=independent|collective buffer_bytes=N" and MPI-IO hints."""
+    records = [int(k) for k in records]
+    for k in records:
+        if not 0 <= k < len(layout):
+            raise UsageError(f"record {k} is not one of the layout's {len(layout)} (0-based)")
+    out = [np.empty(layout.sizes[k], dtype=np.uint8) for k in records]
+    _core.read_records(_comm(comm), os.fspath(path), layout._r, records, out, options)
+    return dict(zip(records, out))

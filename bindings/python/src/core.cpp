@@ -8,6 +8,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
+#include <nanobind/stl/pair.h>
 
 #include <cstdint>
 #include <string>
@@ -83,6 +84,13 @@ struct BlockWriter {
 
 struct BlockReader {
   ab_block_reader* r = nullptr;
+};
+
+// A Fortran records layout.
+struct Records {
+  ab_records* l = nullptr;
+  Records() { check(ab_records_create(&l)); }
+  ~Records() { ab_records_free(l); }
 };
 
 template <class T>
@@ -366,6 +374,65 @@ NB_MODULE(_core, m) {
         nb::gil_scoped_release release;
         check(ab_block_writer_close(x));
       });
+
+  nb::class_<Records>(m, "Records")
+      .def(nb::init<>())
+      .def("add", [](Records& r, std::int64_t bytes) { check(ab_records_add(r.l, bytes)); })
+      .def("set_form", [](Records& r, int marker_bytes, int big_endian, std::int64_t max_subrecord) {
+        check(ab_records_set_form(r.l, marker_bytes, big_endian, max_subrecord));
+      })
+      .def("set_offset", [](Records& r, std::int64_t offset) { check(ab_records_set_offset(r.l, offset)); })
+      .def("extent", [](const Records& r, std::int64_t k) {
+        std::int64_t first = 0, end = 0;
+        check(ab_records_extent(r.l, k, &first, &end));
+        return std::make_pair(first, end);
+      });
+  // Collective: opens, writes this rank's records, closes.
+  m.def("write_records", [](long long comm, const std::string& path, const Records& r, const std::vector<std::int64_t>& records,
+                            const std::vector<Flat<const std::uint8_t>>& data, const std::string& options) {
+    if (records.size() != data.size()) throw Failure{AB_ERR_USAGE, "as many payloads as records"};
+    std::vector<const void*> p;
+    for (const auto& d : data) p.push_back(d.data());
+    ab_records_writer* w = nullptr;
+    std::string message;  // the write's error (close, called after it, has its own)
+    int rc;
+    {
+      nb::gil_scoped_release released;
+      rc = ab_records_writer_open_f(static_cast<MPI_Fint>(comm), path.c_str(), r.l, options.c_str(), &w);
+      if (rc == AB_OK) {
+        rc = ab_records_writer_write(w, static_cast<std::int64_t>(records.size()), records.data(), p.data());
+        if (rc != AB_OK) message = ab_last_error();
+        const int closed = ab_records_writer_close(w);  // collective, also after an error
+        if (rc == AB_OK) rc = closed;
+      }
+    }
+    if (rc != AB_OK) throw Failure{rc, message.empty() ? std::string(ab_last_error()) : message};
+  });
+  // Collective: opens, reads this rank's records into the arrays, closes.
+  m.def("read_records", [](long long comm, const std::string& path, const Records& r, const std::vector<std::int64_t>& records,
+                           const std::vector<Flat<std::uint8_t>>& data, const std::string& options) {
+    if (records.size() != data.size()) throw Failure{AB_ERR_USAGE, "as many arrays as records"};
+    std::vector<void*> p;
+    for (std::size_t i = 0; i < data.size(); ++i) {
+      std::int64_t first = 0, end = 0;
+      check(ab_records_extent(r.l, records[i], &first, &end));
+      p.push_back(data[i].data());
+    }
+    ab_records_reader* rd = nullptr;
+    std::string message;
+    int rc;
+    {
+      nb::gil_scoped_release released;
+      rc = ab_records_reader_open_f(static_cast<MPI_Fint>(comm), path.c_str(), r.l, options.c_str(), &rd);
+      if (rc == AB_OK) {
+        rc = ab_records_reader_read(rd, static_cast<std::int64_t>(records.size()), records.data(), p.data());
+        if (rc != AB_OK) message = ab_last_error();
+        const int closed = ab_records_reader_close(rd);
+        if (rc == AB_OK) rc = closed;
+      }
+    }
+    if (rc != AB_OK) throw Failure{rc, message.empty() ? std::string(ab_last_error()) : message};
+  });
 
   nb::class_<BlockReader>(m, "BlockReader")
       .def("__init__", [](BlockReader* self, long long comm, const std::string& path, const Blocks& b, const std::string& options) {

@@ -195,8 +195,46 @@ bool plot3d_grid(const std::string& path) {
   return file_exists(path) && !pio::looks_like_hdf5(path) && !serafin::looks_like_serafin(path) && plot3d::is_plot3d(path);
 }
 
+// Rank 0's grid description on every rank: its blocks and where each block's values lie.
+void broadcast_grid(MPI_Comm comm, plot3d::Grid& g) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::vector<std::int64_t> v;
+  if (rank == 0) {
+    v = {g.real_bytes, g.big_endian, g.records, g.iblank, g.multi, g.dimensions, g.formatted, g.native,
+         static_cast<std::int64_t>(g.blocks.size()), static_cast<std::int64_t>(g.coords_at.size()),
+         static_cast<std::int64_t>(g.coords_end.size())};
+    for (const auto& b : g.blocks) v.insert(v.end(), {b.id, b.dims[0], b.dims[1], b.dims[2]});
+    v.insert(v.end(), g.coords_at.begin(), g.coords_at.end());
+    v.insert(v.end(), g.coords_end.begin(), g.coords_end.end());
+  }
+  long long n = static_cast<long long>(v.size());
+  MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, comm);
+  v.resize(static_cast<std::size_t>(n));
+  MPI_Bcast(v.data(), static_cast<int>(n), MPI_INT64_T, 0, comm);
+  if (rank == 0) return;
+  auto at = v.begin();
+  auto next = [&] { return *at++; };
+  g.real_bytes = static_cast<int>(next());
+  g.big_endian = next() != 0;
+  g.records = next() != 0;
+  g.iblank = next() != 0;
+  g.multi = next() != 0;
+  g.dimensions = static_cast<int>(next());
+  g.formatted = next() != 0;
+  g.native = next() != 0;
+  const auto nb = next(), na = next(), ne = next();
+  g.blocks.resize(static_cast<std::size_t>(nb));
+  for (auto& b : g.blocks) {
+    b.id = next();
+    for (auto& d : b.dims) d = next();
+  }
+  g.coords_at.assign(at, at + na);
+  g.coords_end.assign(at + na, at + na + ne);
+}
+
 // A PLOT3D grid into an HDF5 block file (the grid, no frame yet), every rank its share of
-// the blocks.
+// the blocks: rank 0 reads the header, each rank only its blocks' values.
 nlohmann::json convert_plot3d(const ConvertOptions& o) {
   if (!hdf5_file_name(o.output) && o.to != "hdf5") throw UsageError("a PLOT3D grid converts to an HDF5 block file (.h5): " + o.output);
   pio::MpiSession mpi(nullptr, nullptr);
@@ -204,7 +242,11 @@ nlohmann::json convert_plot3d(const ConvertOptions& o) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   plot3d::Grid g;
-  pio::collective(MPI_COMM_WORLD, [&] { g = plot3d::read_header(o.input); });
+  pio::collective(MPI_COMM_WORLD, [&] {
+    if (rank == 0) g = plot3d::read_header(o.input);  // a formatted grid's header pass reads the whole file: once
+  });
+  broadcast_grid(MPI_COMM_WORLD, g);
+  g.path = o.input;
   BlockLayout l;
   l.blocks = g.blocks;
   const std::size_t nb = g.blocks.size();
@@ -219,11 +261,11 @@ nlohmann::json convert_plot3d(const ConvertOptions& o) {
   pio::BlockWriter w(MPI_COMM_WORLD, o.output, l, {}, wo);
   std::vector<std::vector<double>> xyz;
   pio::collective(MPI_COMM_WORLD, [&] {
-    for (const auto& p : l.pieces)
-      for (int c = 0; c < 3; ++c) {
-        xyz.emplace_back();
-        plot3d::read_coordinate(g, static_cast<std::size_t>(p.block), c, xyz.back());
-      }
+    std::array<std::vector<double>, 3> block;
+    for (const auto& p : l.pieces) {
+      plot3d::read_block(g, static_cast<std::size_t>(p.block), block);
+      for (auto& c : block) xyz.push_back(std::move(c));
+    }
   });
   std::vector<const double*> ptr;
   for (const auto& x : xyz) ptr.push_back(x.data());

@@ -91,9 +91,8 @@ nlohmann::json describe_plot3d(const std::string& path, bool check) {
   j["times"] = nlohmann::json::array();
   j["integrity"] = "OK";
   if (check) {
-    std::vector<double> xyz;
-    for (std::size_t b = 0; b < g.blocks.size(); ++b)
-      for (int c = 0; c < 3; ++c) plot3d::read_coordinate(g, b, c, xyz);
+    std::array<std::vector<double>, 3> xyz;
+    for (std::size_t b = 0; b < g.blocks.size(); ++b) plot3d::read_block(g, b, xyz);
     j["checked"] = true;
   }
   return j;

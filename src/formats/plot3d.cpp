@@ -415,47 +415,45 @@ bool is_plot3d(const std::string& path) {
   }
 }
 
-void read_coordinate(const Grid& g, std::size_t b, int c, std::vector<double>& out) {
+void read_block(const Grid& g, std::size_t b, std::array<std::vector<double>, 3>& xyz) {
   const std::int64_t n = g.blocks[b].points();
-  out.assign(static_cast<std::size_t>(n), 0.0);
-  if (c >= g.dimensions) return;
+  for (auto& c : xyz) c.assign(static_cast<std::size_t>(n), 0.0);
   std::ifstream in(g.path, std::ios::binary);
   if (!in) throw IoError::from_errno("cannot open", g.path);
-  if (g.formatted) {
+  if (g.formatted) {  // the block's lines, read and parsed once
     std::string text(static_cast<std::size_t>(g.coords_end[b] - g.coords_at[b]), '\0');
     in.seekg(g.coords_at[b]);
     if (!in.read(text.data(), static_cast<std::streamsize>(text.size())))
       throw FormatError(g.path, "block " + std::to_string(b + 1) + " coordinates", g.coords_at[b], "the file ends inside them");
     ListInput values(text, g.path, g.coords_at[b]);
     std::string_view v;
-    for (std::int64_t i = 0; i < (c + 1) * n; ++i) {
-      if (!values.next(v)) throw FormatError(g.path, "block " + std::to_string(b + 1) + " coordinates", values.offset(), "fewer values than at open");
-      if (i < c * n) continue;
-      double x = 0;
-      if (!real_value(v, x))
-        throw FormatError(g.path, "block " + std::to_string(b + 1) + " coordinate " + "xyz"[c] + " value " + std::to_string(i - c * n + 1),
-                          values.offset() - static_cast<std::int64_t>(v.size()), "'" + std::string(v) + "' is not a number");
-      out[static_cast<std::size_t>(i - c * n)] = x;
-    }
+    for (int c = 0; c < g.dimensions; ++c)
+      for (std::int64_t i = 0; i < n; ++i) {
+        if (!values.next(v)) throw FormatError(g.path, "block " + std::to_string(b + 1) + " coordinates", values.offset(), "fewer values than at open");
+        if (!real_value(v, xyz[static_cast<std::size_t>(c)][static_cast<std::size_t>(i)]))
+          throw FormatError(g.path, "block " + std::to_string(b + 1) + " coordinate " + "xyz"[c] + " value " + std::to_string(i + 1),
+                            values.offset() - static_cast<std::int64_t>(v.size()), "'" + std::string(v) + "' is not a number");
+      }
     return;
   }
-  const std::int64_t at = g.coords_at[b] + c * n * g.real_bytes;
   std::vector<unsigned char> raw(static_cast<std::size_t>(n * g.real_bytes));
-  in.seekg(at);
-  in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
-  if (!in) throw FormatError(g.path, "block " + std::to_string(b + 1) + " coordinates", at, "the file ends inside them");
   const bool swap = g.big_endian != (native_byte_order() == ByteOrder::Big);
-  for (std::int64_t i = 0; i < n; ++i) {
-    unsigned char* p = raw.data() + i * g.real_bytes;
-    if (swap) std::reverse(p, p + g.real_bytes);
-    if (g.real_bytes == 8) {
-      double d;
-      std::memcpy(&d, p, 8);
-      out[static_cast<std::size_t>(i)] = d;
-    } else {
-      float f;
-      std::memcpy(&f, p, 4);
-      out[static_cast<std::size_t>(i)] = f;
+  for (int c = 0; c < g.dimensions; ++c) {
+    const std::int64_t at = g.coords_at[b] + c * n * g.real_bytes;
+    in.seekg(at);
+    in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
+    if (!in) throw FormatError(g.path, "block " + std::to_string(b + 1) + " coordinates", at, "the file ends inside them");
+    double* out = xyz[static_cast<std::size_t>(c)].data();
+    for (std::int64_t i = 0; i < n; ++i) {
+      unsigned char* p = raw.data() + i * g.real_bytes;
+      if (swap) std::reverse(p, p + g.real_bytes);
+      if (g.real_bytes == 8) {
+        std::memcpy(out + i, p, 8);
+      } else {
+        float f;
+        std::memcpy(&f, p, 4);
+        out[i] = f;
+      }
     }
   }
 }

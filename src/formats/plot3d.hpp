@@ -8,6 +8,7 @@
 // multi-grid 3D "whole" files, Fortran records, double precision, little- or big-endian.
 // Specification: docs/formats/plot3d.md.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -39,8 +40,9 @@ bool is_plot3d(const std::string& path);
 // block's count of values); FormatError naming the file, the block or record, and the byte
 // offset and line.
 Grid read_header(const std::string& path);
-// Coordinate c (0 x, 1 y, 2 z; z of a 2D grid is 0) of block b, Fortran order, as doubles.
-void read_coordinate(const Grid& g, std::size_t b, int c, std::vector<double>& out);
+// Block b's x, y and z (z of a 2D grid is 0), Fortran order, as doubles: its bytes (or lines)
+// read once.
+void read_block(const Grid& g, std::size_t b, std::array<std::vector<double>, 3>& xyz);
 // Writes a multi-grid 3D whole file (double precision, Fortran records) under a temporary
 // name, renamed when complete. xyz(b, c, out) fills coordinate c of block b.
 void write(const std::string& path, const std::vector<BlockShape>& blocks, bool big_endian,

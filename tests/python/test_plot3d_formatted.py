@@ -6,6 +6,9 @@ and binary, 2D and IBLANK, and a big-endian binary grid named *.bin. Each throug
 `balance` and `convert` to HDF5, every coordinate compared with Python's own reading of the
 text (float()); damaged files refused in one line naming the block and the byte."""
 import itertools
+import json
+import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -225,3 +228,27 @@ def test_the_block_list_of_balance_is_not_taken_for_a_grid(ab, tmp_path):
     r = ab("balance", tmp_path / "w.txt", "-n", 2, "--json")  # "id weight": 11 blocks, not a 2D grid of 1 x 5 points
     conftest.assert_status(r, 0)
     assert r.json()["blocks"] == 11 and "grid" not in r.json()
+
+
+@pytest.mark.mpi
+def test_parallel_convert_reads_the_text_once(ab, tmp_path):
+    """`mpiexec -n 3 anabranch convert GRID out.h5` of a formatted grid: the coordinates as
+    the serial convert gives them, and the header pass (which reads the whole text: a block's
+    first value is found only by counting those before it) made by rank 0 alone (the bytes
+    each rank read, measured from outside: bench/rank_probe.py)."""
+    rng = np.random.default_rng(3)
+    dims = [(20, 20, 15)] * 6  # two blocks a rank, values that do not repeat
+    grids = write_formatted(tmp_path / "grid.fmt", [(d, list(rng.random((3, 6000)) * 100)) for d in dims], "A")
+    size = (tmp_path / "grid.fmt").stat().st_size
+    probe = pathlib.Path(__file__).resolve().parents[2] / "bench" / "rank_probe.py"
+    (tmp_path / "probe").mkdir()
+    proc = conftest.mpirun(3, sys.executable, probe, tmp_path / "probe", conftest.EXE, "convert", tmp_path / "grid.fmt",
+                           tmp_path / "g.h5", env={"ANABRANCH_PROGRESS": "0"})
+    conftest.assert_status(proc, 0)
+    check_h5(tmp_path / "g.h5", grids)
+    read = {r["rank"]: r["read"] for r in (json.loads(p.read_text()) for p in (tmp_path / "probe").glob("rank.*.json"))}
+    assert sorted(read) == [0, 1, 2]
+    # What a rank reads besides (MPI's start, HDF5's output) is about the same on every rank:
+    # rank 0 alone has the header pass on top.
+    for rank in (1, 2):
+        assert read[0] - read[rank] > 0.8 * size, (rank, read, size)

@@ -35,6 +35,7 @@ namespace {
 struct ConvertOptions {
   std::string input, output, to, strategy = "aggregated";
   std::int64_t frame = -1;
+  std::vector<std::string> solutions;  // a PLOT3D grid's q or function files: one frame each
 };
 
 bool ends_with(const std::string& s, const std::string& e) {
@@ -255,10 +256,31 @@ nlohmann::json convert_plot3d(const ConvertOptions& o) {
     const auto& d = g.blocks[b].dims;
     l.pieces.push_back({static_cast<std::int64_t>(b), {{{0, d[0]}, {0, d[1]}, {0, d[2]}}}});
   }
+  // The solutions, each a frame: their headers read by every rank (a few records), checked
+  // against the grid and against the first.
+  std::vector<plot3d::Solution> sols;
+  pio::collective(MPI_COMM_WORLD, [&] {
+    for (const auto& path : o.solutions) {
+      if (path == o.output) throw UsageError("input and output are the same file: " + path);
+      sols.push_back(plot3d::read_solution(path));
+      const auto& s = sols.back();
+      if (s.blocks.size() != g.blocks.size())
+        throw FormatError(path + ": " + std::to_string(s.blocks.size()) + " blocks, the grid " + o.input + " has " + std::to_string(g.blocks.size()));
+      for (std::size_t b = 0; b < nb; ++b)
+        if (s.blocks[b].dims != g.blocks[b].dims)
+          throw FormatError(path + ": block " + std::to_string(b + 1) + " is " + std::to_string(s.blocks[b].dims[0]) + " x " +
+                            std::to_string(s.blocks[b].dims[1]) + " x " + std::to_string(s.blocks[b].dims[2]) + ", the grid's " +
+                            std::to_string(g.blocks[b].dims[0]) + " x " + std::to_string(g.blocks[b].dims[1]) + " x " +
+                            std::to_string(g.blocks[b].dims[2]));
+      if (s.names() != sols.front().names())
+        throw FormatError(path + ": " + std::to_string(s.nvar) + " variables (" + (s.function ? "a function file" : "a q file") + "), " +
+                          o.solutions.front() + " " + std::to_string(sols.front().nvar));
+    }
+  });
   pio::BlockFileOptions wo;
   wo.format = "hdf5";
   wo.atomic = true;
-  pio::BlockWriter w(MPI_COMM_WORLD, o.output, l, {}, wo);
+  pio::BlockWriter w(MPI_COMM_WORLD, o.output, l, sols.empty() ? std::vector<std::string>{} : sols.front().names(), wo);
   std::vector<std::vector<double>> xyz;
   pio::collective(MPI_COMM_WORLD, [&] {
     std::array<std::vector<double>, 3> block;
@@ -270,9 +292,23 @@ nlohmann::json convert_plot3d(const ConvertOptions& o) {
   std::vector<const double*> ptr;
   for (const auto& x : xyz) ptr.push_back(x.data());
   w.write_grid(ptr.data());
+  for (const auto& s : sols) {
+    std::vector<std::vector<double>> values;
+    pio::collective(MPI_COMM_WORLD, [&] {
+      values.clear();
+      std::vector<std::vector<double>> block;
+      for (const auto& p : l.pieces) {
+        plot3d::read_solution_block(s, static_cast<std::size_t>(p.block), block);
+        for (auto& v : block) values.push_back(std::move(v));
+      }
+    });
+    std::vector<const double*> vp;
+    for (const auto& v : values) vp.push_back(v.data());
+    w.write_frame(s.time, vp.data());
+  }
   w.close();
   nlohmann::json j = {{"input", o.input}, {"input_format", "plot3d"}, {"output", o.output}, {"output_format", "blocks-hdf5"},
-                      {"blocks", nb}, {"frames", 0}, {"precision", g.real_bytes}, {"big_endian", g.big_endian}, {"records", g.records},
+                      {"blocks", nb}, {"frames", sols.size()}, {"precision", g.real_bytes}, {"big_endian", g.big_endian}, {"records", g.records},
                       {"iblank", g.iblank}};
   if (rank != 0) j["quiet"] = true;
   return j;
@@ -507,12 +543,15 @@ Runner add_convert(CLI::App& app, Common& common) {
   sub->add_option("--to", o->to, "output format (multi-block files: raw, hdf5, vtm, plot3d or cgns; a PLOT3D grid: hdf5; a CGNS file: raw or hdf5)")->check(CLI::IsMember({"serafin", "hdf5", "vtu", "raw", "vtm", "plot3d", "cgns"}));
   sub->add_option("--frame", o->frame, "VTU and VTK MultiBlock (.vtm): the frame to write, 0-based (default: the last)");
   sub->add_option("--strategy", o->strategy, "SERAFIN output under mpiexec: the write strategy")->capture_default_str();
+  sub->add_option("--solution", o->solutions, "a PLOT3D grid's solution (q or function file, binary), one frame each; repeat for more")
+      ->check(CLI::ExistingFile);
   sub->add_flag("--json", common.json, "print a JSON summary on stdout");
   return [o, &common]() {
     const bool cgns_in = cgns_file_name(o->input);
     const bool grid_in = !cgns_in && !pio::is_block_file(o->input) && plot3d_grid(o->input);
     const std::string format = cgns_in || grid_in || pio::is_block_file(o->input) ? std::string() : target_format(*o);
     if (o->input == o->output) throw UsageError("input and output are the same file: " + o->input);
+    if (!o->solutions.empty() && !grid_in) throw UsageError("--solution goes with a PLOT3D grid; " + o->input + " is not one");
     const auto t0 = std::chrono::steady_clock::now();
     if (cgns_in || grid_in || pio::is_block_file(o->input)) {
       provenance::add_input(o->input);

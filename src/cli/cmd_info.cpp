@@ -7,6 +7,7 @@
 #include <functional>
 #include <future>
 #include <limits>
+#include <optional>
 #include <thread>
 
 #include "cli/commands.hpp"
@@ -98,9 +99,48 @@ nlohmann::json describe_plot3d(const std::string& path, bool check) {
   return j;
 }
 
+// A PLOT3D solution (q or function file): its form, blocks, variables and, for a q file, the
+// free-stream values of its header; --check reads every value.
+nlohmann::json describe_plot3d_solution(const plot3d::Solution& s, bool check) {
+  nlohmann::json j;
+  j["file"] = s.path;
+  j["format"] = "blocks-plot3d-solution";
+  j["kind"] = s.function ? "function" : "q";
+  j["form"] = "binary";
+  j["layout"] = s.multi ? "multi-grid" : "single-grid";
+  j["dimensions"] = s.dimensions;
+  j["iblank"] = false;
+  j["precision"] = s.real_bytes == 8 ? "double" : "single";
+  j["byte_order"] = s.big_endian ? "big" : "little";
+  j["records"] = s.records ? "fortran" : "none";
+  j["file_bytes"] = FileSource(s.path).size();
+  std::int64_t points = 0;
+  nlohmann::json blocks = nlohmann::json::array();
+  for (const auto& b : s.blocks) {
+    points += b.points();
+    blocks.push_back({{"id", b.id}, {"dims", b.dims}});
+  }
+  j["block_count"] = s.blocks.size();
+  j["points"] = points;
+  j["blocks"] = blocks;
+  j["variables"] = s.names();
+  j["grid"] = false;
+  j["frames"] = 1;
+  j["times"] = {s.time};
+  if (!s.function) j["free_stream"] = {{"mach", s.mach}, {"alpha", s.alpha}, {"reynolds", s.reynolds}, {"time", s.time}};
+  j["integrity"] = "OK";
+  if (check) {
+    std::vector<std::vector<double>> values;
+    for (std::size_t b = 0; b < s.blocks.size(); ++b) plot3d::read_solution_block(s, b, values);
+    j["checked"] = true;
+  }
+  return j;
+}
+
 void print_blocks(const nlohmann::json& j, int max_times) {
   if (j.contains("form"))  // PLOT3D
-    std::printf("%s: PLOT3D grid, %s, %s, %dD%s%s%s, %lld bytes\n", j["file"].get<std::string>().c_str(), j["form"].get<std::string>().c_str(),
+    std::printf("%s: PLOT3D %s, %s, %s, %dD%s%s%s, %lld bytes\n", j["file"].get<std::string>().c_str(),
+                !j.contains("kind") ? "grid" : j["kind"] == "q" ? "q file" : "function file", j["form"].get<std::string>().c_str(),
                 j["layout"].get<std::string>().c_str(), j["dimensions"].get<int>(), j["iblank"].get<bool>() ? ", IBLANK" : "",
                 j["precision"] == "text" ? "" : (", " + j["precision"].get<std::string>() + " precision, " + j["byte_order"].get<std::string>() + "-endian").c_str(),
                 j["records"] == "fortran" ? ", Fortran records" : "", static_cast<long long>(j["file_bytes"].get<std::int64_t>()));
@@ -127,6 +167,9 @@ void print_blocks(const nlohmann::json& j, int max_times) {
   const auto& t = j["times"];
   for (std::size_t k = 0; k < t.size() && static_cast<int>(k) < max_times; ++k) std::printf("%s%g", k ? ", " : ": t = ", t[k].get<double>());
   std::printf("%s\n", t.size() > static_cast<std::size_t>(max_times) ? ", ..." : "");
+  if (j.contains("free_stream"))
+    std::printf("  Mach %g, angle of attack %g, Reynolds number %g\n", j["free_stream"]["mach"].get<double>(),
+                j["free_stream"]["alpha"].get<double>(), j["free_stream"]["reynolds"].get<double>());
   if (j.contains("checked")) std::printf("  every record and value checked\n");
 }
 
@@ -207,7 +250,15 @@ NonFinite non_finite(const serafin::Reader& r, const std::function<void()>& firs
 
 nlohmann::json describe(const std::string& path, bool check, bool stats) {
   if (pio::is_block_file(path)) return describe_blocks(path, check);
-  if (!pio::looks_like_hdf5(path) && !serafin::looks_like_serafin(path) && plot3d::is_plot3d(path)) return describe_plot3d(path, check);
+  if (!pio::looks_like_hdf5(path) && !serafin::looks_like_serafin(path)) {
+    if (plot3d::is_plot3d(path)) return describe_plot3d(path, check);
+    std::optional<plot3d::Solution> s;
+    try {
+      s = plot3d::read_solution(path);
+    } catch (const FormatError&) {  // not one: read below as a result file, and refused as such
+    }
+    if (s) return describe_plot3d_solution(*s, check);
+  }
   const auto file = pio::ResultFile::open(path);
   const serafin::Reader* r = file->serafin_reader();  // null for HDF5
   const auto& h = file->header();

@@ -458,6 +458,155 @@ void read_block(const Grid& g, std::size_t b, std::array<std::vector<double>, 3>
   }
 }
 
+namespace {
+
+// One reading of a solution file: "" and s filled when it gives the file's size.
+std::string try_solution(const std::vector<unsigned char>& head, std::int64_t size, bool big, bool records, bool multi, int dims,
+                         bool function, Solution& s) {
+  auto word = [&](std::int64_t at) -> std::int64_t {
+    if (at + 4 > static_cast<std::int64_t>(head.size())) return -1;
+    return static_cast<std::int64_t>(u32(head.data() + at, big));
+  };
+  const int per = dims + (function ? 1 : 0);  // integers per block in the dimensions record
+  std::int64_t at = 0, nblocks = 1;
+  if (multi) {
+    if (records && word(0) != 4) return "first record";
+    nblocks = word(records ? 4 : 0);
+    if (nblocks < 1 || nblocks > 10000000) return "block count";
+    at = records ? 12 : 4;
+  }
+  if (records && word(at) != nblocks * per * 4) return "dimensions record";
+  at += records ? 4 : 0;
+  if (at + nblocks * per * 4 > static_cast<std::int64_t>(head.size())) return "dimensions beyond the header read";
+  std::vector<BlockShape> blocks;
+  int nvar = function ? 0 : dims + 2;
+  for (std::int64_t b = 0; b < nblocks; ++b) {
+    BlockShape shape;
+    shape.id = b + 1;
+    for (int a = 0; a < dims; ++a) {
+      shape.dims[static_cast<std::size_t>(a)] = word(at + (b * per + a) * 4);
+      if (shape.dims[static_cast<std::size_t>(a)] < 1 || shape.dims[static_cast<std::size_t>(a)] > (1 << 24)) return "block dimensions";
+    }
+    if (function) {
+      const std::int64_t n = word(at + (b * per + dims) * 4);
+      if (n < 1 || n > 10000 || (b > 0 && n != nvar)) return "variable count";
+      nvar = static_cast<int>(n);
+    }
+    blocks.push_back(shape);
+  }
+  at += nblocks * per * 4 + (records ? 4 : 0);
+  for (int rb : {8, 4}) {
+    std::int64_t need = 0;
+    for (const auto& b : blocks) need += (function ? 0 : 4 * rb + (records ? 8 : 0)) + b.points() * nvar * rb + (records ? 8 : 0);
+    if (need != size - at) continue;
+    if (records && word(at) >= 0 && word(at) != (function ? blocks[0].points() * nvar * rb : 4 * rb)) continue;
+    s.blocks = blocks;
+    s.function = function;
+    s.nvar = nvar;
+    s.real_bytes = rb;
+    s.big_endian = big;
+    s.records = records;
+    s.multi = multi;
+    s.dimensions = dims;
+    s.values_at.clear();
+    std::int64_t p = at;
+    for (const auto& b : blocks) {
+      if (!function) p += 4 * rb + (records ? 8 : 0);
+      s.values_at.push_back(p + (records ? 4 : 0));
+      p += b.points() * nvar * rb + (records ? 8 : 0);
+    }
+    return "";
+  }
+  return "size";
+}
+
+// n reals of the file's form at src, as doubles.
+void reals(const unsigned char* src, std::int64_t n, int rb, bool big, double* out) {
+  const bool swap = big != (native_byte_order() == ByteOrder::Big);
+  for (std::int64_t i = 0; i < n; ++i) {
+    unsigned char v[8];
+    std::memcpy(v, src + i * rb, static_cast<std::size_t>(rb));
+    if (swap) std::reverse(v, v + rb);
+    if (rb == 8) {
+      std::memcpy(out + i, v, 8);
+    } else {
+      float f;
+      std::memcpy(&f, v, 4);
+      out[i] = f;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> Solution::names() const {
+  if (function) {
+    std::vector<std::string> out;
+    for (int v = 0; v < nvar; ++v) out.push_back("function " + std::to_string(v + 1));
+    return out;
+  }
+  if (dimensions == 2) return {"Density", "MomentumX", "MomentumY", "EnergyStagnationDensity"};
+  return {"Density", "MomentumX", "MomentumY", "MomentumZ", "EnergyStagnationDensity"};
+}
+
+Solution read_solution(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError::from_errno("cannot open", path);
+  in.seekg(0, std::ios::end);
+  const std::int64_t size = in.tellg();
+  std::vector<unsigned char> head;
+  Solution s;
+  for (const std::int64_t want : {std::int64_t{64} << 10, 16 + 16 * std::int64_t{1000000} + 8}) {
+    head.resize(static_cast<std::size_t>(std::min<std::int64_t>(size, want)));
+    in.clear();
+    in.seekg(0);
+    in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
+    bool longer = false;
+    for (bool records : {true, false})
+      for (bool big : {false, true})
+        for (bool multi : {true, false})
+          for (int dims : {3, 2})
+            for (bool function : {false, true}) {
+              const std::string failed = try_solution(head, size, big, records, multi, dims, function, s);
+              if (failed.empty()) {
+                s.path = path;
+                if (!function) {  // the first block's free-stream values
+                  const std::int64_t at = s.values_at[0] - (records ? 8 : 0) - 4 * s.real_bytes;
+                  std::vector<unsigned char> four(static_cast<std::size_t>(4 * s.real_bytes));
+                  in.clear();
+                  in.seekg(at);
+                  in.read(reinterpret_cast<char*>(four.data()), static_cast<std::streamsize>(four.size()));
+                  double v[4];
+                  reals(four.data(), 4, s.real_bytes, big, v);
+                  s.mach = v[0], s.alpha = v[1], s.reynolds = v[2], s.time = v[3];
+                }
+                return s;
+              }
+              longer = longer || failed == "dimensions beyond the header read";
+            }
+    if (!longer || static_cast<std::int64_t>(head.size()) == size) break;
+  }
+  throw FormatError(path, "PLOT3D solution header", 0,
+                    "not a PLOT3D q or function file: no reading (multi- or single-grid, 3D or 2D, single or double, either byte "
+                    "order, Fortran records or C binary) gives the file's " + std::to_string(size) + " bytes");
+}
+
+void read_solution_block(const Solution& s, std::size_t b, std::vector<std::vector<double>>& vars) {
+  const std::int64_t n = s.blocks.at(b).points();
+  std::vector<unsigned char> raw(static_cast<std::size_t>(n * s.real_bytes));
+  std::ifstream in(s.path, std::ios::binary);
+  if (!in) throw IoError::from_errno("cannot open", s.path);
+  vars.resize(static_cast<std::size_t>(s.nvar));
+  for (int v = 0; v < s.nvar; ++v) {
+    const std::int64_t at = s.values_at[b] + v * n * s.real_bytes;
+    in.seekg(at);
+    if (!in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size())))
+      throw FormatError(s.path, "block " + std::to_string(b + 1) + " variable " + std::to_string(v + 1), at, "the file ends inside it");
+    vars[static_cast<std::size_t>(v)].resize(static_cast<std::size_t>(n));
+    reals(raw.data(), n, s.real_bytes, s.big_endian, vars[static_cast<std::size_t>(v)].data());
+  }
+}
+
 void write(const std::string& path, const std::vector<BlockShape>& blocks, bool big_endian,
            const std::function<void(std::size_t b, int c, std::vector<double>& out)>& xyz) {
   AtomicFileSink sink(path);

@@ -43,6 +43,32 @@ Grid read_header(const std::string& path);
 // Block b's x, y and z (z of a 2D grid is 0), Fortran order, as doubles: its bytes (or lines)
 // read once.
 void read_block(const Grid& g, std::size_t b, std::array<std::vector<double>, 3>& xyz);
+// A PLOT3D solution: a q file (per block a record of 4 reals, Mach number, angle of attack,
+// Reynolds number and time, then the conserved variables: density, the momentum's 3 (2D: 2)
+// components and the stagnation energy per volume) or a function file (per block its count
+// of variables, then theirs). Binary only: single or double, either byte order, Fortran
+// records or C binary, multi- or single-grid, 3D or 2D; told by its bytes.
+struct Solution {
+  std::string path;
+  std::vector<BlockShape> blocks;
+  bool function = false;
+  int nvar = 0;
+  int real_bytes = 8;
+  bool big_endian = false;
+  bool records = true;
+  bool multi = true;
+  int dimensions = 3;
+  double mach = 0, alpha = 0, reynolds = 0, time = 0;  // q files: the first block's
+  std::vector<std::int64_t> values_at;  // per block: the byte of its first value
+  // The variables' names: SIDS's for q files (Density, MomentumX, ...), "function N" otherwise.
+  std::vector<std::string> names() const;
+};
+// Reads a solution's header and checks the file's size against it; FormatError when no
+// reading of it gives the file's bytes.
+Solution read_solution(const std::string& path);
+// The values of block b, one array per variable, Fortran order, as doubles.
+void read_solution_block(const Solution& s, std::size_t b, std::vector<std::vector<double>>& vars);
+
 // Writes a multi-grid 3D whole file (double precision, Fortran records) under a temporary
 // name, renamed when complete. xyz(b, c, out) fills coordinate c of block b.
 void write(const std::string& path, const std::vector<BlockShape>& blocks, bool big_endian,

@@ -18,8 +18,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
+#include <cctype>
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -55,6 +57,63 @@ struct Header {
 
 std::string zone_name(std::int64_t id) { return "block_" + std::to_string(id); }
 
+// The SIDS name (CGNS's standard data-name identifiers) of a solver's variable, where its name
+// says which it is (rho, u, p, rhou, nut...); other names stay as they are.
+std::string sids_name(const std::string& name) {
+  static const std::map<std::string, std::string> known = {
+      {"rho", "Density"}, {"density", "Density"}, {"ro", "Density"}, {"r", "Density"},
+      {"u", "VelocityX"}, {"vx", "VelocityX"}, {"velocityx", "VelocityX"}, {"velocity u", "VelocityX"},
+      {"v", "VelocityY"}, {"vy", "VelocityY"}, {"velocityy", "VelocityY"}, {"velocity v", "VelocityY"},
+      {"w", "VelocityZ"}, {"vz", "VelocityZ"}, {"velocityz", "VelocityZ"}, {"velocity w", "VelocityZ"},
+      {"p", "Pressure"}, {"pressure", "Pressure"}, {"pres", "Pressure"},
+      {"t", "Temperature"}, {"temperature", "Temperature"}, {"temp", "Temperature"},
+      {"rhou", "MomentumX"}, {"rho_u", "MomentumX"}, {"ru", "MomentumX"}, {"momentumx", "MomentumX"},
+      {"rhov", "MomentumY"}, {"rho_v", "MomentumY"}, {"rv", "MomentumY"}, {"momentumy", "MomentumY"},
+      {"rhow", "MomentumZ"}, {"rho_w", "MomentumZ"}, {"rw", "MomentumZ"}, {"momentumz", "MomentumZ"},
+      {"rhoe", "EnergyStagnationDensity"}, {"rho_e", "EnergyStagnationDensity"}, {"re", "EnergyStagnationDensity"},
+      {"e", "EnergyStagnationDensity"}, {"rhoet", "EnergyStagnationDensity"},
+      {"mach", "Mach"}, {"entropy", "Entropy"}, {"enthalpy", "Enthalpy"},
+      {"nut", "ViscosityEddyKinematic"}, {"nu_t", "ViscosityEddyKinematic"}, {"mut", "ViscosityEddy"}, {"mu_t", "ViscosityEddy"},
+      {"vist3d", "ViscosityEddy"}, {"k", "TurbulentEnergyKinetic"}, {"tke", "TurbulentEnergyKinetic"},
+      {"epsilon", "TurbulentDissipation"}, {"omega", "TurbulentDissipationRate"}, {"nutilde", "TurbulentSANuTilde"}};
+  std::string lower = name;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const auto it = known.find(lower);
+  return it == known.end() ? name : it->second;
+}
+
+// The dimensional exponents (mass, length, time, temperature, angle) of a SIDS quantity;
+// false for a name SIDS does not define (or a nondimensional one: Mach).
+bool exponents_of(const std::string& sids, double out[5]) {
+  static const std::map<std::string, std::array<double, 5>> table = {
+      {"Density", {1, -3, 0, 0, 0}}, {"VelocityX", {0, 1, -1, 0, 0}}, {"VelocityY", {0, 1, -1, 0, 0}}, {"VelocityZ", {0, 1, -1, 0, 0}},
+      {"Pressure", {1, -1, -2, 0, 0}}, {"Temperature", {0, 0, 0, 1, 0}}, {"MomentumX", {1, -2, -1, 0, 0}},
+      {"MomentumY", {1, -2, -1, 0, 0}}, {"MomentumZ", {1, -2, -1, 0, 0}}, {"EnergyStagnationDensity", {1, -1, -2, 0, 0}},
+      {"Entropy", {1, 2, -2, -1, 0}}, {"Enthalpy", {0, 2, -2, 0, 0}}, {"ViscosityEddyKinematic", {0, 2, -1, 0, 0}},
+      {"ViscosityEddy", {1, -1, -1, 0, 0}}, {"TurbulentEnergyKinetic", {0, 2, -2, 0, 0}}, {"TurbulentDissipation", {0, 2, -3, 0, 0}},
+      {"TurbulentDissipationRate", {0, 0, -1, 0, 0}}, {"TurbulentSANuTilde", {0, 2, -1, 0, 0}},
+      {"CoordinateX", {0, 1, 0, 0, 0}}, {"CoordinateY", {0, 1, 0, 0, 0}}, {"CoordinateZ", {0, 1, 0, 0, 0}}};
+  const auto it = table.find(sids);
+  if (it == table.end()) return false;
+  std::copy(it->second.begin(), it->second.end(), out);
+  return true;
+}
+
+// At the node cg_goto went to: what the array's values are (exponents, or a nondimensional
+// parameter); nothing for a name SIDS does not define.
+void describe_array(const std::string& sids) {
+  double e[5];
+  if (sids == "Mach") {
+    cg(cg_dataclass_write(CGNS_ENUMV(NondimensionalParameter)), "cg_dataclass_write");
+  } else if (exponents_of(sids, e)) {
+    cg(cg_exponents_write(CGNS_ENUMV(RealDouble), e), "cg_exponents_write");
+  }
+}
+
+// The caller's own names, kept beside the SIDS ones so that a file read back names its
+// variables as they were written.
+constexpr const char* kNamesDescriptor = "anabranch_variables";
+
 int write_cgns(const std::string& out) {
   char magic[8];
   read_exact(magic, 8);
@@ -77,10 +136,25 @@ int write_cgns(const std::string& out) {
     // Volume blocks in "Base" (cell dimension 3); blocks one point thick in k in "Base2D"
     // (cell dimension 2: CGNS wants two points or more in every direction of a zone). The
     // zones keep the file's block order in their Ordinal.
+    std::vector<std::string> fields;
+    std::string joined;
+    bool renamed = false;
+    for (const auto& name : h.variables) {
+      fields.push_back(sids_name(name));
+      renamed = renamed || fields.back() != name;
+      joined += (joined.empty() ? "" : "\n") + name;
+    }
     int bases[2] = {0, 0};
     auto base_of = [&](bool flat) {
       int& b = bases[flat ? 1 : 0];
-      if (b == 0) cg(cg_base_write(fn, flat ? "Base2D" : "Base", flat ? 2 : 3, 3, &b), "cg_base_write");
+      if (b == 0) {
+        cg(cg_base_write(fn, flat ? "Base2D" : "Base", flat ? 2 : 3, 3, &b), "cg_base_write");
+        // Values in the solver's own units, which the file does not know: every array below
+        // inherits this class.
+        cg(cg_goto(fn, b, "end"), "cg_goto");
+        cg(cg_dataclass_write(CGNS_ENUMV(NormalizedByUnknownDimensional)), "cg_dataclass_write");
+        if (renamed) cg(cg_descriptor_write(kNamesDescriptor, joined.c_str()), "cg_descriptor_write");
+      }
       return b;
     };
     struct Placed {
@@ -124,6 +198,8 @@ int write_cgns(const std::string& out) {
         int C = 0;
         static const char* names[3] = {"CoordinateX", "CoordinateY", "CoordinateZ"};
         cg(cg_coord_write(fn, B, Z, CGNS_ENUMV(RealDouble), names[c], v.data(), &C), "cg_coord_write");
+        cg(cg_goto(fn, B, "Zone_t", Z, "GridCoordinates_t", 1, "DataArray_t", C, "end"), "cg_goto");
+        describe_array(names[c]);
       }
       first += points;
     }
@@ -135,10 +211,12 @@ int write_cgns(const std::string& out) {
         int S = 0;
         cg(cg_sol_write(fn, placed[b].base, placed[b].zone, sol, CGNS_ENUMV(Vertex), &S), "cg_sol_write");
         v.resize(static_cast<std::size_t>(h.blocks[b][1] * h.blocks[b][2] * h.blocks[b][3]));
-        for (const auto& name : h.variables) {
+        for (const auto& name : fields) {
           read_exact(v.data(), v.size() * 8);
           int F = 0;
           cg(cg_field_write(fn, placed[b].base, placed[b].zone, S, CGNS_ENUMV(RealDouble), name.c_str(), v.data(), &F), "cg_field_write");
+          cg(cg_goto(fn, placed[b].base, "Zone_t", placed[b].zone, "FlowSolution_t", S, "DataArray_t", F, "end"), "cg_goto");
+          describe_array(name);
         }
         std::string padded(sol);
         padded.resize(32, ' ');
@@ -287,6 +365,30 @@ int read_cgns(const std::string& in, bool blocks_only) {
       }
     }
   }
+  // The writer's own names, where it kept them beside the SIDS ones.
+  std::vector<std::string> names = variables;
+  if (cg_goto(fn, B, "end") == CG_OK) {
+    int nd = 0;
+    cg_ndescriptors(&nd);
+    for (int D = 1; D <= nd; ++D) {
+      char dname[33];
+      char* text = nullptr;
+      if (cg_descriptor_read(D, dname, &text) != CG_OK) continue;
+      if (std::string(dname) == kNamesDescriptor) {
+        std::vector<std::string> kept;
+        std::string all(text), one;
+        for (std::size_t at = 0; at <= all.size(); ++at)
+          if (at == all.size() || all[at] == '\n') {
+            kept.push_back(one);
+            one.clear();
+          } else {
+            one += all[at];
+          }
+        if (kept.size() == variables.size()) names = kept;
+      }
+      cg_free(text);
+    }
+  }
   std::vector<double> times(sols.size());
   for (std::size_t f = 0; f < times.size(); ++f) times[f] = static_cast<double>(f);
   char biter[33];
@@ -308,7 +410,7 @@ int read_cgns(const std::string& in, bool blocks_only) {
   nlohmann::json blocks = nlohmann::json::array();
   for (const auto& z : zones) blocks.push_back({id_of(z), z.dims[0], z.dims[1], z.dims[2]});
   j["blocks"] = blocks;
-  j["variables"] = variables;
+  j["variables"] = names;
   j["times"] = times;
   j["grid"] = true;
   const std::string text = j.dump();

@@ -550,16 +550,22 @@ class BlockLayout:
 
     def __init__(self, assignment=None, rank=0, halo=(0, 0, 0)):
         self._b = _core.Blocks()
+        self._dims = {}
         self._b.set_halo(*halo)
         if assignment is not None:
             self._b.load(os.fspath(assignment), int(rank))
 
     def add_block(self, id, ni, nj, nk=1):
         self._b.add_block(int(id), int(ni), int(nj), int(nk))
+        self._dims[int(id)] = (int(ni), int(nj), int(nk))
 
     def add_piece(self, id, i=None, j=None, k=None, dims=None):
         """A piece of block `id`: index ranges (begin, end) per direction (0-based, end
-        excluded); the whole block when a range is not given (dims: the block's)."""
+        excluded); a direction not given is the whole block's (dims: the block's dimensions,
+        when it was not added by add_block)."""
+        dims = dims or self._dims.get(int(id))
+        if dims is None and None in (i, j, k):
+            raise UsageError(f"block {id}: not added by add_block: give its ranges i, j, k or its dims")
         r = [*(i or (0, dims[0])), *(j or (0, dims[1])), *(k or (0, dims[2]))]
         self._b.add_piece(int(id), [int(x) for x in r])
 

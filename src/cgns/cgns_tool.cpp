@@ -303,7 +303,7 @@ std::int64_t id_of(const Zone& z) {
   return z.index;
 }
 
-int read_cgns(const std::string& in, bool blocks_only) {
+int read_cgns(const std::string& in, const std::string& mode) {
   g_path = in;
   int fn = 0, nb = 0;
   cg(cg_open(in.c_str(), CG_MODE_READ, &fn), "cannot open");
@@ -313,7 +313,7 @@ int read_cgns(const std::string& in, bool blocks_only) {
   const int B = zones.empty() ? 1 : zones[0].base;
   std::map<std::string, std::int64_t> ids;
   for (const auto& z : zones) ids[z.name] = id_of(z);
-  if (blocks_only) {
+  if (mode == "blocks") {
     nlohmann::json j;
     nlohmann::json blocks = nlohmann::json::array(), faces = nlohmann::json::array();
     for (const auto& z : zones) blocks.push_back({{"id", id_of(z)}, {"cells", {z.dims[0], z.dims[1], z.dims[2]}}});
@@ -343,7 +343,7 @@ int read_cgns(const std::string& in, bool blocks_only) {
     return 0;
   }
   // Frames: the first zone's vertex solutions, in order; times from BaseIterativeData.
-  int nsols = 0;
+  int nsols = 0, cell_centred = 0;
   std::vector<std::string> sols, variables;
   if (!zones.empty()) {
     cg(cg_nsols(fn, B, zones[0].index, &nsols), "cg_nsols");
@@ -351,7 +351,10 @@ int read_cgns(const std::string& in, bool blocks_only) {
       char name[33];
       CGNS_ENUMT(GridLocation_t) loc;
       cg(cg_sol_info(fn, B, zones[0].index, S, name, &loc), "cg_sol_info");
-      if (loc != CGNS_ENUMV(Vertex)) continue;
+      if (loc != CGNS_ENUMV(Vertex)) {
+        ++cell_centred;
+        continue;
+      }
       sols.push_back(name);
       if (variables.empty()) {
         int nf = 0;
@@ -413,6 +416,16 @@ int read_cgns(const std::string& in, bool blocks_only) {
   j["variables"] = names;
   j["times"] = times;
   j["grid"] = true;
+  if (mode == "describe") {  // what the file holds, without its values
+    nlohmann::json zones_j = nlohmann::json::array();
+    for (const auto& z : zones) zones_j.push_back({{"id", id_of(z)}, {"zone", z.name}, {"dims", {z.dims[0], z.dims[1], z.dims[2]}}});
+    j["blocks"] = zones_j;
+    j["bases"] = nb;
+    j["skipped_solutions"] = cell_centred;
+    std::printf("%s\n", j.dump().c_str());
+    cg_close(fn);
+    return 0;
+  }
   const std::string text = j.dump();
   write_exact("ABBLKS1\n", 8);
   const std::uint64_t n = text.size();
@@ -453,13 +466,14 @@ int read_cgns(const std::string& in, bool blocks_only) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3 || (std::strcmp(argv[1], "write") != 0 && std::strcmp(argv[1], "read") != 0 && std::strcmp(argv[1], "blocks") != 0)) {
-    std::fprintf(stderr, "usage: anabranch-cgns write OUT.cgns < stream | read IN.cgns > stream | blocks IN.cgns\n");
+  const std::string mode = argc == 3 ? argv[1] : "";
+  if (mode != "write" && mode != "read" && mode != "blocks" && mode != "describe") {
+    std::fprintf(stderr, "usage: anabranch-cgns write OUT.cgns < stream | read IN.cgns > stream | blocks IN.cgns | describe IN.cgns\n");
     return 2;
   }
   try {
-    if (std::strcmp(argv[1], "write") == 0) return write_cgns(argv[2]);
-    return read_cgns(argv[2], std::strcmp(argv[1], "blocks") == 0);
+    if (mode == "write") return write_cgns(argv[2]);
+    return read_cgns(argv[2], mode);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "anabranch-cgns: error: %s\n", e.what());
     return 1;

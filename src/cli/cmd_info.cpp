@@ -10,6 +10,9 @@
 #include <optional>
 #include <thread>
 
+#include <unistd.h>
+
+#include "cli/cgns_helper.hpp"
 #include "cli/commands.hpp"
 #include "core/byteorder.hpp"
 #include "core/error.hpp"
@@ -137,6 +140,36 @@ nlohmann::json describe_plot3d_solution(const plot3d::Solution& s, bool check) {
   return j;
 }
 
+// A CGNS file, through the CGNS helper: its structured zones (as blocks), the variables and
+// times of its vertex flow solutions (the frames), and how many other solutions it holds.
+nlohmann::json describe_cgns(const std::string& path) {
+  std::string text;
+  run_cgns_helper({"describe", path}, nullptr, [&](int fd) {
+    char buf[65536];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+  });
+  const auto h = nlohmann::json::parse(text);
+  nlohmann::json j;
+  j["file"] = path;
+  j["format"] = "blocks-cgns";
+  j["precision"] = "double";
+  j["records"] = "none";
+  j["file_bytes"] = FileSource(path).size();
+  std::int64_t points = 0;
+  for (const auto& b : h["blocks"]) points += b["dims"][0].get<std::int64_t>() * b["dims"][1].get<std::int64_t>() * b["dims"][2].get<std::int64_t>();
+  j["block_count"] = h["blocks"].size();
+  j["points"] = points;
+  j["blocks"] = h["blocks"];
+  j["variables"] = h["variables"];
+  j["grid"] = true;
+  j["frames"] = h["times"].size();
+  j["times"] = h["times"];
+  j["bases"] = h["bases"];
+  j["skipped_solutions"] = h["skipped_solutions"];
+  j["integrity"] = "OK";
+  return j;
+}
+
 void print_blocks(const nlohmann::json& j, int max_times) {
   if (j.contains("form"))  // PLOT3D
     std::printf("%s: PLOT3D %s, %s, %s, %dD%s%s%s, %lld bytes\n", j["file"].get<std::string>().c_str(),
@@ -170,6 +203,8 @@ void print_blocks(const nlohmann::json& j, int max_times) {
   if (j.contains("free_stream"))
     std::printf("  Mach %g, angle of attack %g, Reynolds number %g\n", j["free_stream"]["mach"].get<double>(),
                 j["free_stream"]["alpha"].get<double>(), j["free_stream"]["reynolds"].get<double>());
+  if (j.contains("skipped_solutions") && j["skipped_solutions"].get<int>() > 0)
+    std::printf("  %d flow solutions not at the vertices (cell-centred): not read\n", j["skipped_solutions"].get<int>());
   if (j.contains("checked")) std::printf("  every record and value checked\n");
 }
 
@@ -250,6 +285,7 @@ NonFinite non_finite(const serafin::Reader& r, const std::function<void()>& firs
 
 nlohmann::json describe(const std::string& path, bool check, bool stats) {
   if (pio::is_block_file(path)) return describe_blocks(path, check);
+  if (cgns_file_name(path)) return describe_cgns(path);
   if (!pio::looks_like_hdf5(path) && !serafin::looks_like_serafin(path)) {
     if (plot3d::is_plot3d(path)) return describe_plot3d(path, check);
     std::optional<plot3d::Solution> s;

@@ -613,3 +613,9 @@ def test_cgns_names_map_and_round_trip(ab, tmp_path):
     conftest.assert_status(ab("convert", tmp_path / "n.cgns", tmp_path / "back.h5"), 0)
     r = ab("info", tmp_path / "back.h5", "--json")
     assert r.json()[0]["variables"] == names
+    r = ab("info", tmp_path / "n.cgns", "--json")  # the CGNS file itself
+    conftest.assert_status(r, 0)
+    j = r.json()[0]
+    assert (j["format"], j["block_count"], j["frames"], j["times"], j["variables"], j["skipped_solutions"]) == \
+        ("blocks-cgns", 1, 1, [0.5], names, 0)
+    assert j["blocks"] == [{"id": 1, "zone": "block_1", "dims": [4, 3, 2]}]

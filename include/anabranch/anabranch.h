@@ -323,9 +323,11 @@ int ab_records_extent(const ab_records* layout, int64_t r, int64_t* first, int64
 typedef struct ab_records_writer ab_records_writer;
 /* COLLECTIVE. Opens `path` to write the layout's records. options: NULL or "key=value" pairs:
  *   strategy=independent|collective|aggregated|aggregated-async (independent, the default),
- *   keep=0|1 (0, the default: the file is made anew and ends at the layout's end; 1: an
- *     existing file is written into and keeps every byte outside the records written, for
- *     ranks that write their records at different times, each on its own communicator),
+ *   keep=0|1 (0, the default: the file is made anew and ends at the layout's end, every
+ *     record written; 1: an existing file is written into and keeps every byte outside the
+ *     records written, for ranks that write their records at different times, each on its
+ *     own communicator: an empty layout opened and closed with keep=0 makes the empty file
+ *     they start from),
  *   buffer_bytes=N, writers_per_node=N, any other key an MPI-IO hint. */
 int ab_records_writer_open(MPI_Comm comm, const char* path, const ab_records* layout, const char* options,
                            ab_records_writer** writer);

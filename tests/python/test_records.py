@@ -108,6 +108,9 @@ def test_keep_writes_into_an_existing_file(tmp_path):
     assert (first, end) == (1016, 1040)
     assert after[:first] == before[:first] and after[end:] == before[end:]
     assert after[first:end] == (np.array([16], "<i4").tobytes() + np.arange(2, dtype="<f8").tobytes() + np.array([16], "<i4").tobytes())
+    # An empty layout made anew: the empty file that writers with keep=1 start from.
+    anabranch.write_records(out, anabranch.Records([]), {})
+    assert out.exists() and out.stat().st_size == 0
 
 
 def test_refusals(tmp_path):

@@ -18,36 +18,54 @@ std::uint32_t u32(const unsigned char* p, bool big) {
              : (std::uint32_t{p[3]} << 24 | std::uint32_t{p[2]} << 16 | std::uint32_t{p[1]} << 8 | p[0]);
 }
 
-// Tries one reading of the header; fills g and returns "" when the file's size agrees.
-std::string try_layout(const std::vector<unsigned char>& head, std::int64_t size, bool big, bool records, bool multi, int dims, Grid& g) {
-  auto word = [&](std::int64_t at) -> std::int64_t {
-    if (at + 4 > static_cast<std::int64_t>(head.size())) return -1;
-    return static_cast<std::int64_t>(u32(head.data() + at, big));
-  };
-  std::int64_t at = 0, nblocks = 1;
+// The 4-byte integer at byte `at` of the header read (-1 past it).
+std::int64_t word(const std::vector<unsigned char>& head, std::int64_t at, bool big) {
+  if (at + 4 > static_cast<std::int64_t>(head.size())) return -1;
+  return static_cast<std::int64_t>(u32(head.data() + at, big));
+}
+
+// A grid's or a solution's first records, one reading of them: the block count (multi-grid
+// files) and the dimensions, `dims` integers a block and `extra` more (a function file's
+// count of variables, in extras). Returns "" and the blocks, and in `at` the byte after
+// the dimensions; otherwise what does not fit.
+std::string read_dimensions(const std::vector<unsigned char>& head, bool big, bool records, bool multi, int dims, int extra,
+                            std::vector<BlockShape>& blocks, std::vector<std::int64_t>& extras, std::int64_t& at) {
+  const int per = dims + extra;
+  std::int64_t nblocks = 1;
+  at = 0;
   if (multi) {
-    if (records && word(0) != 4) return "first record";
-    nblocks = word(records ? 4 : 0);
+    if (records && word(head, 0, big) != 4) return "first record";
+    nblocks = word(head, records ? 4 : 0, big);
     if (nblocks < 1 || nblocks > 10000000) return "block count";
     at = records ? 12 : 4;
   }
-  if (records && word(at) != nblocks * dims * 4) return "dimensions record";
+  if (records && word(head, at, big) != nblocks * per * 4) return "dimensions record";
   at += records ? 4 : 0;
-  if (at + nblocks * dims * 4 > static_cast<std::int64_t>(head.size())) return "dimensions beyond the header read";
-  std::vector<BlockShape> blocks;
-  std::int64_t points = 0;
+  if (at + nblocks * per * 4 > static_cast<std::int64_t>(head.size())) return "dimensions beyond the header read";
+  blocks.clear();
+  extras.clear();
   for (std::int64_t b = 0; b < nblocks; ++b) {
     BlockShape s;
     s.id = b + 1;
     for (int a = 0; a < dims; ++a) {
-      s.dims[static_cast<std::size_t>(a)] = word(at + (b * dims + a) * 4);
+      s.dims[static_cast<std::size_t>(a)] = word(head, at + (b * per + a) * 4, big);
       if (s.dims[static_cast<std::size_t>(a)] < 1 || s.dims[static_cast<std::size_t>(a)] > (1 << 24)) return "block dimensions";
     }
     if (dims == 2) s.dims[2] = 1;
-    points += s.points();
+    for (int e = 0; e < extra; ++e) extras.push_back(word(head, at + (b * per + dims + e) * 4, big));
     blocks.push_back(s);
   }
-  at += nblocks * dims * 4 + (records ? 4 : 0);
+  at += nblocks * per * 4 + (records ? 4 : 0);
+  return "";
+}
+
+// Tries one reading of the header; fills g and returns "" when the file's size agrees.
+std::string try_layout(const std::vector<unsigned char>& head, std::int64_t size, bool big, bool records, bool multi, int dims, Grid& g) {
+  std::vector<BlockShape> blocks;
+  std::vector<std::int64_t> none;
+  std::int64_t at = 0;
+  const std::string failed = read_dimensions(head, big, records, multi, dims, 0, blocks, none, at);
+  if (!failed.empty()) return failed;
   const std::int64_t data = size - at;
   for (int rb : {8, 4})
     for (bool iblank : {false, true}) {
@@ -55,7 +73,7 @@ std::string try_layout(const std::vector<unsigned char>& head, std::int64_t size
       for (const auto& s : blocks) need += s.points() * (dims * rb + (iblank ? 4 : 0)) + (records ? 8 : 0);
       if (need != data) continue;
       if (records) {  // the first block's record length must agree too
-        const std::int64_t m = word(at);
+        const std::int64_t m = word(head, at, big);
         if (m >= 0 && m != blocks[0].points() * (dims * rb + (iblank ? 4 : 0))) continue;
       }
       g.blocks = blocks;
@@ -463,43 +481,22 @@ namespace {
 // One reading of a solution file: "" and s filled when it gives the file's size.
 std::string try_solution(const std::vector<unsigned char>& head, std::int64_t size, bool big, bool records, bool multi, int dims,
                          bool function, Solution& s) {
-  auto word = [&](std::int64_t at) -> std::int64_t {
-    if (at + 4 > static_cast<std::int64_t>(head.size())) return -1;
-    return static_cast<std::int64_t>(u32(head.data() + at, big));
-  };
-  const int per = dims + (function ? 1 : 0);  // integers per block in the dimensions record
-  std::int64_t at = 0, nblocks = 1;
-  if (multi) {
-    if (records && word(0) != 4) return "first record";
-    nblocks = word(records ? 4 : 0);
-    if (nblocks < 1 || nblocks > 10000000) return "block count";
-    at = records ? 12 : 4;
-  }
-  if (records && word(at) != nblocks * per * 4) return "dimensions record";
-  at += records ? 4 : 0;
-  if (at + nblocks * per * 4 > static_cast<std::int64_t>(head.size())) return "dimensions beyond the header read";
   std::vector<BlockShape> blocks;
+  std::vector<std::int64_t> counts;  // a function file's variables, per block
+  std::int64_t at = 0;
+  const std::string failed = read_dimensions(head, big, records, multi, dims, function ? 1 : 0, blocks, counts, at);
+  if (!failed.empty()) return failed;
   int nvar = function ? 0 : dims + 2;
-  for (std::int64_t b = 0; b < nblocks; ++b) {
-    BlockShape shape;
-    shape.id = b + 1;
-    for (int a = 0; a < dims; ++a) {
-      shape.dims[static_cast<std::size_t>(a)] = word(at + (b * per + a) * 4);
-      if (shape.dims[static_cast<std::size_t>(a)] < 1 || shape.dims[static_cast<std::size_t>(a)] > (1 << 24)) return "block dimensions";
-    }
-    if (function) {
-      const std::int64_t n = word(at + (b * per + dims) * 4);
-      if (n < 1 || n > 10000 || (b > 0 && n != nvar)) return "variable count";
-      nvar = static_cast<int>(n);
-    }
-    blocks.push_back(shape);
+  for (std::size_t b = 0; b < counts.size(); ++b) {
+    if (counts[b] < 1 || counts[b] > 10000 || (b > 0 && counts[b] != nvar)) return "variable count";
+    nvar = static_cast<int>(counts[b]);
   }
-  at += nblocks * per * 4 + (records ? 4 : 0);
   for (int rb : {8, 4}) {
     std::int64_t need = 0;
     for (const auto& b : blocks) need += (function ? 0 : 4 * rb + (records ? 8 : 0)) + b.points() * nvar * rb + (records ? 8 : 0);
     if (need != size - at) continue;
-    if (records && word(at) >= 0 && word(at) != (function ? blocks[0].points() * nvar * rb : 4 * rb)) continue;
+    const std::int64_t first = word(head, at, big);
+    if (records && first >= 0 && first != (function ? blocks[0].points() * nvar * rb : 4 * rb)) continue;
     s.blocks = blocks;
     s.function = function;
     s.nvar = nvar;

@@ -259,9 +259,10 @@ nlohmann::json convert_plot3d(const ConvertOptions& o) {
   // The solutions, each a frame: their headers read by every rank (a few records), checked
   // against the grid and against the first.
   std::vector<plot3d::Solution> sols;
+  std::vector<std::unique_ptr<FileSource>> held;  // open inputs: the output may not be one of them, by any name
   pio::collective(MPI_COMM_WORLD, [&] {
     for (const auto& path : o.solutions) {
-      if (path == o.output) throw UsageError("input and output are the same file: " + path);
+      held.push_back(std::make_unique<FileSource>(path));
       sols.push_back(plot3d::read_solution(path));
       const auto& s = sols.back();
       if (s.blocks.size() != g.blocks.size())

@@ -124,6 +124,11 @@ def test_mismatches_are_refused(ab, tmp_path):
     (tmp_path / "cut.q").write_bytes(data[:-4])
     r = ab("convert", tmp_path / "g.x", tmp_path / "o.h5", "--solution", tmp_path / "cut.q")
     conftest.assert_status(r, 1, "cut.q", "not a PLOT3D q or function file")
+    # The output is a solution it reads, by another spelling: refused, the input intact.
+    (tmp_path / "q.h5").write_bytes(data)
+    r = ab("convert", tmp_path / "g.x", f"{tmp_path}/./q.h5", "--solution", tmp_path / "q.h5")
+    conftest.assert_status(r, 1, "an input of this command")
+    assert (tmp_path / "q.h5").read_bytes() == data and sorted(p.name for p in tmp_path.glob("q.h5*")) == ["q.h5"]
     write_solution(tmp_path / "f2.q", DIMS, solution(DIMS, 2, 1), function=True)
     r = ab("convert", tmp_path / "f2.q", tmp_path / "o.h5", "--solution", tmp_path / "q.q")
     conftest.assert_status(r, 1, "--solution goes with a PLOT3D grid")

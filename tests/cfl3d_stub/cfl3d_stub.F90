@@ -1,4 +1,4 @@
-! A stand-in for the CFL3D run around WREST and RREST, to test integrations/cfl3d/
+! A stand-in for the CFL3D run around WREST, RREST and PLOT3D, to test integrations/cfl3d/
 ! anabranch_cfl3d.F without CFL3D (tests/python/test_cfl3d_stub.py). Compiled, with the
 ! replacement and cfl3d_fallback.F90, with CFL3D's flags (-fdefault-real-8 -std=legacy
 ! -fallow-argument-mismatch), once with -DDIST_MPI (CFL3D's MPI build: rank 0 the host,
@@ -19,6 +19,10 @@
 !   cfl3d_stub read PREFIX [CASE...]   RREST called for each block as CFL3D's setup does
 !                                      (host and owner); every owner checks its arrays,
 !                                      the host and the owners the histories, ntt and time.
+!   cfl3d_stub plot3d PREFIX [CASE...] PLOT3D output as CFL3D's qout.F makes it: for each
+!                                      PLOT3D case (PNAME), two frames into PREFIX-CASE.g
+!                                      (grid) and PREFIX-CASE.q (q or function file), PLOT3D
+!                                      called for each grid on the host and the grid's owner.
 !
 ! Host lines (CFL3D's cfl3d.out, unit 11) go to PREFIX.out. A failed check prints a line
 ! naming the case, block and array, and the run ends with status 3 (every rank); a wrong
@@ -78,6 +82,15 @@ module stub_commons
   common /maxiv/ ivmx
   integer :: nnodes, myhost, myid, mycomm
   common /mydist2/ nnodes, myhost, myid, mycomm
+  ! PLOT3D output (qout.F, plot3d.F)
+  integer :: ibin, iblnk, iblnkfr, ip3dgrad
+  common /bin/ ibin, iblnk, iblnkfr, ip3dgrad
+  integer :: i2d
+  common /twod/ i2d
+  integer :: ip3dgrd, ialph
+  common /igrdtyp/ ip3dgrd, ialph
+  integer :: movie, nframes, icall1, lhdr, icoarsemovie, i2dmovie
+  common /moov/ movie, nframes, icall1, lhdr, icoarsemovie, i2dmovie
   ! calls of the fallback stand-ins (cfl3d_fallback.F90)
   integer :: nfallback
   common /stubfb/ nfallback
@@ -92,6 +105,12 @@ module stub_data
   integer, parameter :: JG(NGRID) = [5, 9, 3, 7], KG(NGRID) = [4, 7, 6, 5], IG(NGRID) = [3, 2, 5, 4]
   integer, parameter :: NCASE = 7, NDUMP = 2, NTT_DUMP(NDUMP) = [4, 7]
   character(len=4), parameter :: CNAME(NCASE) = ['lam ', 'vis2', 'sst ', 'easm', 'bb  ', 'k30 ', 'k40 ']
+  ! the PLOT3D cases (mode plot3d): q3 3D q file with IBLANK; qa a grid read with alpha in the
+  ! x-y plane (ialph), no IBLANK; q2 2D (i2d, the plane i = 1); fn a function file (Cp); qs
+  ! every 2nd, 3rd and 2nd point in i, j and k; mix q3 with grid 3 written by CFL3D's own
+  ! routine in between (as qout.F writes a cell-centred block through plot3c)
+  integer, parameter :: NPCASE = 6
+  character(len=4), parameter :: PNAME(NPCASE) = ['q3  ', 'qa  ', 'q2  ', 'fn  ', 'qs  ', 'mix ']
   real, parameter :: SENT = -999.25, EDV = 123.5, QH(5) = [1.0, 0.5, 0.25, 0.125, 0.7]
   integer, parameter :: ISENT = -99
   type blk
@@ -619,6 +638,141 @@ contains
     end do
   end subroutine mode_read
 
+  ! PLOT3D output of two frames (the second with the grid not written again: icall1 = 1),
+  ! as CFL3D's qout.F: the host opens units 3 and 4, writes each frame's first records (the
+  ! grid count, the dimensions), then PLOT3D is called for each grid on the host and the
+  ! grid's owner. The owner's arrays: x = 1000 g + 100 i + 10 k + j, y = x + 1/4, z = x + 1/2,
+  ! q(m) = x + m/8 + (frame - 1)/16, blank 0 where i + j + k is a multiple of 4.
+  subroutine mode_plot3d(prefix, ic)
+    character(len=*), intent(in) :: prefix
+    integer, intent(in) :: ic
+    integer :: g, nbl, frame, jd, kd, id, ir(3), jr(3), kr(3), jdw, kdw, idw, j, k, i, ifunc, nfb
+    integer :: inpl(NGRID, 11), dims(4, NGRID), nd
+    real, allocatable :: x(:,:,:), y(:,:,:), z(:,:,:), q(:,:,:,:), bl(:,:,:)
+    real(4), allocatable :: xg(:,:,:,:), xw(:,:,:,:)
+    call fixed_settings()
+    call set_case(1)
+    case_name = PNAME(ic)
+    ibin = 1
+    iblnk = 1
+    iblnkfr = 0
+    ip3dgrad = 0
+    i2d = 0
+    ialph = 0
+    ifunc = 0
+    lhdr = 1
+    movie = 0
+    select case (trim(case_name))
+    case ('qa')
+      ialph = 1
+      iblnk = 0
+    case ('q2')
+      i2d = 1
+    case ('fn')
+      ifunc = -5
+      iblnk = 0
+    end select
+    inpl = 0
+    inpl(:, 2) = ifunc
+    if (host) then
+      open(unit=3, file=trim(prefix)//'-'//trim(case_name)//'.g', form='unformatted', status='replace')
+      open(unit=4, file=trim(prefix)//'-'//trim(case_name)//'.q', form='unformatted', status='replace')
+    end if
+    do frame = 1, 2
+      icall1 = 0
+      if (frame .eq. 2) icall1 = 1
+      call header_values(frame, host)
+      do g = 1, NGRID
+        call ranges(g, ir, jr, kr)
+        dims(1:3, g) = [(ir(2) - ir(1))/ir(3) + 1, (jr(2) - jr(1))/jr(3) + 1, (kr(2) - kr(1))/kr(3) + 1]
+        dims(4, g) = 1
+      end do
+      if (host) then
+        nd = 3
+        if (i2d .ne. 0) nd = 2
+        if (icall1 .eq. 0) write(3) NGRID
+        write(4) NGRID
+        if (icall1 .eq. 0) write(3) ((dims(i, g), i = 4 - nd, 3), g = 1, NGRID)
+        if (ifunc .eq. 0) then
+          write(4) ((dims(i, g), i = 4 - nd, 3), g = 1, NGRID)
+        else
+          write(4) ((dims(i, g), i = 4 - nd, 4), g = 1, NGRID)
+        end if
+      end if
+      do g = 1, NGRID
+        nbl = nblg(g)
+        if (.not. (owns(g) .or. host)) cycle
+        jd = JG(g); kd = KG(g); id = IG(g)
+        call ranges(g, ir, jr, kr)
+        idw = dims(1, g); jdw = dims(2, g); kdw = dims(3, g)
+        allocate(x(jd, kd, id), y(jd, kd, id), z(jd, kd, id), q(jd, kd, id, 5), bl(jd, kd, id))
+        allocate(xg(jdw, kdw, idw, 4), xw(jdw, kdw, idw, 5))
+        x = SENT; y = SENT; z = SENT; q = SENT; bl = SENT; xg = -7.; xw = -7.
+        thetay(nbl) = SENT
+        if (owns(g)) then
+          do i = 1, id
+            do k = 1, kd
+              do j = 1, jd
+                x(j, k, i) = 1000*g + 100*i + 10*k + j
+                y(j, k, i) = x(j, k, i) + 0.25
+                z(j, k, i) = x(j, k, i) + 0.5
+                q(j, k, i, :) = x(j, k, i) + [1, 2, 3, 4, 5]/8. + (frame - 1)/16.
+                bl(j, k, i) = 1.
+                if (mod(i + j + k, 4) .eq. 0) bl(j, k, i) = 0.
+              end do
+            end do
+          end do
+        end if
+        if (host) thetay(nbl) = theta_of(nbl)
+        if (trim(case_name) .eq. 'mix' .and. g .eq. 3) then
+          nfb = nfallback
+          call plot3d_cfl3d(jd, kd, id, ir(1), ir(2), ir(3), jr(1), jr(2), jr(3), kr(1), kr(2), kr(3), q, &
+                            wk, wk, wk, x, y, z, xw, wk, bl, xg, 1, &
+                            wk, 0, nbl, iwk, wk, wk, wk, &
+                            wk, wk, wk, ifunc, g, jdw, kdw, idw, &
+                            NGRID, iwk, iwk, iwk, iwk, iwk, iwk, iwk, &
+                            iwk, iwk, iwk, 0, iwk, 1, 1, &
+                            1, iwk, 1, iwk, iwk, iwk, 1, &
+                            thetay, MAXBL, NGRID, myid, myhost, mycomm, &
+                            mblk2nd, inpl, MAXBL, iwk, wk, &
+                            wk, wk, wk, wk, 5)
+          nfallback = nfb  ! a block CFL3D writes itself, not a fallback
+        else
+          call plot3d(jd, kd, id, ir(1), ir(2), ir(3), jr(1), jr(2), jr(3), kr(1), kr(2), kr(3), q, &
+                      wk, wk, wk, x, y, z, xw, wk, bl, xg, 1, &
+                      wk, 0, nbl, iwk, wk, wk, wk, &
+                      wk, wk, wk, ifunc, g, jdw, kdw, idw, &
+                      NGRID, iwk, iwk, iwk, iwk, iwk, iwk, iwk, &
+                      iwk, iwk, iwk, 0, iwk, 1, 1, &
+                      1, iwk, 1, iwk, iwk, iwk, 1, &
+                      thetay, MAXBL, NGRID, myid, myhost, mycomm, &
+                      mblk2nd, inpl, MAXBL, iwk, wk, &
+                      wk, wk, wk, wk, 5)
+        end if
+        deallocate(x, y, z, q, bl, xg, xw)
+      end do
+    end do
+    if (host) then
+      close(3)
+      close(4)
+    end if
+  end subroutine mode_plot3d
+
+  ! the points of grid g a PLOT3D case writes: (first, last, stride) in i, j and k
+  subroutine ranges(g, ir, jr, kr)
+    integer, intent(in) :: g
+    integer, intent(out) :: ir(3), jr(3), kr(3)
+    ir = [1, IG(g), 1]
+    jr = [1, JG(g), 1]
+    kr = [1, KG(g), 1]
+    if (i2d .ne. 0) ir = [1, 1, 1]
+    if (trim(case_name) .eq. 'qs') then
+      ir = [1, IG(g), 2]
+      jr = [2, JG(g), 3]
+      kr = [1, KG(g), 2]
+    end if
+  end subroutine ranges
+
   ! The owner's arrays of grid g after RREST: the records' values where the file has them,
   ! the values before reading elsewhere (in the MPI build the host sends q whole, its halo
   ! the free stream: the host's qiv).
@@ -738,7 +892,8 @@ program cfl3d_stub
 #endif
   character(len=1024) :: mode, prefix, arg
   integer :: ic, na, k
-  logical :: chosen(NCASE), found
+  logical :: chosen(max(NCASE, NPCASE)), found
+  integer :: ncases
 
 #if defined DIST_MPI
   ! CFL3D's MPI main: rank 0 the host, the others the nodes; one process is refused
@@ -760,16 +915,21 @@ program cfl3d_stub
   call get_command_argument(1, mode)
   call get_command_argument(2, prefix)
   na = command_argument_count()
-  if (na .lt. 2 .or. (mode .ne. 'write' .and. mode .ne. 'ref' .and. mode .ne. 'read')) then
-    if (host) write(0, '(a)') 'usage: cfl3d_stub write|ref|read PREFIX [CASE...]'
+  if (na .lt. 2 .or. (mode .ne. 'write' .and. mode .ne. 'ref' .and. mode .ne. 'read' .and. &
+                      mode .ne. 'plot3d')) then
+    if (host) write(0, '(a)') 'usage: cfl3d_stub write|ref|read|plot3d PREFIX [CASE...]'
     call finish(2)
   end if
-  chosen = na .eq. 2
+  ncases = NCASE
+  if (mode .eq. 'plot3d') ncases = NPCASE
+  chosen = .false.
+  chosen(1:ncases) = na .eq. 2
   do k = 3, na
     call get_command_argument(k, arg)
     found = .false.
-    do ic = 1, NCASE
-      if (trim(arg) .eq. trim(CNAME(ic))) then
+    do ic = 1, ncases
+      if ((mode .ne. 'plot3d' .and. trim(arg) .eq. trim(CNAME(ic))) .or. &
+          (mode .eq. 'plot3d' .and. trim(arg) .eq. trim(PNAME(ic)))) then
         chosen(ic) = .true.
         found = .true.
       end if
@@ -787,9 +947,11 @@ program cfl3d_stub
 #endif
   call assign_map()
   if (host) open(unit=11, file=trim(prefix)//'.out', form='formatted', status='unknown')
-  do ic = 1, NCASE
+  do ic = 1, ncases
     if (.not. chosen(ic)) cycle
     select case (trim(mode))
+    case ('plot3d')
+      call mode_plot3d(prefix, ic)
     case ('write')
       call mode_write(prefix, ic)
     case ('read')

@@ -1,13 +1,17 @@
-"""integrations/cfl3d/anabranch_cfl3d.F (CFL3D's WREST and RREST replaced: each rank writes and
-reads its own blocks of restart.bin through anabranch) without CFL3D: tests/cfl3d_stub, a
-stand-in for the CFL3D run around the two routines, built by CMake with CFL3D's flags in CFL3D's
-two builds: MPI (-DDIST_MPI: rank 0 the host, holding no block, ranks 1..P-1 the blocks' owners)
-and sequential (one process, no MPI of its own). AB_CFL3D_STUB names the folder of both.
+"""integrations/cfl3d/anabranch_cfl3d.F (CFL3D's WREST, RREST and PLOT3D replaced: each rank
+writes and reads its own blocks of restart.bin, and writes its own blocks of the PLOT3D files,
+through anabranch) without CFL3D: tests/cfl3d_stub, a stand-in for the CFL3D run around the
+routines, built by CMake with CFL3D's flags in CFL3D's two builds: MPI (-DDIST_MPI: rank 0 the
+host, holding no block, ranks 1..P-1 the blocks' owners) and sequential (one process, no MPI of
+its own). AB_CFL3D_STUB names the folder of both.
 
 The stand-in's `ref` mode writes each case's restart file with plain Fortran WRITE statements in
 CFL3D's record layout (checked here record by record against that layout); the replacement's
 file must be the same bytes, from 1 (sequential), 2, 3 and 4 ranks, and each owner must get its
-arrays back exactly on another rank count."""
+arrays back exactly on another rank count. Its `plot3d` mode makes PLOT3D output as CFL3D's
+qout.F does, with a stand-in of CFL3D's own PLOT3D (cfl3d_fallback.F90) whose files are checked
+value by value against PLOT3D's layout; the replacement's must be the same bytes."""
+import math
 import os
 import pathlib
 import struct
@@ -159,19 +163,23 @@ def test_off_by_environment_is_cfl3ds_own(tmp_path, reference):
 
 @pytest.mark.faults
 @pytest.mark.parametrize("ranks", [1, 3])
-def test_full_disk_stops_every_rank_with_one_line(small_disk, ranks):
-    """The restart file's disk full while an owner writes its block: one line naming the file
-    and the reason, and the run stopped with status 1 on every rank (anabranch_cfl3d.F's
-    abc_die: MPI_Abort(MPI_COMM_WORLD, 1)), no crash. (A file-size limit cannot stand in here:
-    gfortran's runtime turns SIGXFSZ into a crash even when ignored, and MPI_Init's shared
-    memory meets the limit first; an unwritable folder does not stop root.)"""
-    room = os.statvfs(small_disk)
-    (small_disk / "filler").write_bytes(b"\0" * (room.f_bavail * room.f_frsize - 40 * 1024))
-    proc = stub(ranks, "write", small_disk / "w", "sst")
+@pytest.mark.parametrize("mode,case,room,names", [("write", "sst", 40, ["w-sst.bin"]),
+                                                  ("plot3d", "q3", 8, ["w-q3.g", "w-q3.q"])])
+def test_full_disk_stops_every_rank_with_one_line(small_disk, ranks, mode, case, room, names):
+    """The disk full while an owner writes its block of the restart file, or of the PLOT3D
+    files: one line naming the file and the reason, and the run stopped with status 1 on every
+    rank (anabranch_cfl3d.F's abc_die: MPI_Abort(MPI_COMM_WORLD, 1)), no crash. (A file-size
+    limit cannot stand in here: gfortran's runtime turns SIGXFSZ into a crash even when
+    ignored, and MPI_Init's shared memory meets the limit first; an unwritable folder does not
+    stop root.)"""
+    left = os.statvfs(small_disk)
+    (small_disk / "filler").write_bytes(b"\0" * (left.f_bavail * left.f_frsize - room * 1024))
+    proc = stub(ranks, mode, small_disk / "w", case)
     assert_status(proc, 1)
     lines = [line for line in proc.stderr.splitlines() if line.startswith("anabranch_cfl3d: ")]
     assert len(lines) == 1, proc.stderr
-    assert f"{small_disk}/w-sst.bin" in lines[0] and "No space left on device" in lines[0], lines[0]
+    assert any(f"{small_disk}/{name}" in lines[0] for name in names), lines[0]
+    assert "No space left on device" in lines[0], lines[0]
     assert "every check passed" not in proc.stdout
 
 
@@ -183,3 +191,124 @@ def test_sequential_build_under_mpiexec(tmp_path, reference):
     assert "every check passed" in proc.stdout, proc.stdout + proc.stderr
     assert (tmp_path / "w-lam.bin").read_bytes() == reference["lam"].read_bytes()
     assert_status(proc, 0)
+
+
+# The PLOT3D cases of the stand-in (cfl3d_stub.F90's PNAME): (i2d, ialph, iblnk, ifunc, strides)
+PCASES = {"q3": (0, 0, 1, 0, False), "qa": (0, 1, 0, 0, False), "q2": (1, 0, 1, 0, False),
+          "fn": (0, 0, 0, -5, False), "qs": (0, 0, 1, 0, True), "mix": (0, 0, 1, 0, False)}
+
+
+def plot3d_points(g, case):
+    """The points (i, j, k) of grid g (0-based) a case writes, in PLOT3D's order (i fastest)."""
+    j_n, k_n, i_n = GRIDS[g]
+    i2d, _, _, _, strided = PCASES[case]
+    ir, jr, kr = range(1, i_n + 1), range(1, j_n + 1), range(1, k_n + 1)
+    if i2d:
+        ir = range(1, 2)
+    if strided:
+        ir, jr, kr = range(1, i_n + 1, 2), range(2, j_n + 1, 3), range(1, k_n + 1, 2)
+    return [(i, j, k) for k in kr for j in jr for i in ir], (len(ir), len(jr), len(kr))
+
+
+def expected_plot3d(case):
+    """The records of a case's grid and q files as PLOT3D (and CFL3D's qout.F and plot3d.F)
+    lay them out, from the stand-in's values: x = 1000 g + 100 i + 10 k + j (g from 1),
+    y = x + 1/4, z = x + 1/2, q(m) = x + m/8 + (frame - 1)/16, blank 0 where i + j + k is a
+    multiple of 4; the header Mach 0.85, alpha in degrees plus the block's thetay, Re 2.5e6,
+    time 0.25 frame."""
+    i2d, ialph, iblnk, ifunc, _ = PCASES[case]
+    f32 = lambda vals: struct.pack(f"<{len(vals)}f", *vals)
+    i32 = lambda vals: struct.pack(f"<{len(vals)}i", *vals)
+    dims = [plot3d_points(g, case)[1] for g in range(len(GRIDS))]
+    cut = (lambda d: d[1:]) if i2d else (lambda d: d)
+    grid = [i32([len(GRIDS)]), i32([v for d in dims for v in cut(d)])]
+    q = []
+    for frame in (1, 2):
+        q += [i32([len(GRIDS)]), i32([v for d in dims for v in cut(d) + ((1,) if ifunc else ())])]
+        for g in range(len(GRIDS)):
+            pts, _ = plot3d_points(g, case)
+            x = [1000 * (g + 1) + 100 * i + 10 * k + j for i, j, k in pts]
+            y, z = [v + 0.25 for v in x], [v + 0.5 for v in x]
+            if frame == 1:
+                if ialph and not i2d:
+                    y, z = z, [-v for v in y]
+                rec = f32(x + (z if i2d else y + z))
+                if iblnk:
+                    rec += i32([0 if (i + j + k) % 4 == 0 else 1 for i, j, k in pts])
+                grid.append(rec)
+            qm = {m: [v + m / 8 + (frame - 1) / 16 for v in x] for m in range(1, 6)}
+            if ifunc:
+                q.append(f32(qm[1]))
+                continue
+            nbl = 2 * g + 1
+            alpha = (45.0 / math.atan(1.0)) * (0.0523 + (0.01 * nbl + 0.003))
+            q.append(f32([0.85, alpha, 2.5e6, 0.25 * frame]))
+            order = [1, 2, 4, 5] if i2d else [1, 2, 4, 3, 5] if ialph else [1, 2, 3, 4, 5]
+            vals = []
+            for m in order:
+                vals += [-v for v in qm[m]] if (ialph and not i2d and m == 3) else qm[m]
+            q.append(f32(vals))
+    return grid, q
+
+
+@pytest.fixture(scope="module")
+def plot3d_reference(tmp_path_factory):
+    """Each PLOT3D case as the stand-in's own PLOT3D writes it (ANABRANCH_CFL3D=0, one process:
+    Fortran WRITE statements on the host's units 3 and 4, as CFL3D's plot3d.F)."""
+    exe("mpi")
+    work = tmp_path_factory.mktemp("cfl3d_p3d")
+    proc = stub(1, "plot3d", work / "ref", env={"ANABRANCH_CFL3D": "0"})
+    assert_status(proc, 0)
+    assert "done by CFL3D's own routines" in proc.stdout, proc.stdout
+    return {case: (work / f"ref-{case}.g", work / f"ref-{case}.q") for case in PCASES}
+
+
+def test_plot3d_reference_is_plot3d(plot3d_reference):
+    """The reference's records are PLOT3D's: the grid count, the dimensions (i, j, k; 2D: j, k;
+    a function file's count of functions), each grid's x, y, z (2D: x, z) i fastest with
+    IBLANK, then each frame's q header and values (alpha's y-z turn: the third and fourth
+    values swapped, the turned one negated), or the function's values."""
+    for case, (gfile, qfile) in plot3d_reference.items():
+        grid, q = expected_plot3d(case)
+        got = records(gfile)
+        assert [len(r) for r in got] == [len(r) for r in grid], case
+        assert got == grid, case
+        got = records(qfile)
+        assert [len(r) for r in got] == [len(r) for r in q], case
+        for n, (a, b) in enumerate(zip(got, q)):
+            if len(a) == 16:  # the header: alpha through atan and degrees
+                assert struct.unpack("<4f", a) == pytest.approx(struct.unpack("<4f", b), rel=1e-6), (case, n)
+            else:
+                assert a == b, (case, n)
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3, 4])
+def test_plot3d_files_are_cfl3ds_own(tmp_path, plot3d_reference, ranks):
+    """CFL3D's PLOT3D output through anabranch (each owner writes its grid's records into the
+    two files at the host's offsets): every case's files are the reference's bytes, from 1
+    (sequential), 2, 3 and 4 ranks, two frames each, with a grid CFL3D writes itself between
+    anabranch's (mix); the host prints CFL3D's lines for each block."""
+    proc = stub(ranks, "plot3d", tmp_path / "w")
+    assert_status(proc, 0)
+    assert "every check passed" in proc.stdout and "CFL3D's own" not in proc.stdout, proc.stdout
+    for case, (gfile, qfile) in plot3d_reference.items():
+        assert (tmp_path / f"w-{case}.g").read_bytes() == gfile.read_bytes(), case
+        assert (tmp_path / f"w-{case}.q").read_bytes() == qfile.read_bytes(), case
+    out = (tmp_path / "w.out").read_text().splitlines()
+    said = [line for line in out if "writing plot3d file" in line]
+    assert len(said) == len(PCASES) * 2 * len(GRIDS) - 2, said  # mix: grid 3 is CFL3D's own
+    assert said[0] == " writing plot3d file for IDIM X JDIM X KDIM =    3 x     5 x     4 grid"
+    assert "writing plot3d file for JDIM X KDIM =    9 x     7 grid" in out
+    assert "   plot3dq file is a function file of Cp at grid points" in out
+    assert "   plot3d files to be read with /mgrid/blank/2d qualifiers" in out
+
+
+def test_plot3d_off_by_environment_is_cfl3ds_own(tmp_path, plot3d_reference):
+    """ANABRANCH_CFL3D=0 at 3 ranks: the stand-in's own PLOT3D on every block (the host
+    receives each block from its owner), the same files."""
+    proc = stub(3, "plot3d", tmp_path / "w", "q3", "fn", env={"ANABRANCH_CFL3D": "0"})
+    assert_status(proc, 0)
+    assert "done by CFL3D's own routines" in proc.stdout, proc.stdout
+    for case in ("q3", "fn"):
+        assert (tmp_path / f"w-{case}.g").read_bytes() == plot3d_reference[case][0].read_bytes(), case
+        assert (tmp_path / f"w-{case}.q").read_bytes() == plot3d_reference[case][1].read_bytes(), case

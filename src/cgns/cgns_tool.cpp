@@ -10,7 +10,10 @@
 //   anabranch-cgns write OUT.cgns < stream    one structured Zone per block, the grid, a
 //                                             FlowSolution per frame (vertex values), the
 //                                             times in BaseIterativeData
-//   anabranch-cgns read IN.cgns > stream      the mirror (structured zones, vertex solutions)
+//   anabranch-cgns read IN.cgns > stream      the mirror (structured zones, vertex solutions;
+//                                             a file with cell-centred ones only: its zones'
+//                                             cells, at their centres, and those solutions)
+//   anabranch-cgns describe IN.cgns           JSON: the zones, variables, times, the location
 //   anabranch-cgns blocks IN.cgns             JSON: the zones' dimensions and the faces
 //                                             their 1-to-1 connectivity shares (balance's input)
 // Errors: one line "anabranch-cgns: error: ..." naming the file, exit status 1.
@@ -342,32 +345,49 @@ int read_cgns(const std::string& in, const std::string& mode) {
     cg_close(fn);
     return 0;
   }
-  // Frames: the first zone's vertex solutions, in order; times from BaseIterativeData.
-  int nsols = 0, cell_centred = 0;
-  std::vector<std::string> sols, variables;
+  // Frames: the first zone's vertex solutions, in order; times from BaseIterativeData. A file
+  // with no vertex solution gives its cell-centred ones (CFL3D writes those, with rind
+  // cells): the blocks are then the zones' cells, their coordinates the cells' centres.
+  int nsols = 0;
+  std::vector<std::string> sols[2], variables;  // [0] vertex, [1] cell-centred
   if (!zones.empty()) {
     cg(cg_nsols(fn, B, zones[0].index, &nsols), "cg_nsols");
     for (int S = 1; S <= nsols; ++S) {
       char name[33];
       CGNS_ENUMT(GridLocation_t) loc;
       cg(cg_sol_info(fn, B, zones[0].index, S, name, &loc), "cg_sol_info");
-      if (loc != CGNS_ENUMV(Vertex)) {
-        ++cell_centred;
-        continue;
-      }
-      sols.push_back(name);
-      if (variables.empty()) {
-        int nf = 0;
-        cg(cg_nfields(fn, B, zones[0].index, S, &nf), "cg_nfields");
-        for (int F = 1; F <= nf; ++F) {
-          CGNS_ENUMT(DataType_t) type;
-          char fname[33];
-          cg(cg_field_info(fn, B, zones[0].index, S, F, &type, fname), "cg_field_info");
-          variables.push_back(fname);
-        }
-      }
+      if (loc == CGNS_ENUMV(Vertex))
+        sols[0].push_back(name);
+      else if (loc == CGNS_ENUMV(CellCenter))
+        sols[1].push_back(name);
     }
   }
+  const bool cells = sols[0].empty() && !sols[1].empty();
+  const auto& chosen = sols[cells ? 1 : 0];
+  const std::size_t skipped = static_cast<std::size_t>(nsols) - chosen.size();
+  if (!chosen.empty()) {
+    int S = 0, nf = 0;
+    for (int s = 1; s <= nsols && !S; ++s) {
+      char name[33];
+      CGNS_ENUMT(GridLocation_t) loc;
+      cg(cg_sol_info(fn, B, zones[0].index, s, name, &loc), "cg_sol_info");
+      if (chosen[0] == name) S = s;
+    }
+    cg(cg_nfields(fn, B, zones[0].index, S, &nf), "cg_nfields");
+    for (int F = 1; F <= nf; ++F) {
+      CGNS_ENUMT(DataType_t) type;
+      char fname[33];
+      cg(cg_field_info(fn, B, zones[0].index, S, F, &type, fname), "cg_field_info");
+      variables.push_back(fname);
+    }
+  }
+  // the size of a zone's frame arrays: its points, or its cells (one less where it spans)
+  const auto frame_dims = [&](const Zone& z) {
+    std::array<std::int64_t, 3> d{z.dims[0], z.dims[1], z.dims[2]};
+    if (cells)
+      for (auto& n : d) n = n > 1 ? n - 1 : 1;
+    return d;
+  };
   // The writer's own names, where it kept them beside the SIDS ones.
   std::vector<std::string> names = variables;
   if (cg_goto(fn, B, "end") == CG_OK) {
@@ -392,11 +412,11 @@ int read_cgns(const std::string& in, const std::string& mode) {
       cg_free(text);
     }
   }
-  std::vector<double> times(sols.size());
+  std::vector<double> times(chosen.size());
   for (std::size_t f = 0; f < times.size(); ++f) times[f] = static_cast<double>(f);
   char biter[33];
   int steps = 0;
-  if (cg_biter_read(fn, B, biter, &steps) == CG_OK && steps == static_cast<int>(sols.size()) &&
+  if (cg_biter_read(fn, B, biter, &steps) == CG_OK && steps == static_cast<int>(chosen.size()) &&
       cg_goto(fn, B, "BaseIterativeData_t", 1, "end") == CG_OK) {
     int na = 0;
     cg_narrays(&na);
@@ -411,17 +431,24 @@ int read_cgns(const std::string& in, const std::string& mode) {
   }
   nlohmann::json j;
   nlohmann::json blocks = nlohmann::json::array();
-  for (const auto& z : zones) blocks.push_back({id_of(z), z.dims[0], z.dims[1], z.dims[2]});
+  for (const auto& z : zones) {
+    const auto d = frame_dims(z);
+    blocks.push_back({id_of(z), d[0], d[1], d[2]});
+  }
   j["blocks"] = blocks;
   j["variables"] = names;
   j["times"] = times;
   j["grid"] = true;
   if (mode == "describe") {  // what the file holds, without its values
     nlohmann::json zones_j = nlohmann::json::array();
-    for (const auto& z : zones) zones_j.push_back({{"id", id_of(z)}, {"zone", z.name}, {"dims", {z.dims[0], z.dims[1], z.dims[2]}}});
+    for (const auto& z : zones) {
+      const auto d = frame_dims(z);
+      zones_j.push_back({{"id", id_of(z)}, {"zone", z.name}, {"dims", {d[0], d[1], d[2]}}, {"points", {z.dims[0], z.dims[1], z.dims[2]}}});
+    }
     j["blocks"] = zones_j;
     j["bases"] = nb;
-    j["skipped_solutions"] = cell_centred;
+    j["location"] = cells ? "CellCenter" : "Vertex";
+    j["skipped_solutions"] = skipped;
     std::printf("%s\n", j.dump().c_str());
     cg_close(fn);
     return 0;
@@ -431,16 +458,35 @@ int read_cgns(const std::string& in, const std::string& mode) {
   const std::uint64_t n = text.size();
   write_exact(&n, 8);
   write_exact(text.data(), text.size());
-  std::vector<double> v;
+  std::vector<double> v, c;
   for (const auto& z : zones) {
     cgsize_t rmin[3] = {1, 1, 1}, rmax[3] = {static_cast<cgsize_t>(z.dims[0]), static_cast<cgsize_t>(z.dims[1]), static_cast<cgsize_t>(z.dims[2])};
     v.resize(static_cast<std::size_t>(z.dims[0] * z.dims[1] * z.dims[2]));
-    for (const char* c : {"CoordinateX", "CoordinateY", "CoordinateZ"}) {
-      if (cg_coord_read(fn, z.base, z.index, c, CGNS_ENUMV(RealDouble), rmin, rmax, v.data()) != CG_OK) std::fill(v.begin(), v.end(), 0.0);
-      write_exact(v.data(), v.size() * 8);
+    for (const char* name : {"CoordinateX", "CoordinateY", "CoordinateZ"}) {
+      if (cg_coord_read(fn, z.base, z.index, name, CGNS_ENUMV(RealDouble), rmin, rmax, v.data()) != CG_OK) std::fill(v.begin(), v.end(), 0.0);
+      if (!cells) {
+        write_exact(v.data(), v.size() * 8);
+        continue;
+      }
+      // a cell's centre: the mean of its corners (2, 4 or 8, as the zone spans 1 to 3 directions)
+      const auto d = frame_dims(z);
+      const std::int64_t step[3] = {z.dims[0] > 1, z.dims[1] > 1, z.dims[2] > 1};
+      const double corners = static_cast<double>(1 << (step[0] + step[1] + step[2]));
+      c.assign(static_cast<std::size_t>(d[0] * d[1] * d[2]), 0.0);
+      for (std::int64_t k = 0, at = 0; k < d[2]; ++k)
+        for (std::int64_t jj = 0; jj < d[1]; ++jj)
+          for (std::int64_t i = 0; i < d[0]; ++i, ++at) {
+            double sum = 0;
+            for (std::int64_t dk = 0; dk <= step[2]; ++dk)
+              for (std::int64_t dj = 0; dj <= step[1]; ++dj)
+                for (std::int64_t di = 0; di <= step[0]; ++di)
+                  sum += v[static_cast<std::size_t>(((k + dk) * z.dims[1] + jj + dj) * z.dims[0] + i + di)];
+            c[static_cast<std::size_t>(at)] = sum / corners;
+          }
+      write_exact(c.data(), c.size() * 8);
     }
   }
-  for (std::size_t f = 0; f < sols.size(); ++f)
+  for (std::size_t f = 0; f < chosen.size(); ++f)
     for (const auto& z : zones) {
       int ns = 0, S = 0;
       cg(cg_nsols(fn, z.base, z.index, &ns), "cg_nsols");
@@ -448,11 +494,13 @@ int read_cgns(const std::string& in, const std::string& mode) {
         char name[33];
         CGNS_ENUMT(GridLocation_t) loc;
         cg(cg_sol_info(fn, z.base, z.index, s, name, &loc), "cg_sol_info");
-        if (sols[f] == name) S = s;
+        if (chosen[f] == name) S = s;
       }
-      if (S == 0) throw Failure(in + ": zone " + z.name + " has no solution " + sols[f]);
-      cgsize_t rmin[3] = {1, 1, 1}, rmax[3] = {static_cast<cgsize_t>(z.dims[0]), static_cast<cgsize_t>(z.dims[1]), static_cast<cgsize_t>(z.dims[2])};
-      v.resize(static_cast<std::size_t>(z.dims[0] * z.dims[1] * z.dims[2]));
+      if (S == 0) throw Failure(in + ": zone " + z.name + " has no solution " + chosen[f]);
+      // the core points or cells (CGNS counts a solution's rind planes outside 1..n)
+      const auto d = frame_dims(z);
+      cgsize_t rmin[3] = {1, 1, 1}, rmax[3] = {static_cast<cgsize_t>(d[0]), static_cast<cgsize_t>(d[1]), static_cast<cgsize_t>(d[2])};
+      v.resize(static_cast<std::size_t>(d[0] * d[1] * d[2]));
       for (const auto& name : variables) {
         cg(cg_field_read(fn, z.base, z.index, S, name.c_str(), CGNS_ENUMV(RealDouble), rmin, rmax, v.data()), ("cg_field_read " + name).c_str());
         write_exact(v.data(), v.size() * 8);

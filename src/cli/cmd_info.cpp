@@ -141,7 +141,9 @@ nlohmann::json describe_plot3d_solution(const plot3d::Solution& s, bool check) {
 }
 
 // A CGNS file, through the CGNS helper: its structured zones (as blocks), the variables and
-// times of its vertex flow solutions (the frames), and how many other solutions it holds.
+// times of its vertex flow solutions (the frames; or of its cell-centred ones when it has no
+// vertex solution, the blocks then being the zones' cells), and how many other solutions it
+// holds.
 nlohmann::json describe_cgns(const std::string& path) {
   std::string text;
   run_cgns_helper({"describe", path}, nullptr, [&](int fd) {
@@ -165,6 +167,7 @@ nlohmann::json describe_cgns(const std::string& path) {
   j["frames"] = h["times"].size();
   j["times"] = h["times"];
   j["bases"] = h["bases"];
+  j["location"] = h["location"];
   j["skipped_solutions"] = h["skipped_solutions"];
   j["integrity"] = "OK";
   return j;
@@ -203,8 +206,11 @@ void print_blocks(const nlohmann::json& j, int max_times) {
   if (j.contains("free_stream"))
     std::printf("  Mach %g, angle of attack %g, Reynolds number %g\n", j["free_stream"]["mach"].get<double>(),
                 j["free_stream"]["alpha"].get<double>(), j["free_stream"]["reynolds"].get<double>());
+  if (j.contains("location") && j["location"] == "CellCenter")
+    std::printf("  cell-centred solutions: each block is its zone's cells, at the cells' centres\n");
   if (j.contains("skipped_solutions") && j["skipped_solutions"].get<int>() > 0)
-    std::printf("  %d flow solutions not at the vertices (cell-centred): not read\n", j["skipped_solutions"].get<int>());
+    std::printf("  %d flow solutions at other locations (%s): not read\n", j["skipped_solutions"].get<int>(),
+                j["location"] == "CellCenter" ? "not cell-centred" : "not at the vertices");
   if (j.contains("checked")) std::printf("  every record and value checked\n");
 }
 

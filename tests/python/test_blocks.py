@@ -550,6 +550,106 @@ def test_balance_reads_cgns_zones_and_their_faces(ab, tmp_path):
     conftest.assert_status(r, 2, "missing.cgns")  # an input file that does not exist
 
 
+CELL_CENTRED = r"""
+#include <cgnslib.h>
+/* Two zones, (3, 4, 2) and (2, 3, 4) points, and two cell-centred flow solutions with
+   times, as CFL3D writes them: zone 1's solutions with a rind plane on both sides in j and k
+   (their values -1e30, never to be read). A cell's core value: 1000 zone + 100 i + 10 j + k
+   + var / 2 + frame / 4 (i, j, k from 1). The points: x = i + j^2 / 2, y = j + k / 4, z = 2 k
+   (from 0). */
+int main(int argc, char** argv) {
+  int fn, B, Z, S, F;
+  const char* names[2] = {"Density", "Pressure"};
+  const char* sols[2] = {"FlowSolution1", "FlowSolution2"};
+  cgsize_t pts[2][3] = {{3, 4, 2}, {2, 3, 4}};
+  static double x[64], y[64], z[64], v[256];
+  if (cg_open(argv[1], CG_MODE_WRITE, &fn) || cg_base_write(fn, "Base", 3, 3, &B)) return 1;
+  for (int zi = 0; zi < 2; ++zi) {
+    const cgsize_t* p = pts[zi];
+    cgsize_t size[9] = {p[0], p[1], p[2], p[0] - 1, p[1] - 1, p[2] - 1, 0, 0, 0};
+    char zname[16] = "block_1";
+    zname[6] = (char)('1' + zi);
+    if (cg_zone_write(fn, B, zname, size, CGNS_ENUMV(Structured), &Z)) return 1;
+    for (int k = 0, n = 0; k < p[2]; ++k)
+      for (int j = 0; j < p[1]; ++j)
+        for (int i = 0; i < p[0]; ++i, ++n) {
+          x[n] = i + 0.5 * j * j;
+          y[n] = j + 0.25 * k;
+          z[n] = 2.0 * k;
+        }
+    int C;
+    if (cg_coord_write(fn, B, Z, CGNS_ENUMV(RealDouble), "CoordinateX", x, &C) ||
+        cg_coord_write(fn, B, Z, CGNS_ENUMV(RealDouble), "CoordinateY", y, &C) ||
+        cg_coord_write(fn, B, Z, CGNS_ENUMV(RealDouble), "CoordinateZ", z, &C))
+      return 1;
+    int rind[6] = {0, 0, zi == 0, zi == 0, zi == 0, zi == 0};
+    int c[3] = {(int)p[0] - 1 + rind[0] + rind[1], (int)p[1] - 1 + rind[2] + rind[3], (int)p[2] - 1 + rind[4] + rind[5]};
+    for (int f = 0; f < 2; ++f) {
+      if (cg_sol_write(fn, B, Z, sols[f], CGNS_ENUMV(CellCenter), &S)) return 1;
+      if (cg_goto(fn, B, "Zone_t", Z, "FlowSolution_t", S, "end") || cg_rind_write(rind)) return 1;
+      for (int var = 0; var < 2; ++var) {
+        for (int k = 0, n = 0; k < c[2]; ++k)
+          for (int j = 0; j < c[1]; ++j)
+            for (int i = 0; i < c[0]; ++i, ++n) {
+              int ci = i + 1 - rind[0], cj = j + 1 - rind[2], ck = k + 1 - rind[4];
+              int core = ci >= 1 && ci <= p[0] - 1 && cj >= 1 && cj <= p[1] - 1 && ck >= 1 && ck <= p[2] - 1;
+              v[n] = core ? 1000.0 * (zi + 1) + 100 * ci + 10 * cj + ck + var / 2.0 + f / 4.0 : -1e30;
+            }
+        if (cg_field_write(fn, B, Z, S, CGNS_ENUMV(RealDouble), names[var], v, &F)) return 1;
+      }
+    }
+  }
+  double t[2] = {0.5, 1.5};
+  cgsize_t two = 2;
+  if (cg_biter_write(fn, B, "TimeIterValues", 2) || cg_goto(fn, B, "BaseIterativeData_t", 1, "end") ||
+      cg_array_write("TimeValues", CGNS_ENUMV(RealDouble), 1, &two, t))
+    return 1;
+  return cg_close(fn);
+}
+"""
+
+
+def test_cgns_cell_centred_solutions_are_frames_on_the_cells(ab, tmp_path):
+    """A CGNS file whose flow solutions are cell-centred (as CFL3D writes them, with rind
+    planes): each solution a frame, each block its zone's cells at their centres (the mean of
+    the cell's corners), the core values exact (never the rind's), the times kept; `info`
+    says so."""
+    cgns_helper()
+    h5py = pytest.importorskip("h5py")
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler")
+    (tmp_path / "w.c").write_text(CELL_CENTRED)
+    subprocess.run([cc, "w.c", "-o", "w", "-lcgns"], cwd=tmp_path, check=True, capture_output=True)
+    subprocess.run(["./w", "cells.cgns"], cwd=tmp_path, check=True)
+    r = ab("info", tmp_path / "cells.cgns")
+    assert r.returncode == 0, r.stderr
+    assert "block 1        2 x 3 x 1" in r.stdout and "block 2        1 x 2 x 3" in r.stdout, r.stdout
+    assert "variables: Density, Pressure" in r.stdout and "2 frames: t = 0.5, 1.5" in r.stdout, r.stdout
+    assert "cell-centred solutions: each block is its zone's cells" in r.stdout, r.stdout
+    r = ab("convert", tmp_path / "cells.cgns", tmp_path / "cells.h5")
+    assert r.returncode == 0, r.stderr
+    with h5py.File(tmp_path / "cells.h5") as f:
+        off, bd, ids = f["blocks/offsets"][:], f["blocks/dims"][:], f["blocks/ids"][:]
+        assert list(ids) == [1, 2] and [tuple(d) for d in bd] == [(2, 3, 1), (1, 2, 3)]
+        assert [f["frames"][fr].attrs["time"] for fr in f["frames"]] == [0.5, 1.5]
+        for b, zone in enumerate((1, 2)):
+            ni, nj, nk = bd[b]
+            k, j, i = np.meshgrid(np.arange(nk), np.arange(nj), np.arange(ni), indexing="ij")
+            corners = [(di, dj, dk) for dk in (0, 1) for dj in (0, 1) for di in (0, 1)]
+            want_x = sum((i + di) + 0.5 * (j + dj) ** 2 for di, dj, dk in corners) / 8
+            want_y = sum((j + dj) + 0.25 * (k + dk) for di, dj, dk in corners) / 8
+            want_z = sum(2.0 * (k + dk) for di, dj, dk in corners) / 8
+            for name, want in (("x", want_x), ("y", want_y), ("z", want_z)):
+                got = f["grid/" + name][off[b]:off[b + 1]].reshape(nk, nj, ni)
+                np.testing.assert_allclose(got, want, rtol=0, atol=1e-12, err_msg=f"block {zone} {name}")
+            for fr, frame in enumerate(f["frames"]):
+                for var, name in enumerate(("Density", "Pressure")):
+                    got = f[f"frames/{frame}/{name}"][off[b]:off[b + 1]].reshape(nk, nj, ni)
+                    want = 1000.0 * zone + 100 * (i + 1) + 10 * (j + 1) + (k + 1) + var / 2 + fr / 4
+                    np.testing.assert_array_equal(got, want, err_msg=f"block {zone} {name} frame {fr}")
+
+
 def test_a_damaged_cgns_file_is_one_line(ab, tmp_path):
     cgns_helper()
     (tmp_path / "bad.cgns").write_bytes(b"\x89HDF\r\n\x1a\n" + b"\0" * 100)
@@ -618,4 +718,5 @@ def test_cgns_names_map_and_round_trip(ab, tmp_path):
     j = r.json()[0]
     assert (j["format"], j["block_count"], j["frames"], j["times"], j["variables"], j["skipped_solutions"]) == \
         ("blocks-cgns", 1, 1, [0.5], names, 0)
-    assert j["blocks"] == [{"id": 1, "zone": "block_1", "dims": [4, 3, 2]}]
+    assert j["blocks"] == [{"id": 1, "zone": "block_1", "dims": [4, 3, 2], "points": [4, 3, 2]}]
+    assert j["location"] == "Vertex"

@@ -234,6 +234,48 @@ void broadcast_grid(MPI_Comm comm, plot3d::Grid& g) {
   g.coords_end.assign(at + na, at + na + ne);
 }
 
+// Rank 0's solution header on every rank: its form, blocks, free-stream values and where each
+// block's values lie.
+void broadcast_solution(MPI_Comm comm, plot3d::Solution& s) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::vector<std::int64_t> v;
+  std::array<double, 4> fs{s.mach, s.alpha, s.reynolds, s.time};
+  if (rank == 0) {
+    v = {s.function, s.nvar, s.real_bytes, s.big_endian, s.records, s.multi, s.dimensions, s.formatted,
+         static_cast<std::int64_t>(s.blocks.size()), static_cast<std::int64_t>(s.values_at.size()),
+         static_cast<std::int64_t>(s.values_end.size())};
+    for (const auto& b : s.blocks) v.insert(v.end(), {b.id, b.dims[0], b.dims[1], b.dims[2]});
+    v.insert(v.end(), s.values_at.begin(), s.values_at.end());
+    v.insert(v.end(), s.values_end.begin(), s.values_end.end());
+  }
+  long long n = static_cast<long long>(v.size());
+  MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, comm);
+  v.resize(static_cast<std::size_t>(n));
+  MPI_Bcast(v.data(), static_cast<int>(n), MPI_INT64_T, 0, comm);
+  MPI_Bcast(fs.data(), 4, MPI_DOUBLE, 0, comm);
+  if (rank == 0) return;
+  auto at = v.begin();
+  auto next = [&] { return *at++; };
+  s.function = next() != 0;
+  s.nvar = static_cast<int>(next());
+  s.real_bytes = static_cast<int>(next());
+  s.big_endian = next() != 0;
+  s.records = next() != 0;
+  s.multi = next() != 0;
+  s.dimensions = static_cast<int>(next());
+  s.formatted = next() != 0;
+  const auto nb = next(), na = next(), ne = next();
+  s.blocks.resize(static_cast<std::size_t>(nb));
+  for (auto& b : s.blocks) {
+    b.id = next();
+    for (auto& d : b.dims) d = next();
+  }
+  s.values_at.assign(at, at + na);
+  s.values_end.assign(at + na, at + na + ne);
+  s.mach = fs[0], s.alpha = fs[1], s.reynolds = fs[2], s.time = fs[3];
+}
+
 // A PLOT3D grid into an HDF5 block file (the grid, no frame yet), every rank its share of
 // the blocks: rank 0 reads the header, each rank only its blocks' values.
 nlohmann::json convert_plot3d(const ConvertOptions& o) {
@@ -256,15 +298,24 @@ nlohmann::json convert_plot3d(const ConvertOptions& o) {
     const auto& d = g.blocks[b].dims;
     l.pieces.push_back({static_cast<std::int64_t>(b), {{{0, d[0]}, {0, d[1]}, {0, d[2]}}}});
   }
-  // The solutions, each a frame: their headers read by every rank (a few records), checked
-  // against the grid and against the first.
+  // The solutions, each a frame: their headers read by rank 0 (a few records; a formatted
+  // file's whole text, once) and sent to every rank, checked against the grid and against the
+  // first.
   std::vector<plot3d::Solution> sols;
   std::vector<std::unique_ptr<FileSource>> held;  // open inputs: the output may not be one of them, by any name
+  for (const auto& path : o.solutions) {
+    held.push_back(std::make_unique<FileSource>(path));
+    sols.emplace_back();
+    pio::collective(MPI_COMM_WORLD, [&] {
+      if (rank == 0) sols.back() = plot3d::read_solution(path);
+    });
+    broadcast_solution(MPI_COMM_WORLD, sols.back());
+    sols.back().path = path;
+  }
   pio::collective(MPI_COMM_WORLD, [&] {
-    for (const auto& path : o.solutions) {
-      held.push_back(std::make_unique<FileSource>(path));
-      sols.push_back(plot3d::read_solution(path));
-      const auto& s = sols.back();
+    for (std::size_t k = 0; k < sols.size(); ++k) {
+      const auto& path = o.solutions[k];
+      const auto& s = sols[k];
       if (s.blocks.size() != g.blocks.size())
         throw FormatError(path + ": " + std::to_string(s.blocks.size()) + " blocks, the grid " + o.input + " has " + std::to_string(g.blocks.size()));
       for (std::size_t b = 0; b < nb; ++b)

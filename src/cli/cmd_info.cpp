@@ -109,12 +109,12 @@ nlohmann::json describe_plot3d_solution(const plot3d::Solution& s, bool check) {
   j["file"] = s.path;
   j["format"] = "blocks-plot3d-solution";
   j["kind"] = s.function ? "function" : "q";
-  j["form"] = "binary";
+  j["form"] = s.formatted ? "formatted" : "binary";
   j["layout"] = s.multi ? "multi-grid" : "single-grid";
   j["dimensions"] = s.dimensions;
   j["iblank"] = false;
-  j["precision"] = s.real_bytes == 8 ? "double" : "single";
-  j["byte_order"] = s.big_endian ? "big" : "little";
+  j["precision"] = s.formatted ? "text" : s.real_bytes == 8 ? "double" : "single";
+  if (!s.formatted) j["byte_order"] = s.big_endian ? "big" : "little";
   j["records"] = s.records ? "fortran" : "none";
   j["file_bytes"] = FileSource(s.path).size();
   std::int64_t points = 0;
@@ -293,11 +293,22 @@ nlohmann::json describe(const std::string& path, bool check, bool stats) {
   if (pio::is_block_file(path)) return describe_blocks(path, check);
   if (cgns_file_name(path)) return describe_cgns(path);
   if (!pio::looks_like_hdf5(path) && !serafin::looks_like_serafin(path)) {
-    if (plot3d::is_plot3d(path)) return describe_plot3d(path, check);
     std::optional<plot3d::Solution> s;
-    try {
-      s = plot3d::read_solution(path);
-    } catch (const FormatError&) {  // not one: read below as a result file, and refused as such
+    if (plot3d::is_plot3d(path)) {
+      try {
+        return describe_plot3d(path, check);
+      } catch (const FormatError&) {  // a formatted q file's first lines look like a grid's
+        try {
+          s = plot3d::read_solution(path);
+        } catch (const FormatError&) {
+        }
+        if (!s) throw;
+      }
+    } else {
+      try {
+        s = plot3d::read_solution(path);
+      } catch (const FormatError&) {  // not one: read below as a result file, and refused as such
+      }
     }
     if (s) return describe_plot3d_solution(*s, check);
   }

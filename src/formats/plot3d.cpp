@@ -517,6 +517,91 @@ std::string try_solution(const std::vector<unsigned char>& head, std::int64_t si
   return "size";
 }
 
+// One reading of a formatted solution: multi (the block count first), d dimensions per block
+// (and a function file's count of variables), then per block a q file's 4 header values in a
+// read of their own and the block's values in another. "" and s filled when every block's
+// values are there and nothing follows them.
+std::string try_formatted_solution(std::string_view text, const std::string& path, bool multi, int d, bool function, Solution& s) {
+  ListInput in(text, path, 0);
+  std::string_view v;
+  std::int64_t nblocks = 1;
+  if (multi) {
+    if (!in.next(v) || !integer_value(v, nblocks) || nblocks < 1 || nblocks > 10000000) return "block count";
+    in.end_read();
+  }
+  std::vector<BlockShape> blocks;
+  int nvar = function ? 0 : d + 2;
+  for (std::int64_t b = 0; b < nblocks; ++b) {
+    BlockShape shape;
+    shape.id = b + 1;
+    for (int a = 0; a < d + (function ? 1 : 0); ++a) {
+      std::int64_t x = 0;
+      if (!in.next(v) || !integer_value(v, x) || x < 1 || x > (1 << 24)) return "dimensions";
+      if (a < d)
+        shape.dims[static_cast<std::size_t>(a)] = x;
+      else if (b > 0 && x != nvar)
+        return "variable count";
+      else
+        nvar = static_cast<int>(x);
+    }
+    if (d == 2) shape.dims[2] = 1;
+    blocks.push_back(shape);
+  }
+  in.end_read();
+  std::vector<std::int64_t> at, end;
+  double head[4] = {0, 0, 0, 0};
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    if (!function) {
+      for (double& h : head)
+        if (!in.next(v) || !real_value(v, h)) return "header of block " + std::to_string(b + 1);
+      if (b == 0) s.mach = head[0], s.alpha = head[1], s.reynolds = head[2], s.time = head[3];
+      in.end_read();
+    }
+    at.push_back(in.offset());
+    const std::int64_t want = blocks[b].points() * nvar;
+    for (std::int64_t i = 0; i < want; ++i)
+      if (!in.next(v)) return "values";
+    end.push_back(in.offset());
+    in.end_read();
+  }
+  if (!in.at_end()) return "values";
+  s.blocks = blocks;
+  s.function = function;
+  s.nvar = nvar;
+  s.real_bytes = 8;
+  s.big_endian = false;
+  s.records = false;
+  s.multi = multi;
+  s.dimensions = d;
+  s.formatted = true;
+  s.values_at = at;
+  s.values_end = end;
+  return "";
+}
+
+Solution read_formatted_solution(const std::string& path, const std::string& text) {
+  bool ints = false;
+  const std::vector<std::int64_t> first = first_line_integers(text, path, ints);
+  if (!ints || first.empty() || first.size() > 4)
+    throw FormatError(path, "line 1", 0, "not a formatted PLOT3D solution: its first line holds " + std::to_string(first.size()) +
+                                           " numbers, not the block count or one block's dimensions");
+  Solution s;
+  for (bool multi : {true, false}) {
+    if (multi != (first.size() == 1)) continue;
+    for (int d : {3, 2})
+      for (bool function : {false, true}) {
+        if (!multi && static_cast<int>(first.size()) != d + (function ? 1 : 0)) continue;
+        if (try_formatted_solution(text, path, multi, d, function, s).empty()) {
+          s.path = path;
+          return s;
+        }
+      }
+  }
+  throw FormatError(path, "formatted PLOT3D solution", 0,
+                    "not a PLOT3D q or function file: no reading (multi- or single-grid, 3D or 2D, q or function file) "
+                    "accounts for its values");
+}
+
 // n reals of the file's form at src, as doubles.
 void reals(const unsigned char* src, std::int64_t n, int rb, bool big, double* out) {
   const bool swap = big != (native_byte_order() == ByteOrder::Big);
@@ -558,6 +643,7 @@ Solution read_solution(const std::string& path) {
     in.clear();
     in.seekg(0);
     in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
+    if (looks_formatted(head)) return read_formatted_solution(path, read_text_file(path));
     bool longer = false;
     for (bool records : {true, false})
       for (bool big : {false, true})
@@ -590,10 +676,29 @@ Solution read_solution(const std::string& path) {
 
 void read_solution_block(const Solution& s, std::size_t b, std::vector<std::vector<double>>& vars) {
   const std::int64_t n = s.blocks.at(b).points();
-  std::vector<unsigned char> raw(static_cast<std::size_t>(n * s.real_bytes));
   std::ifstream in(s.path, std::ios::binary);
   if (!in) throw IoError::from_errno("cannot open", s.path);
   vars.resize(static_cast<std::size_t>(s.nvar));
+  if (s.formatted) {  // the block's lines, read and parsed once
+    std::string text(static_cast<std::size_t>(s.values_end[b] - s.values_at[b]), '\0');
+    in.seekg(s.values_at[b]);
+    if (!in.read(text.data(), static_cast<std::streamsize>(text.size())))
+      throw FormatError(s.path, "block " + std::to_string(b + 1) + " values", s.values_at[b], "the file ends inside them");
+    ListInput values(text, s.path, s.values_at[b]);
+    std::string_view v;
+    for (int k = 0; k < s.nvar; ++k) {
+      auto& out = vars[static_cast<std::size_t>(k)];
+      out.resize(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i) {
+        if (!values.next(v)) throw FormatError(s.path, "block " + std::to_string(b + 1) + " values", values.offset(), "fewer values than at open");
+        if (!real_value(v, out[static_cast<std::size_t>(i)]))
+          throw FormatError(s.path, "block " + std::to_string(b + 1) + " variable " + std::to_string(k + 1) + " value " + std::to_string(i + 1),
+                            values.offset() - static_cast<std::int64_t>(v.size()), "'" + std::string(v) + "' is not a number");
+      }
+    }
+    return;
+  }
+  std::vector<unsigned char> raw(static_cast<std::size_t>(n * s.real_bytes));
   for (int v = 0; v < s.nvar; ++v) {
     const std::int64_t at = s.values_at[b] + v * n * s.real_bytes;
     in.seekg(at);

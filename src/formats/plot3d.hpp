@@ -46,8 +46,9 @@ void read_block(const Grid& g, std::size_t b, std::array<std::vector<double>, 3>
 // A PLOT3D solution: a q file (per block a record of 4 reals, Mach number, angle of attack,
 // Reynolds number and time, then the conserved variables: density, the momentum's 3 (2D: 2)
 // components and the stagnation energy per volume) or a function file (per block its count
-// of variables, then theirs). Binary only: single or double, either byte order, Fortran
-// records or C binary, multi- or single-grid, 3D or 2D; told by its bytes.
+// of variables, then theirs). Binary (single or double, either byte order, Fortran records or
+// C binary) or formatted (Fortran list-directed, as the grids); multi- or single-grid, 3D or
+// 2D; told by its bytes.
 struct Solution {
   std::string path;
   std::vector<BlockShape> blocks;
@@ -58,13 +59,17 @@ struct Solution {
   bool records = true;
   bool multi = true;
   int dimensions = 3;
+  bool formatted = false;  // ASCII, Fortran list-directed
   double mach = 0, alpha = 0, reynolds = 0, time = 0;  // q files: the first block's
-  std::vector<std::int64_t> values_at;  // per block: the byte of its first value
+  // Per block: the byte of its first value (formatted: of the line it starts on) and, formatted,
+  // the byte after its last.
+  std::vector<std::int64_t> values_at, values_end;
   // The variables' names: SIDS's for q files (Density, MomentumX, ...), "function N" otherwise.
   std::vector<std::string> names() const;
 };
-// Reads a solution's header and checks the file's size against it; FormatError when no
-// reading of it gives the file's bytes.
+// Reads a solution's header and checks the file's size against it (formatted: every block's
+// count of values, the whole text read once); FormatError when no reading of it gives the
+// file's bytes.
 Solution read_solution(const std::string& path);
 // The values of block b, one array per variable, Fortran order, as doubles.
 void read_solution_block(const Solution& s, std::size_t b, std::vector<std::vector<double>>& vars);

@@ -1,9 +1,15 @@
 """PLOT3D solutions as frames: q files (a record of Mach number, angle of attack, Reynolds
 number and time per block, then density, momentum and energy) and function files (a count of
 variables per block), in every binary form numpy writes here (Fortran records or C binary,
-either byte order, single or double, multi- or single-grid, 3D and 2D), described by `info`
+either byte order, single or double, multi- or single-grid, 3D and 2D) and formatted
+(Fortran list-directed text), described by `info`
 and converted with their grid (`convert GRID out.h5 --solution Q ...`, one frame each), every
 value compared through h5py; under mpiexec the same values; mismatches refused in one line."""
+import itertools
+import json
+import pathlib
+import sys
+
 import numpy as np
 import pytest
 
@@ -133,3 +139,95 @@ def test_mismatches_are_refused(ab, tmp_path):
     r = ab("convert", tmp_path / "f2.q", tmp_path / "o.h5", "--solution", tmp_path / "q.q")
     conftest.assert_status(r, 1, "--solution goes with a PLOT3D grid")
     assert not (tmp_path / "o.h5").exists()
+
+
+def write_formatted_solution(path, dims, values, two_d=False, function=False, multi=True, head=None):
+    """A formatted (list-directed) q or function file: the block count, the dimensions in one
+    read, then per block the 4 header values in a read and the values in another, 5 a line,
+    17 digits, exponents with D, runs of equal values as r*v."""
+    nd = 2 if two_d else 3
+    lines = [f"{len(dims)}"] if multi else []
+    lines.append(" ".join(str(x) for d in dims for x in list(d[:nd]) + ([len(values[0])] if function else [])))
+    for b, v in enumerate(values):
+        if not function:
+            lines.append("  ".join(repr(float(x)) for x in (head[b] if head else [0.5, 2.0, 1e6, 3.25])))
+        toks = []
+        for x, run in itertools.groupby(np.asarray(v).ravel()):
+            n, t = len(list(run)), repr(float(x)).replace("e", "D")
+            toks += [f"{n}*{t}"] if n > 1 else [t]
+        lines += [", ".join(toks[i:i + 5]) for i in range(0, len(toks), 5)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+FORMATTED = [dict(), dict(two_d=True, multi=False), dict(function=True)]
+
+
+@pytest.mark.parametrize("form", FORMATTED, ids=lambda f: "-".join(f"{k}={v}" for k, v in f.items()) or "default")
+def test_formatted_q_and_function_files_as_frames(ab, tmp_path, form):
+    """Formatted q and function files (CFL3D writes them with ibin = 0): described by `info`
+    as formatted, and converted with their grid, every value as Python's float() reads it."""
+    two_d, function = form.get("two_d", False), form.get("function", False)
+    dims = [(ni, nj, 1) for ni, nj, _ in DIMS] if two_d else DIMS
+    if not form.get("multi", True):
+        dims = dims[:1]
+    nvar = 2 if function else (4 if two_d else 5)
+    write_grid(tmp_path / "g.x", dims, two_d)
+    frames = [solution(dims, nvar, s) for s in (5, 6)]
+    for values in frames:
+        for v in values:
+            v[:, 1] = v[:, 0]  # a repeat in every variable
+    heads = [[[0.75, 1.5, 2e6, 10.0 * (f + 1)]] * len(dims) for f in range(2)]
+    for f, values in enumerate(frames):
+        write_formatted_solution(tmp_path / f"s{f}.q", dims, values, head=heads[f], **form)
+    r = ab("info", tmp_path / "s0.q", "--json", "--check")
+    conftest.assert_status(r, 0)
+    j = r.json()[0]
+    assert (j["format"], j["kind"], j["form"], j["precision"], j["block_count"], j["dimensions"]) == \
+        ("blocks-plot3d-solution", "function" if function else "q", "formatted", "text", len(dims), 2 if two_d else 3)
+    assert [tuple(b["dims"]) for b in j["blocks"]] == dims
+    if not function:
+        assert j["free_stream"] == {"mach": 0.75, "alpha": 1.5, "reynolds": 2e6, "time": 10.0}
+    r = ab("convert", tmp_path / "g.x", tmp_path / "out.h5", "--solution", tmp_path / "s0.q", "--solution", tmp_path / "s1.q")
+    conftest.assert_status(r, 0)
+    check_frames(tmp_path / "out.h5", j["variables"], frames, None if function else [10.0, 20.0], False)
+
+
+def test_a_damaged_formatted_solution_is_named(ab, tmp_path):
+    """A value that is no number: one line naming the file, the block, variable and value, and
+    the byte; a value missing: refused as no reading of the file."""
+    write_grid(tmp_path / "g.x", DIMS)
+    write_formatted_solution(tmp_path / "s.q", DIMS, solution(DIMS, 5, 7))
+    text = (tmp_path / "s.q").read_text().splitlines()
+    bad = text[:4] + [text[4].replace(",", ", x1.5,", 1)] + text[5:]
+    (tmp_path / "bad.q").write_text("\n".join(bad) + "\n")
+    r = ab("convert", tmp_path / "g.x", tmp_path / "o.h5", "--solution", tmp_path / "bad.q")
+    at = (tmp_path / "bad.q").read_bytes().index(b"x1.5")  # the 7th value: line 5's second
+    conftest.assert_status(r, 1, "bad.q", f"block 1 variable 1 value 7 at byte {at}:", "'x1.5' is not a number")
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "o.h5").exists()
+    (tmp_path / "cut.q").write_text("\n".join(text[:-1]) + "\n")
+    r = ab("info", tmp_path / "cut.q")
+    conftest.assert_status(r, 1, "cut.q")
+
+
+@pytest.mark.mpi
+def test_parallel_convert_reads_a_formatted_solution_once(tmp_path):
+    """Under mpiexec (3 ranks) a formatted q file's header pass (the whole text: a block's first
+    value is found by counting those before it) is rank 0's alone (the bytes each rank read,
+    measured from outside: bench/rank_probe.py); every rank reads its own blocks' lines."""
+    dims = [(20, 20, 15)] * 6
+    values = solution(dims, 5, 8)
+    write_grid(tmp_path / "g.x", dims)
+    write_formatted_solution(tmp_path / "s.q", dims, values)
+    size = (tmp_path / "s.q").stat().st_size
+    probe = pathlib.Path(__file__).resolve().parents[2] / "bench" / "rank_probe.py"
+    (tmp_path / "probe").mkdir()
+    proc = conftest.mpirun(3, sys.executable, probe, tmp_path / "probe", conftest.EXE, "convert", tmp_path / "g.x",
+                           tmp_path / "p.h5", "--solution", tmp_path / "s.q", env={"ANABRANCH_PROGRESS": "0"})
+    conftest.assert_status(proc, 0)
+    names = ["Density", "MomentumX", "MomentumY", "MomentumZ", "EnergyStagnationDensity"]
+    check_frames(tmp_path / "p.h5", names, [values], [3.25], False)
+    read = {r["rank"]: r["read"] for r in (json.loads(p.read_text()) for p in (tmp_path / "probe").glob("rank.*.json"))}
+    assert sorted(read) == [0, 1, 2]
+    for rank in (1, 2):
+        assert read[0] - read[rank] > 0.8 * size, (rank, read, size)
+        assert read[rank] > size / 3 * 0.9, (rank, read, size)  # its own two blocks' lines

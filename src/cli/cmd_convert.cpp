@@ -196,6 +196,14 @@ bool plot3d_grid(const std::string& path) {
   return file_exists(path) && !pio::looks_like_hdf5(path) && !serafin::looks_like_serafin(path) && plot3d::is_plot3d(path);
 }
 
+// Rank 0's v on every rank.
+void share_from_root(MPI_Comm comm, std::vector<std::int64_t>& v) {
+  long long n = static_cast<long long>(v.size());
+  MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, comm);
+  v.resize(static_cast<std::size_t>(n));
+  MPI_Bcast(v.data(), static_cast<int>(n), MPI_INT64_T, 0, comm);
+}
+
 // Rank 0's grid description on every rank: its blocks and where each block's values lie.
 void broadcast_grid(MPI_Comm comm, plot3d::Grid& g) {
   int rank = 0;
@@ -209,10 +217,7 @@ void broadcast_grid(MPI_Comm comm, plot3d::Grid& g) {
     v.insert(v.end(), g.coords_at.begin(), g.coords_at.end());
     v.insert(v.end(), g.coords_end.begin(), g.coords_end.end());
   }
-  long long n = static_cast<long long>(v.size());
-  MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, comm);
-  v.resize(static_cast<std::size_t>(n));
-  MPI_Bcast(v.data(), static_cast<int>(n), MPI_INT64_T, 0, comm);
+  share_from_root(comm, v);
   if (rank == 0) return;
   auto at = v.begin();
   auto next = [&] { return *at++; };
@@ -249,10 +254,7 @@ void broadcast_solution(MPI_Comm comm, plot3d::Solution& s) {
     v.insert(v.end(), s.values_at.begin(), s.values_at.end());
     v.insert(v.end(), s.values_end.begin(), s.values_end.end());
   }
-  long long n = static_cast<long long>(v.size());
-  MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, comm);
-  v.resize(static_cast<std::size_t>(n));
-  MPI_Bcast(v.data(), static_cast<int>(n), MPI_INT64_T, 0, comm);
+  share_from_root(comm, v);
   MPI_Bcast(fs.data(), 4, MPI_DOUBLE, 0, comm);
   if (rank == 0) return;
   auto at = v.begin();

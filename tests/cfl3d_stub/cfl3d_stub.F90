@@ -648,6 +648,7 @@ contains
     integer, intent(in) :: ic
     integer :: g, nbl, frame, jd, kd, id, ir(3), jr(3), kr(3), jdw, kdw, idw, j, k, i, ifunc, nfb
     integer :: inpl(NGRID, 11), dims(4, NGRID), nd
+    external :: plot3d, plot3d_cfl3d
     real, allocatable :: x(:,:,:), y(:,:,:), z(:,:,:), q(:,:,:,:), bl(:,:,:)
     real(4), allocatable :: xg(:,:,:,:), xw(:,:,:,:)
     call fixed_settings()
@@ -726,28 +727,10 @@ contains
         if (host) thetay(nbl) = theta_of(nbl)
         if (trim(case_name) .eq. 'mix' .and. g .eq. 3) then
           nfb = nfallback
-          call plot3d_cfl3d(jd, kd, id, ir(1), ir(2), ir(3), jr(1), jr(2), jr(3), kr(1), kr(2), kr(3), q, &
-                            wk, wk, wk, x, y, z, xw, wk, bl, xg, 1, &
-                            wk, 0, nbl, iwk, wk, wk, wk, &
-                            wk, wk, wk, ifunc, g, jdw, kdw, idw, &
-                            NGRID, iwk, iwk, iwk, iwk, iwk, iwk, iwk, &
-                            iwk, iwk, iwk, 0, iwk, 1, 1, &
-                            1, iwk, 1, iwk, iwk, iwk, 1, &
-                            thetay, MAXBL, NGRID, myid, myhost, mycomm, &
-                            mblk2nd, inpl, MAXBL, iwk, wk, &
-                            wk, wk, wk, wk, 5)
+          call call_plot3d(plot3d_cfl3d)
           nfallback = nfb  ! a block CFL3D writes itself, not a fallback
         else
-          call plot3d(jd, kd, id, ir(1), ir(2), ir(3), jr(1), jr(2), jr(3), kr(1), kr(2), kr(3), q, &
-                      wk, wk, wk, x, y, z, xw, wk, bl, xg, 1, &
-                      wk, 0, nbl, iwk, wk, wk, wk, &
-                      wk, wk, wk, ifunc, g, jdw, kdw, idw, &
-                      NGRID, iwk, iwk, iwk, iwk, iwk, iwk, iwk, &
-                      iwk, iwk, iwk, 0, iwk, 1, 1, &
-                      1, iwk, 1, iwk, iwk, iwk, 1, &
-                      thetay, MAXBL, NGRID, myid, myhost, mycomm, &
-                      mblk2nd, inpl, MAXBL, iwk, wk, &
-                      wk, wk, wk, wk, 5)
+          call call_plot3d(plot3d)
         end if
         deallocate(x, y, z, q, bl, xg, xw)
       end do
@@ -756,6 +739,21 @@ contains
       close(3)
       close(4)
     end if
+  contains
+    ! qout.F's call of its PLOT3D routine (routine: the replacement or CFL3D's own)
+    subroutine call_plot3d(routine)
+      external :: routine
+      call routine(jd, kd, id, ir(1), ir(2), ir(3), jr(1), jr(2), jr(3), kr(1), kr(2), kr(3), q, &
+                   wk, wk, wk, x, y, z, xw, wk, bl, xg, 1, &
+                   wk, 0, nbl, iwk, wk, wk, wk, &
+                   wk, wk, wk, ifunc, g, jdw, kdw, idw, &
+                   NGRID, iwk, iwk, iwk, iwk, iwk, iwk, iwk, &
+                   iwk, iwk, iwk, 0, iwk, 1, 1, &
+                   1, iwk, 1, iwk, iwk, iwk, 1, &
+                   thetay, MAXBL, NGRID, myid, myhost, mycomm, &
+                   mblk2nd, inpl, MAXBL, iwk, wk, &
+                   wk, wk, wk, wk, 5)
+    end subroutine call_plot3d
   end subroutine mode_plot3d
 
   ! the points of grid g a PLOT3D case writes: (first, last, stride) in i, j and k

@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "core/block_layout.hpp"
+#include "grid/block_layout.hpp"
 #include "partition/balance.hpp"
 #include "layouts/block_io.hpp"
 #include "h5/h5api.hpp"  // HDF5, opened at its first call as the library does

@@ -8,7 +8,7 @@ import pathlib
 import re
 import sys
 
-ORDER = ["core", "formats", "parallel", "h5", "partition", "io", "layouts", "tools", "cli", "c_api", "cgns"]
+ORDER = ["core", "grid", "formats", "blockformats", "parallel", "h5", "partition", "io", "layouts", "tools", "cli", "c_api", "cgns"]
 
 src = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parent.parent / "src")
 include = re.compile(r'^\s*#\s*include\s+"([a-z_0-9]+)/[^"]+"', re.M)

@@ -10,7 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/io.hpp"
-#include "formats/blocks.hpp"
+#include "blockformats/blocks.hpp"
 #include "formats/partel.hpp"
 #include "formats/serafin.hpp"
 #include "layouts/block_io.hpp"

@@ -11,7 +11,7 @@
 #include "cli/cgns_helper.hpp"
 #include "cli/commands.hpp"
 #include "core/error.hpp"
-#include "formats/blocks.hpp"
+#include "blockformats/blocks.hpp"
 #include "partition/balance.hpp"
 #include "partition/partitioner.hpp"
 

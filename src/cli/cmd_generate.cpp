@@ -7,7 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/paths.hpp"
 #include "core/error.hpp"
-#include "core/generate.hpp"
+#include "grid/generate.hpp"
 #include "core/progress.hpp"
 #include "formats/boundary.hpp"
 #include "formats/serafin.hpp"

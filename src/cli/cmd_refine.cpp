@@ -7,7 +7,7 @@
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "core/progress.hpp"
-#include "core/refine.hpp"
+#include "grid/refine.hpp"
 #include "formats/boundary.hpp"
 #include "formats/serafin.hpp"
 

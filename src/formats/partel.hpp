@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/contour.hpp"
-#include "core/plan.hpp"
+#include "grid/contour.hpp"
+#include "grid/plan.hpp"
 #include "formats/boundary.hpp"
 #include "formats/partel_extras.hpp"
 #include "formats/serafin.hpp"

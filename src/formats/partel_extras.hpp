@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/mesh.hpp"
-#include "core/plan.hpp"
+#include "grid/mesh.hpp"
+#include "grid/plan.hpp"
 
 namespace anabranch::partel {
 

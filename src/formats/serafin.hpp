@@ -15,7 +15,7 @@
 
 #include "core/byteorder.hpp"
 #include "core/io.hpp"
-#include "core/mesh.hpp"
+#include "grid/mesh.hpp"
 
 namespace anabranch::serafin {
 
@@ -192,7 +192,7 @@ void copy_mesh_records(const Header& header, const Reader& mesh_file, int share,
                        const std::function<void(std::int64_t, const void*, std::size_t)>& write_at);
 // Whether `header`'s mesh is `geometry`'s triangles extruded to header.nplan() planes of
 // prisms (TELEMAC-3D's result on its 2D geometry, as gretel writes it: extrude() in
-// core/mesh.hpp), which the functions below then make from the geometry's records.
+// grid/mesh.hpp), which the functions below then make from the geometry's records.
 bool extrudes(const Header& header, const Header& geometry);
 // Throws UsageError unless mesh_file holds header's mesh: the same sizes, or extruded.
 void check_mesh_source(const Header& header, const Reader& mesh_file);

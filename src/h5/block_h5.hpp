@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/block_layout.hpp"
-#include "formats/block_file.hpp"
+#include "grid/block_layout.hpp"
+#include "blockformats/block_file.hpp"
 
 namespace anabranch::pio::block_h5 {
 

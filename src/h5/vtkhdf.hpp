@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/mesh.hpp"
+#include "grid/mesh.hpp"
 #include "formats/serafin.hpp"
 
 namespace anabranch::pio::vtkhdf {

@@ -16,7 +16,7 @@
 #include "core/io.hpp"
 #include "core/outputs.hpp"
 #include "core/provenance.hpp"
-#include "formats/block_raw.hpp"
+#include "blockformats/block_raw.hpp"
 #include "parallel/mpi_util.hpp"
 #include "io/strategy.hpp"
 #include "parallel/topology.hpp"

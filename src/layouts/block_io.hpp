@@ -6,7 +6,7 @@
 // Two formats, one byte path:
 //   raw   the blocks one after another, each block's variables one after another, each
 //         variable one Fortran-order array, frame after frame, optionally framed as Fortran
-//         sequential records; a JSON sidecar describes it (formats/block_raw.hpp).
+//         sequential records; a JSON sidecar describes it (blockformats/block_raw.hpp).
 //   hdf5  one dataset per variable and frame holding every block concatenated, a small
 //         block table (/blocks), the grid once (/grid), provenance, an XDMF sidecar that
 //         shows every block as a curvilinear grid in ParaView. HDF5 creates the file's
@@ -42,8 +42,8 @@
 #include <string>
 #include <vector>
 
-#include "core/block_layout.hpp"
-#include "formats/block_file.hpp"
+#include "grid/block_layout.hpp"
+#include "blockformats/block_file.hpp"
 #include "parallel/hints.hpp"
 
 namespace anabranch::pio {

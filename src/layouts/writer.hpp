@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "core/mesh.hpp"
+#include "grid/mesh.hpp"
 #include "formats/serafin.hpp"
 #include "parallel/hints.hpp"
 #include "io/ownership.hpp"

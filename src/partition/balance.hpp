@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/block.hpp"
+#include "grid/block.hpp"
 
 namespace anabranch {
 

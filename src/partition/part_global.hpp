@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "core/mesh.hpp"
+#include "grid/mesh.hpp"
 
 namespace anabranch::pio {
 

@@ -16,7 +16,7 @@
 #include "core/byteorder.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
-#include "core/contour.hpp"
+#include "grid/contour.hpp"
 #include "core/outputs.hpp"
 #include "core/radix_sort.hpp"
 #include "formats/fortran_text.hpp"

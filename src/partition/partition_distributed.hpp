@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/mesh.hpp"
+#include "grid/mesh.hpp"
 #include "formats/boundary.hpp"
 #include "formats/partel.hpp"
 #include "formats/serafin.hpp"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/mesh.hpp"
+#include "grid/mesh.hpp"
 
 namespace anabranch {
 

@@ -15,10 +15,10 @@
 
 #include "tools/bench.hpp"
 #include "core/error.hpp"
-#include "core/generate.hpp"
+#include "grid/generate.hpp"
 #include "core/io.hpp"
 #include "core/outputs.hpp"
-#include "core/plan.hpp"
+#include "grid/plan.hpp"
 #include "formats/partel.hpp"
 #include "formats/serafin.hpp"
 #include "partition/partitioner.hpp"

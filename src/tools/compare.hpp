@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/mesh.hpp"
+#include "grid/mesh.hpp"
 #include "formats/serafin.hpp"
 
 namespace anabranch::pio {

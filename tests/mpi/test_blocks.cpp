@@ -14,7 +14,7 @@
 #include <iterator>
 
 #include "core/error.hpp"
-#include "formats/block_raw.hpp"
+#include "blockformats/block_raw.hpp"
 #include "partition/balance.hpp"
 #include "layouts/block_io.hpp"
 

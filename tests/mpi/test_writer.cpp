@@ -17,8 +17,8 @@
 #include <set>
 
 #include "core/error.hpp"
-#include "core/generate.hpp"
-#include "core/plan.hpp"
+#include "grid/generate.hpp"
+#include "grid/plan.hpp"
 #include "formats/partel.hpp"
 #include "formats/serafin.hpp"
 #include "partition/partitioner.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/generate.hpp"
+#include "grid/generate.hpp"
 #include "layouts/writer.hpp"
 
 int main(int argc, char** argv) {

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "core/error.hpp"
-#include "formats/blocks.hpp"
+#include "blockformats/blocks.hpp"
 #include "partition/balance.hpp"
 #include "partition/partitioner.hpp"
 #include "helpers.hpp"

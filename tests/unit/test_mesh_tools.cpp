@@ -2,8 +2,8 @@
 #include <cmath>
 
 #include "core/error.hpp"
-#include "core/generate.hpp"
-#include "core/refine.hpp"
+#include "grid/generate.hpp"
+#include "grid/refine.hpp"
 #include "formats/boundary.hpp"
 #include "helpers.hpp"
 

@@ -4,8 +4,8 @@
 #include <set>
 #include <tuple>
 
-#include "core/generate.hpp"
-#include "core/plan.hpp"
+#include "grid/generate.hpp"
+#include "grid/plan.hpp"
 #include "helpers.hpp"
 #include "partition/partitioner.hpp"
 

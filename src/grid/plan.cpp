@@ -1,9 +1,9 @@
-#include "core/plan.hpp"
+#include "grid/plan.hpp"
 
 #include <algorithm>
 
 #include "core/error.hpp"
-#include "core/refine.hpp"
+#include "grid/refine.hpp"
 
 namespace anabranch {
 

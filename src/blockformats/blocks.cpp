@@ -1,5 +1,5 @@
 // Block files. Specification: docs/formats/blocks.md.
-#include "formats/blocks.hpp"
+#include "blockformats/blocks.hpp"
 
 #include <nlohmann/json.hpp>
 #include <fstream>
@@ -7,7 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/io.hpp"
-#include "formats/plot3d.hpp"
+#include "blockformats/plot3d.hpp"
 
 namespace anabranch::blocks {
 namespace {

@@ -1,4 +1,4 @@
-#include "formats/block_file.hpp"
+#include "blockformats/block_file.hpp"
 
 #include <algorithm>
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/block_layout.hpp"
+#include "grid/block_layout.hpp"
 
 namespace anabranch {
 

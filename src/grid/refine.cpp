@@ -1,4 +1,4 @@
-#include "core/refine.hpp"
+#include "grid/refine.hpp"
 
 #include <algorithm>
 #include <numeric>

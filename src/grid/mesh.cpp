@@ -1,4 +1,4 @@
-#include "core/mesh.hpp"
+#include "grid/mesh.hpp"
 
 #include "core/error.hpp"
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/mesh.hpp"
+#include "grid/mesh.hpp"
 
 namespace anabranch {
 

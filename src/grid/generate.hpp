@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/mesh.hpp"
+#include "grid/mesh.hpp"
 
 namespace anabranch {
 

@@ -1,4 +1,4 @@
-#include "core/contour.hpp"
+#include "grid/contour.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "formats/block_raw.hpp"
+#include "blockformats/block_raw.hpp"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "core/generate.hpp"
+#include "grid/generate.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "core/block_layout.hpp"
+#include "grid/block_layout.hpp"
 
 #include <algorithm>
 #include <map>

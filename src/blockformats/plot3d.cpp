@@ -1,4 +1,4 @@
-#include "formats/plot3d.hpp"
+#include "blockformats/plot3d.hpp"
 
 #include <algorithm>
 #include <charconv>

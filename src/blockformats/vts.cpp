@@ -1,4 +1,4 @@
-#include "formats/vts.hpp"
+#include "blockformats/vts.hpp"
 
 #include <cstdio>
 

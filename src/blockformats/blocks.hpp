@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "core/block.hpp"
-#include "core/block_layout.hpp"
+#include "grid/block.hpp"
+#include "grid/block_layout.hpp"
 
 namespace anabranch::blocks {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/block_layout.hpp"
+#include "grid/block_layout.hpp"
 
 namespace anabranch::plot3d {
 

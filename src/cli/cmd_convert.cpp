@@ -13,7 +13,6 @@
 
 #include "cli/commands.hpp"
 #include "cli/cgns_helper.hpp"
-#include "cli/paths.hpp"
 #include "core/error.hpp"
 #include "core/outputs.hpp"
 #include "core/progress.hpp"

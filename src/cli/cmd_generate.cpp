@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include "cli/commands.hpp"
-#include "cli/paths.hpp"
 #include "core/error.hpp"
 #include "grid/generate.hpp"
 #include "core/progress.hpp"

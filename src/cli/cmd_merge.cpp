@@ -7,7 +7,6 @@
 #include <optional>
 
 #include "cli/commands.hpp"
-#include "cli/paths.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "core/progress.hpp"

@@ -11,7 +11,6 @@
 #include <thread>
 
 #include "cli/commands.hpp"
-#include "cli/paths.hpp"
 #include "grid/contour.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"

@@ -3,7 +3,6 @@
 #include <cstdio>
 
 #include "cli/commands.hpp"
-#include "cli/paths.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "core/progress.hpp"

@@ -7,7 +7,6 @@
 #include <thread>
 
 #include "cli/commands.hpp"
-#include "cli/paths.hpp"
 #include "core/error.hpp"
 #include "core/progress.hpp"
 #include "formats/partel.hpp"

@@ -1,9 +1,11 @@
 // The `anabranch` commands: one source file per command, each adding itself to the app.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <functional>
 #include <istream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -33,6 +35,7 @@ Runner add_diff(CLI::App& app, Common& common);
 
 }  // namespace anabranch::cli
 
+#include "core/error.hpp"
 #include "formats/partel.hpp"
 #include "formats/serafin.hpp"
 
@@ -68,5 +71,20 @@ std::string thousands(long long v);
 std::vector<std::string> read_answers(std::istream& in);
 // Seconds since t0.
 double seconds_since(const std::chrono::steady_clock::time_point& t0);
+
+// "dir/mesh.slf" + ".cli" -> "dir/mesh.cli"; a name without extension gets it appended.
+inline std::string replace_extension(const std::string& path, const std::string& ext) {
+  const auto slash = path.find_last_of('/');
+  const auto dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return path + ext;
+  return path.substr(0, dot) + ext;
+}
+
+// An output folder: made, with its parents, when it does not exist (as mkdir -p).
+inline void make_folder(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) throw IoError("cannot create the output folder " + path + ": " + ec.message());
+}
 
 }  // namespace anabranch::cli

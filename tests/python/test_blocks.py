@@ -515,6 +515,16 @@ def test_cgns_export_and_back(ab, grid):
         assert len(list(out.iterdir())) >= sum(1 for d in dims_of(grid) if d[2] > 1)
 
 
+def cgns_program(folder, source, out):
+    """Compiles a C program against CGNS's library and runs it: it writes folder/out."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler")
+    (folder / "w.c").write_text(source)
+    subprocess.run([cc, "w.c", "-o", "w", "-lcgns"], cwd=folder, check=True, capture_output=True)
+    subprocess.run(["./w", out], cwd=folder, check=True)
+
+
 ONE_TO_ONE = r"""
 #include <cgnslib.h>
 #include <stdio.h>
@@ -535,12 +545,7 @@ int main(int argc, char** argv) {
 
 def test_balance_reads_cgns_zones_and_their_faces(ab, tmp_path):
     cgns_helper()
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        pytest.skip("no C compiler")
-    (tmp_path / "w.c").write_text(ONE_TO_ONE)
-    subprocess.run([cc, "w.c", "-o", "w", "-lcgns"], cwd=tmp_path, check=True, capture_output=True)
-    subprocess.run(["./w", "two.cgns"], cwd=tmp_path, check=True)
+    cgns_program(tmp_path, ONE_TO_ONE, "two.cgns")
     r = ab("balance", tmp_path / "two.cgns", "-n", 2, "--no-split", "--json")
     assert r.returncode == 0, r.stderr
     j = r.json()
@@ -616,12 +621,7 @@ def test_cgns_cell_centred_solutions_are_frames_on_the_cells(ab, tmp_path):
     says so."""
     cgns_helper()
     h5py = pytest.importorskip("h5py")
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        pytest.skip("no C compiler")
-    (tmp_path / "w.c").write_text(CELL_CENTRED)
-    subprocess.run([cc, "w.c", "-o", "w", "-lcgns"], cwd=tmp_path, check=True, capture_output=True)
-    subprocess.run(["./w", "cells.cgns"], cwd=tmp_path, check=True)
+    cgns_program(tmp_path, CELL_CENTRED, "cells.cgns")
     r = ab("info", tmp_path / "cells.cgns")
     assert r.returncode == 0, r.stderr
     assert "block 1        2 x 3 x 1" in r.stdout and "block 2        1 x 2 x 3" in r.stdout, r.stdout

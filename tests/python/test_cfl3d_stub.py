@@ -312,3 +312,17 @@ def test_plot3d_off_by_environment_is_cfl3ds_own(tmp_path, plot3d_reference):
     for case in ("q3", "fn"):
         assert (tmp_path / f"w-{case}.g").read_bytes() == plot3d_reference[case][0].read_bytes(), case
         assert (tmp_path / f"w-{case}.q").read_bytes() == plot3d_reference[case][1].read_bytes(), case
+
+
+def test_plot3d_units_of_the_other_byte_order_are_cfl3ds_own(tmp_path):
+    """Units 3 and 4 opened big-endian (gfortran's GFORTRAN_CONVERT_UNIT, as CONVERT= would):
+    the replacement hands every block to CFL3D's own PLOT3D, with one notice naming the unit,
+    and the files are big-endian throughout."""
+    proc = stub(1, "plot3d", tmp_path / "w", "q3", env={"GFORTRAN_CONVERT_UNIT": "big_endian:3-4"})
+    assert_status(proc, 0)
+    assert "done by CFL3D's own routines" in proc.stdout, proc.stdout
+    notices = [line for line in proc.stderr.splitlines() if line.startswith("anabranch_cfl3d: ")]
+    assert notices == ["anabranch_cfl3d: unit 4 converts byte order (BIG_ENDIAN): CFL3D's own PLOT3D output"], proc.stderr
+    for name in ("w-q3.g", "w-q3.q"):
+        data = (tmp_path / name).read_bytes()
+        assert data[:12] == struct.pack(">3i", 4, len(GRIDS), 4), name

@@ -284,7 +284,8 @@ int ab_block_writer_close(ab_block_writer* writer);
 typedef struct ab_block_reader ab_block_reader;
 /* COLLECTIVE. Opens a block file to read this rank's pieces (any assignment, any process
  * count; the layout's blocks must be the file's, or none: the file's are taken). options:
- * strategy=independent|collective, buffer_bytes=N, MPI-IO hints. */
+ * strategy=independent|collective|aggregated, buffer_bytes=N, writers_per_node=N (readers
+ * per node when reading aggregated), MPI-IO hints. */
 int ab_block_reader_open(MPI_Comm comm, const char* path, const ab_blocks* layout, const char* options, ab_block_reader** reader);
 int ab_block_reader_open_f(MPI_Fint comm, const char* path, const ab_blocks* layout, const char* options, ab_block_reader** reader);
 int ab_block_reader_frames(const ab_block_reader* reader, int64_t* frames, int* nvar);
@@ -341,8 +342,8 @@ int ab_records_writer_close(ab_records_writer* writer);
 
 typedef struct ab_records_reader ab_records_reader;
 /* COLLECTIVE. Opens `path` to read the layout's records (the file must hold the layout: its
- * size and each read record's markers are checked). options: strategy=independent|collective,
- * buffer_bytes=N, MPI-IO hints. */
+ * size and each read record's markers are checked). options:
+ * strategy=independent|collective|aggregated, buffer_bytes=N, readers_per_node=N, MPI-IO hints. */
 int ab_records_reader_open(MPI_Comm comm, const char* path, const ab_records* layout, const char* options,
                            ab_records_reader** reader);
 int ab_records_reader_open_f(MPI_Fint comm, const char* path, const ab_records* layout, const char* options,

@@ -84,9 +84,6 @@ void encode_run(const Run& r, std::int64_t from, std::int64_t to, int rs, const 
   }
 }
 
-namespace {
-
-// Fails when a read got fewer bytes than asked.
 void check_read(int rc, MPI_Status& st, std::int64_t asked, const std::string& path, std::int64_t frame, std::int64_t offset,
                 const char* call) {
   check_mpi(rc, (std::string(call) + " " + path).c_str());
@@ -97,47 +94,66 @@ void check_read(int rc, MPI_Status& st, std::int64_t asked, const std::string& p
                       "the file ends " + std::to_string(asked - got) + " bytes before this rank's values do");
 }
 
-}  // namespace
+RunReading::Mode RunReading::mode_of(const std::string& strategy) {
+  if (strategy == "collective") return Mode::Collective;
+  if (strategy == "aggregated" || strategy == "aggregated-async") return Mode::Aggregated;
+  return Mode::Independent;
+}
 
 void RunReader::read(std::int64_t frame, const ValueDecoder& values) {
+  const double t0 = MPI_Wtime();
+  if (how_.mode == RunReading::Mode::Aggregated) return read_aggregated(frame, values);
   const int rs = layout_.value_bytes();
-  const std::int64_t most = std::max<std::int64_t>(rs, std::max<std::int64_t>(buffer_bytes_, 1 << 16) / rs * rs);
-  buf_.resize(static_cast<std::size_t>(most));
-  if (!collective_io_) {
-    // Runs as they come, gathered while each follows the last in the file and the buffer holds
-    // them; then one read, and each decoded into its array.
-    collective(comm_, [&] {
-      std::int64_t start = 0, used = 0;
+  const std::int64_t asked = how_.buffer_bytes > 0 ? how_.buffer_bytes : std::int64_t{how_.mode == RunReading::Mode::Collective ? 16 : 4} << 20;
+  most_ = std::max<std::int64_t>(rs, std::max<std::int64_t>(asked, 1 << 16) / rs * rs);
+  buf_.resize(static_cast<std::size_t>(most_));
+  if (how_.mode == RunReading::Mode::Collective)
+    read_collective(frame, values);
+  else
+    read_independent(frame, values);
+  times_.read += MPI_Wtime() - t0;
+}
+
+void RunReader::read_independent(std::int64_t frame, const ValueDecoder& values) {
+  const int rs = layout_.value_bytes();
+  const std::int64_t most = most_;
+  // Runs as they come, gathered while each follows the last in the file and the buffer
+  // holds them; then one read, and each decoded into its array.
+  collective(comm_, [&] {
+    std::int64_t start = 0, used = 0;
+    pending_.clear();
+    auto flush = [&] {
+      if (used == 0) return;
+      MPI_Status st;
+      check_read(MPI_File_read_at(fh_, start, buf_.data(), static_cast<int>(used), MPI_BYTE, &st), st, used, path_, frame, start,
+                 "MPI_File_read_at");
+      const unsigned char* src = buf_.data();
+      for (const auto& [offset, r] : pending_) {
+        values.decode(r.array, r.index, r.count, src);
+        src += r.count * rs;
+      }
       pending_.clear();
-      auto flush = [&] {
-        if (used == 0) return;
-        MPI_Status st;
-        check_read(MPI_File_read_at(fh_, start, buf_.data(), static_cast<int>(used), MPI_BYTE, &st), st, used, path_, frame, start,
-                   "MPI_File_read_at");
-        const unsigned char* src = buf_.data();
-        for (const auto& [offset, r] : pending_) {
-          values.decode(r.array, r.index, r.count, src);
-          src += r.count * rs;
-        }
-        pending_.clear();
-        used = 0;
-      };
-      layout_.for_each_run([&](const Run& run) {
-        if (run.array == Run::kFixed) return;
-        for (std::int64_t c = 0; c < run.count; c += most / rs) {
-          const Run r{run.at + c * rs, std::min(most / rs, run.count - c), run.array, run.index + c};
-          const std::int64_t offset = layout_.locate(frame, r.at).first, n = r.count * rs;
-          if (used > 0 && (offset != start + used || used + n > most)) flush();
-          if (used == 0) start = offset;
-          pending_.emplace_back(offset, r);
-          used += n;
-        }
-      });
-      flush();
+      used = 0;
+    };
+    layout_.for_each_run([&](const Run& run) {
+      if (run.array == Run::kFixed) return;
+      for (std::int64_t c = 0; c < run.count; c += most / rs) {
+        const Run r{run.at + c * rs, std::min(most / rs, run.count - c), run.array, run.index + c};
+        const std::int64_t offset = layout_.locate(frame, r.at).first, n = r.count * rs;
+        if (used > 0 && (offset != start + used || used + n > most)) flush();
+        if (used == 0) start = offset;
+        pending_.emplace_back(offset, r);
+        used += n;
+      }
     });
-    return;
-  }
-  // Collective: the runs in file order, in rounds of at most the buffer (as many on every
+    flush();
+  });
+}
+
+void RunReader::read_collective(std::int64_t frame, const ValueDecoder& values) {
+  const int rs = layout_.value_bytes();
+  const std::int64_t most = most_;
+  // The runs in file order, in rounds of at most the buffer (as many on every
   // rank), each one indexed view and one MPI_File_read_all.
   long long rounds = 0;
   collective(comm_, [&] {

@@ -43,6 +43,11 @@ class FrameLayout {
   virtual void for_each_run(const std::function<void(const Run&)>& f) const = 0;
   // Frame byte `at` of frame `frame`: its offset in the file, and the bytes left in its segment.
   virtual std::pair<std::int64_t, std::int64_t> locate(std::int64_t frame, std::int64_t at) const = 0;
+  // The frame as this many equal parts alike, each of whole values (the variables of a
+  // SERAFIN frame, an HDF5 block file's datasets): aggregated readers then each read the
+  // same share of every part, so that a rank's share of the numbering comes from few
+  // readers. 1: the frame is cut as it is.
+  virtual std::int64_t parts() const { return 1; }
   // The bytes this rank's fixed runs take from, for one frame.
   virtual void fixed_bytes(std::int64_t /*frame*/, double /*time*/, std::vector<unsigned char>& out) const { out.clear(); }
 };
@@ -72,29 +77,67 @@ class ValueDecoder {
   virtual void decode(int array, std::int64_t index, std::int64_t count, const unsigned char* src) const = 0;
 };
 
+// Where a rank's read time went (seconds): the file's read calls, handing values out
+// (decoding, messages), and waiting for other ranks.
+struct ReadTimes {
+  double read = 0, exchange = 0, wait = 0;
+};
+
+// How a RunReader reads, the same on every rank.
+struct RunReading {
+  // independent: runs that follow one another in the file gathered into one
+  // MPI_File_read_at of at most buffer_bytes. collective: rounds of at most buffer_bytes a
+  // rank (as many on every rank), each one indexed view and one MPI_File_read_all.
+  // aggregated: the writer's mirror (io/read_aggregated.cpp): a few readers per node each
+  // read a contiguous stretch of the frame in rounds of buffer_bytes into their node's
+  // shared memory, where every rank of the node decodes its values; values for other
+  // nodes travel by MPI.
+  enum class Mode { Independent, Collective, Aggregated } mode = Mode::Independent;
+  std::int64_t buffer_bytes = 0;  // 0: independent 4 MiB, collective 16 MiB, aggregated 4 MiB (16 when values cross nodes)
+  int readers_per_node = 0;       // aggregated: 0 auto (parallel/topology.hpp)
+  bool shared_memory = true;      // aggregated: false sends every value by MPI
+  const ByteSource* input = nullptr;  // aggregated: the file as a plain source, for read-ahead hints (may be null)
+  // "independent", "collective", "aggregated" (also "aggregated-async": a writer's name).
+  static Mode mode_of(const std::string& strategy);
+};
+
+// Fails (FormatError naming path, frame and byte) when a read of `asked` bytes at `offset`
+// got fewer; an MpiError when the call failed.
+void check_read(int rc, MPI_Status& st, std::int64_t asked, const std::string& path, std::int64_t frame, std::int64_t offset,
+                const char* call);
+
 // Reads this rank's runs of a layout's frames (fixed runs skipped) into the caller's arrays,
-// collective over comm (fh's ranks). Independent: runs that follow one another in the file
-// gathered into one MPI_File_read_at of at most buffer_bytes; collective: rounds of at most
-// buffer_bytes a rank (as many on every rank), each one indexed view and one
-// MPI_File_read_all. Its buffers stay from frame to frame.
+// collective over comm (fh's ranks). Its buffers and plan stay from frame to frame.
 class RunReader {
  public:
-  RunReader(MPI_Comm comm, MPI_File fh, std::string path, const FrameLayout& layout, bool collective_io, std::int64_t buffer_bytes)
-      : comm_(comm), fh_(fh), path_(std::move(path)), layout_(layout), collective_io_(collective_io), buffer_bytes_(buffer_bytes) {}
+  RunReader(MPI_Comm comm, MPI_File fh, std::string path, const FrameLayout& layout, const RunReading& how);
+  ~RunReader();
+  RunReader(const RunReader&) = delete;
+  RunReader& operator=(const RunReader&) = delete;
   // Collective: frame `frame`. FormatError naming the file, the frame and the byte where the
   // file ends too early, on every rank.
   void read(std::int64_t frame, const ValueDecoder& values);
+  // Collective: the layout's runs changed (aggregated plans them once otherwise).
+  void relayout();
+  ReadTimes times() const { return times_; }
 
  private:
+  void read_independent(std::int64_t frame, const ValueDecoder& values);
+  void read_collective(std::int64_t frame, const ValueDecoder& values);
+  void read_aggregated(std::int64_t frame, const ValueDecoder& values);  // io/read_aggregated.cpp
+  struct Aggregated;
+
   MPI_Comm comm_;
   MPI_File fh_;
   std::string path_;
   const FrameLayout& layout_;
-  bool collective_io_;
-  std::int64_t buffer_bytes_;
+  RunReading how_;
+  std::int64_t most_ = 0;  // independent, collective: the buffer's bytes
   std::vector<unsigned char> buf_;
   std::vector<std::pair<std::int64_t, Run>> pending_;  // (file offset, run)
   std::vector<std::size_t> starts_;                    // collective: where each round starts in pending_
+  std::unique_ptr<Aggregated> agg_;
+  ReadTimes times_;
 };
 
 // What a strategy is given at open.

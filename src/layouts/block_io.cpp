@@ -116,6 +116,7 @@ class BlockFrame final : public FrameLayout {
     const std::int64_t base = grid_ ? info_.grid_offsets.at(v) : info_.dataset_offsets.at(static_cast<std::size_t>(frame) * narrays_ + v);
     return {base + at % array_bytes_, array_bytes_ - at % array_bytes_};
   }
+  std::int64_t parts() const override { return hdf5_ ? narrays_ : 1; }
   // One marker per piece: its block's record length.
   void fixed_bytes(std::int64_t, double, std::vector<unsigned char>& out) const override {
     out.clear();
@@ -861,9 +862,12 @@ void BlockReader::Impl::read(std::int64_t frame, bool grid, T* const* arrays) {
   auto& [runs, reader] = grid ? grid_reader : frame_reader;
   if (!reader) {
     runs = std::make_unique<BlockFrame>(layout, info, grid);
-    const bool coll = options.strategy == "collective";
-    reader = std::make_unique<RunReader>(comm, fh, info.path, *runs, coll,
-                                         options.buffer_bytes > 0 ? options.buffer_bytes : std::int64_t{coll ? 4 : 1} << 20);
+    RunReading how;
+    how.mode = RunReading::mode_of(options.strategy);
+    how.buffer_bytes = options.buffer_bytes;
+    how.readers_per_node = options.writers_per_node;
+    how.input = input.get();
+    reader = std::make_unique<RunReader>(comm, fh, info.path, *runs, how);
   }
   reader->read(frame, BlockArrays<T>(arrays, info.real_bytes));
 }
@@ -890,6 +894,8 @@ void BlockReader::read_grid(T* const* xyz) {
 void BlockReader::close() {
   Impl& m = *impl_;
   if (m.fh == MPI_FILE_NULL) return;
+  m.frame_reader = {};
+  m.grid_reader = {};
   const int rc = MPI_File_close(&m.fh);
   m.input.reset();
   collective(m.comm, [&] { check_mpi(rc, "MPI_File_close"); });

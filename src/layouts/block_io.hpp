@@ -23,8 +23,9 @@
 // system), `aggregated` (a few writers per node own stretches of the frame; the node's ranks
 // copy their values into the writers' shared buffers: few clients for the file system) and
 // `aggregated-async` (aggregated, the writes overlapped with the caller's next step:
-// begin_frame/end_frame). Every strategy and every rank count write the same bytes; the
-// reader reads the aggregated ones as `independent`.
+// begin_frame/end_frame). Every strategy and every rank count write the same bytes. The
+// reader reads `independent`, `collective` or `aggregated` (a few readers per node read
+// contiguous stretches of the frame into node shared memory: io/read_aggregated.cpp).
 //
 // Typical use (every call collective over comm):
 //   pio::BlockWriter w(comm, "run.h5", layout, {"rho", "u", "v", "w", "p"});
@@ -61,7 +62,7 @@ struct BlockFileOptions {
   // wrote 200 MB frames half as fast here; collective's rounds each cost MPI-IO's exchange:
   // 4 MiB was 0.7x the former subarray writes, 8 MiB 1.0x).
   std::int64_t buffer_bytes = 0;
-  int writers_per_node = 0;             // aggregated: 0 auto (parallel/topology.hpp)
+  int writers_per_node = 0;             // aggregated: writers (reading: readers) per node, 0 auto (parallel/topology.hpp)
   Hints hints;                          // MPI-IO hints
 
   // "format=raw strategy=independent precision=4 records=fortran atomic=1 xdmf=0

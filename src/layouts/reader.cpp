@@ -59,10 +59,6 @@ class SerafinSource final : public RangeSource {
   void read_range(std::int64_t frame, int var, std::int64_t first, std::int64_t count, unsigned char* out) const override {
     if (count > 0) r_.read_encoded(frame, var, first, count, out);
   }
-  void will_need(std::int64_t frame, int var, std::int64_t first, std::int64_t count) const override {
-    const int rs = r_.layout().real_bytes;
-    if (frame < r_.frame_count() && count > 0) r_.source().will_need(r_.layout().values_offset(frame, var) + first * rs, count * rs);
-  }
  private:
   serafin::Reader r_;
 };
@@ -218,7 +214,7 @@ constexpr bool kHdf5Reader = false;
 
 const std::vector<ReadStrategyInfo>& read_strategies() {
   static const std::vector<ReadStrategyInfo> list = {
-      {"aggregated", "a few readers per node read large contiguous blocks once and send each rank its values", true, ""},
+      {"aggregated", "a few readers per node read contiguous stretches once into node memory, each rank takes its values (HDF5: as independent)", true, ""},
       {"independent", "each rank reads its own runs of nodes (SERAFIN) or its own nodes (HDF5)", true, ""},
       {"collective", "each rank's runs of nodes through one indexed file view and MPI_File_read_all a round (SERAFIN)", true, ""},
       {"hdf5", "parallel HDF5, the file opened by all ranks, each reading its own nodes by point selection", kHdf5Reader,

@@ -26,10 +26,9 @@ struct ReaderOptions {
   std::string strategy = "aggregated";
   int readers_per_node = 0;                            // aggregated: 0 is auto (as writers_per_node)
   // aggregated: bytes read per reader and round; independent, collective: a rank's bytes per
-  // read call or round. 0 is auto: aggregated 4 MiB where every rank takes its values from
-  // its node's shared memory (at 2 ranks, 2M triangles: 1 MiB read at 0.69 of plain pread,
-  // 4 MiB at 0.76, 8 MiB at 0.78, the rounds' waits fewer), 16 MiB where values cross nodes
-  // by MPI (fewer all-to-alls); independent 4 MiB, collective 16 MiB.
+  // read call or round. 0 is auto (io/strategy.hpp, RunReading): aggregated 4 MiB where every
+  // rank takes its values from its node's shared memory, 16 MiB where values cross nodes by
+  // MPI (fewer all-to-alls); independent 4 MiB, collective 16 MiB.
   std::int64_t buffer_bytes = 0;
   bool shared_memory = true;  // aggregated: node-local values through shared memory (0: all by MPI messages)
   Hints hints;                                         // MPI-IO hints (hdf5)
@@ -47,12 +46,6 @@ struct FileFacts {
   // How the strategy hands values over: the file's precision in this byte order (SERAFIN:
   // the file's; HDF5: native).
   ByteOrder order = ByteOrder::Big;
-};
-
-// Where a rank's read time went (seconds): the file's read calls, handing values out
-// (messages, packing), and waiting for other ranks.
-struct ReadTimes {
-  double read = 0, exchange = 0, wait = 0;
 };
 
 // One way of getting the values of P ranks' nodes out of a file. Every strategy hands the
@@ -147,10 +140,6 @@ class RangeSource {
   virtual int real_bytes() const = 0;
   // Nodes [first, first + count) of variable var of frame.
   virtual void read_range(std::int64_t frame, int var, std::int64_t first, std::int64_t count, unsigned char* out) const = 0;
-  // A hint that nodes [first, first + count) of variable var of frame are read next (the
-  // kernel starts reading them while the caller does something else); a no-op where the
-  // format reads through a library (HDF5).
-  virtual void will_need(std::int64_t /*frame*/, int /*var*/, std::int64_t /*first*/, std::int64_t /*count*/) const {}
   // The listed nodes (0-based, increasing): one read_range per run of consecutive nodes,
   // unless the format selects them at once (HDF5).
   virtual void read_nodes(std::int64_t frame, int var, const std::int64_t* nodes, std::int64_t n, unsigned char* out) const;

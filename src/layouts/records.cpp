@@ -101,17 +101,16 @@ RecordsOptions RecordsOptions::parse(const std::string& text, bool reading) {
       return x;
     };
     if (k == "strategy") {
-      const bool ok = reading ? v == "independent" || v == "collective" : writes_frame_layouts(v);
-      if (!ok)
-        throw UsageError("strategy=" + v + ": records are " +
-                         (reading ? "read independent or collective" : "written independent, collective, aggregated or aggregated-async"));
+      if (!writes_frame_layouts(v) || (reading && v == "aggregated-async"))
+        throw UsageError("strategy=" + v + ": records are " + (reading ? "read" : "written") + " independent, collective, aggregated" +
+                         (reading ? "" : " or aggregated-async"));
       o.strategy = v;
     } else if (k == "keep" && !reading) {
       if (v != "0" && v != "1") throw UsageError("keep=" + v + ": expected 1 or 0");
       o.keep = v == "1";
     } else if (k == "buffer_bytes") {
       o.buffer_bytes = number(4096);
-    } else if (k == "writers_per_node" && !reading) {
+    } else if (k == (reading ? "readers_per_node" : "writers_per_node")) {
       o.writers_per_node = static_cast<int>(std::min<std::int64_t>(number(1), INT_MAX));
     } else {
       o.hints.set(k, v);
@@ -415,8 +414,12 @@ void RecordsReader::read(std::int64_t n, const std::int64_t* records, void* cons
   const RecordsFrame frame(m.layout, mine, true);
   std::vector<unsigned char> got(frame.markers().size());
   const PayloadsIn payloads(data, static_cast<int>(n), got);
-  const bool collective_io = m.options.strategy == "collective";
-  RunReader reader(m.comm, m.fh, m.path, frame, collective_io, m.options.buffer_bytes > 0 ? m.options.buffer_bytes : std::int64_t{collective_io ? 16 : 4} << 20);
+  RunReading how;
+  how.mode = RunReading::mode_of(m.options.strategy);
+  how.buffer_bytes = m.options.buffer_bytes;
+  how.readers_per_node = m.options.writers_per_node;
+  how.input = m.input.get();
+  RunReader reader(m.comm, m.fh, m.path, frame, how);
   reader.read(0, payloads);
   collective(m.comm, [&] {
     if (got == frame.markers()) return;

@@ -67,12 +67,13 @@ class RecordsLayout {
 
 // The same on every rank.
 struct RecordsOptions {
-  std::string strategy = "independent";  // writer: any frame-layout strategy; reader: independent|collective
+  std::string strategy = "independent";  // writer: any frame-layout strategy; reader: independent|collective|aggregated
   bool keep = false;            // writer: write into the existing file, keeping every other byte
   std::int64_t buffer_bytes = 0;  // 0: the strategy's default
-  int writers_per_node = 0;
+  int writers_per_node = 0;     // aggregated: writers (reading: readers) per node, 0 auto
   Hints hints;
-  // "strategy=collective keep=1 buffer_bytes=N writers_per_node=N"; other keys are MPI-IO hints.
+  // "strategy=collective keep=1 buffer_bytes=N writers_per_node=N" (reading:
+  // readers_per_node=N); other keys are MPI-IO hints.
   static RecordsOptions parse(const std::string& text, bool reading);
 };
 

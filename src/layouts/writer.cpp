@@ -100,7 +100,7 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
   setup.header = header_;
   setup.layout = layout_;
   setup.owned = &owned_.gid;
-  frame_ = std::make_unique<SerafinFrame>(header_, layout_, owned_.gid, rank_ == 0);
+  frame_ = std::make_unique<SerafinFrame>(header_, layout_, owned_.gid, rank_ == 0 ? SerafinFrame::Role::WriterOfFixed : SerafinFrame::Role::Writer);
   setup.frame = frame_.get();
   setup.info = info_;
   setup.writers_per_node = options_.writers_per_node;

@@ -59,7 +59,8 @@ def test_fortran_bytes_from_every_rank(tmp_path, ranks, strategy):
 @pytest.mark.parametrize("form", ["sub", "m8"])
 def test_gfortran_forms(tmp_path, form):
     """Records split in 100-byte subrecords (-fmax-subrecord-length=100: the negative markers
-    of a record over 2 GiB), and 8-byte markers (-frecord-marker=8), at 3 ranks; read back at 2."""
+    of a record over 2 GiB), and 8-byte markers (-frecord-marker=8), at 3 ranks; read back at 2
+    and 3 (collective, independent, aggregated in rounds of 4 KiB)."""
     _, marker, sub = FORMS[form]
     ref = reference(tmp_path, form)
     out = tmp_path / "out.bin"
@@ -67,6 +68,7 @@ def test_gfortran_forms(tmp_path, form):
     assert out.read_bytes() == ref.read_bytes()
     conftest.assert_status(conftest.mpirun(2, standin(form), "abread", ref, "strategy=collective", marker, sub), 0)
     conftest.assert_status(conftest.mpirun(3, standin(form), "abread", ref, "strategy=independent", marker, sub), 0)
+    conftest.assert_status(conftest.mpirun(3, standin(form), "abread", ref, "strategy=aggregated buffer_bytes=4096", marker, sub), 0)
 
 
 @pytest.mark.mpi

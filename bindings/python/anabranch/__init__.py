@@ -747,7 +747,8 @@ def write_records(path, layout, records, comm=None, options=""):
 def read_records(path, layout, records, comm=None, options=""):
     """Collective: this rank's records (0-based indices) from path: {index: uint8 array}
     (view one as its type: got[k].view(np.float64)). Every marker read is checked.
-    options: "strategy=independent|collective buffer_bytes=N" and MPI-IO hints."""
+    options: "strategy=independent|collective|aggregated buffer_bytes=N readers_per_node=N" and
+    MPI-IO hints."""
     records = [int(k) for k in records]
     for k in records:
         if not 0 <= k < len(layout):

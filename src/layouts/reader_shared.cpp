@@ -1,9 +1,12 @@
-// Each rank reads its own nodes. SERAFIN files go through the engine's RunReader
-// (io/strategy.hpp) over the SERAFIN frame layout: `independent` gathers runs that follow
-// one another into one MPI_File_read_at, `collective` reads each round through one indexed
-// view and MPI_File_read_all (MPI-IO's two-phase reading). Only rank 0 parses the header.
-// HDF5 files: `independent` opens the file on each rank alone and reads a selection of its
-// nodes; `hdf5` the same over parallel HDF5, the file opened by all ranks together (the
+// The shared file's readers. SERAFIN files go through the engine's RunReader
+// (io/strategy.hpp) over the SERAFIN frame layout: `aggregated` (a few readers per node read
+// contiguous stretches of the frame into node shared memory, where each rank decodes its
+// values: io/read_aggregated.cpp), `independent` (each rank's runs that follow one another
+// in one MPI_File_read_at), `collective` (each round through one indexed view and
+// MPI_File_read_all: MPI-IO's two-phase reading). Only rank 0 parses the header and checks
+// the records' markers. HDF5 files are no byte layout (HDF5 places the datasets):
+// `independent` and `aggregated` open the file on each rank alone and read a selection of
+// its nodes; `hdf5` the same over parallel HDF5, the file opened by all ranks together (the
 // MPI-IO driver, collective metadata).
 #include <memory>
 
@@ -19,9 +22,11 @@ namespace {
 
 class OwnNodesReader final : public ReadStrategy {
  public:
-  enum class Mode { Independent, Collective, Hdf5 };
+  enum class Mode { Aggregated, Independent, Collective, Hdf5 };
   explicit OwnNodesReader(Mode mode) : mode_(mode) {}
-  const char* name() const override { return mode_ == Mode::Hdf5 ? "hdf5" : mode_ == Mode::Collective ? "collective" : "independent"; }
+  const char* name() const override {
+    return mode_ == Mode::Hdf5 ? "hdf5" : mode_ == Mode::Collective ? "collective" : mode_ == Mode::Aggregated ? "aggregated" : "independent";
+  }
 
   ~OwnNodesReader() override {
     int finalized = 0;
@@ -73,29 +78,32 @@ class OwnNodesReader final : public ReadStrategy {
       if (rc != MPI_SUCCESS) throw IoError("cannot open " + path + ": " + mpi_error_text(rc));
     });
     MPI_File_set_errhandler(fh_, MPI_ERRORS_RETURN);
-    buffer_bytes_ = options.buffer_bytes > 0 ? options.buffer_bytes : std::int64_t{mode_ == Mode::Collective ? 16 : 4} << 20;
+    how_.mode = RunReading::mode_of(name());
+    how_.buffer_bytes = options.buffer_bytes;
+    how_.readers_per_node = options.readers_per_node;
+    how_.shared_memory = options.shared_memory;
+    how_.input = input_.get();
     return facts;
   }
 
   void prepare(const std::vector<std::int64_t>& need) override {
     need_ = &need;
     if (fh_ == MPI_FILE_NULL) return;
-    frame_ = std::make_unique<SerafinFrame>(header_, layout_, need, false);
-    runs_ = std::make_unique<RunReader>(comm_, fh_, path_, *frame_, mode_ == Mode::Collective, buffer_bytes_);
+    frame_ = std::make_unique<SerafinFrame>(header_, layout_, need, SerafinFrame::Role::Reader);
+    runs_ = std::make_unique<RunReader>(comm_, fh_, path_, *frame_, how_);
   }
 
   void read(std::int64_t frame, const std::vector<int>& vars, const ValueDecoder& out) override {
-    const double t0 = MPI_Wtime();
     if (runs_) {
       collective(comm_, [&] {  // rank 0 checks the records' markers: a damaged file is an error, not values
         if (markers_)
           for (int v : vars) markers_->check_markers(frame, v);
       });
-      frame_->set_variables(vars);
+      if (frame_->set_variables(vars)) runs_->relayout();
       runs_->read(frame, out);  // agreed inside
-      times_.read += MPI_Wtime() - t0;
       return;
     }
+    const double t0 = MPI_Wtime();
     std::exception_ptr error;
     const auto n = static_cast<std::int64_t>(need_->size());
     scratch_.resize(static_cast<std::size_t>(n * src_->real_bytes()));
@@ -118,13 +126,14 @@ class OwnNodesReader final : public ReadStrategy {
   void close() override {
     src_.reset();
     markers_.reset();
+    if (runs_) times_ = runs_->times();
     runs_.reset();
     int rc = MPI_SUCCESS;
     if (fh_ != MPI_FILE_NULL) rc = MPI_File_close(&fh_);
     input_.reset();
     check_mpi(rc, "MPI_File_close");
   }
-  ReadTimes times() const override { return times_; }
+  ReadTimes times() const override { return runs_ ? runs_->times() : times_; }
 
  private:
   Mode mode_;
@@ -140,7 +149,7 @@ class OwnNodesReader final : public ReadStrategy {
   serafin::Layout layout_;
   MPI_Info info_ = MPI_INFO_NULL;
   MPI_File fh_ = MPI_FILE_NULL;
-  std::int64_t buffer_bytes_ = 0;
+  RunReading how_;
   std::unique_ptr<SerafinFrame> frame_;
   std::unique_ptr<RunReader> runs_;
   const std::vector<std::int64_t>* need_ = nullptr;
@@ -149,6 +158,7 @@ class OwnNodesReader final : public ReadStrategy {
 
 }  // namespace
 
+std::unique_ptr<ReadStrategy> make_aggregated_reader() { return std::make_unique<OwnNodesReader>(OwnNodesReader::Mode::Aggregated); }
 std::unique_ptr<ReadStrategy> make_independent_reader() { return std::make_unique<OwnNodesReader>(OwnNodesReader::Mode::Independent); }
 std::unique_ptr<ReadStrategy> make_collective_reader() { return std::make_unique<OwnNodesReader>(OwnNodesReader::Mode::Collective); }
 #ifdef ANABRANCH_HAVE_HDF5

@@ -87,7 +87,7 @@ records-markers-unchecked#src/layouts/records.cpp#    if (got == frame.markers()
 records-old-bytes-kept#src/layouts/records.cpp#    s.truncate = true;#    s.truncate = false;#py:test_records.py#a Fortran file written over an older, longer one keeps its stale tail
 hdf5-userblock#src/h5/results.cpp#at = at == 0 ? 512 : at * 2#at = at == 0 ? 1024 : at * 2#py:test_hdf5.py -k user_block#an HDF5 file behind a 512-byte user block not recognised
 serafin-frame-no-tail-marker#src/layouts/serafin_frame.hpp#      if (fixed_) f({values + l_.npoin * rs, 4, Run::kFixed, marker});\n#\n#mpi_writer#a value record's closing marker not written
-collective-view-shift#src/io/strategy_collective.cpp#disps.push_back(static_cast<MPI_Aint>(p.offset));#disps.push_back(static_cast<MPI_Aint>(p.offset + 4));#mpi_writer#the collective file view four bytes off
+collective-view-shift#src/io/strategy.cpp#disps.push_back(static_cast<MPI_Aint>(p.offset));#disps.push_back(static_cast<MPI_Aint>(p.offset + 4));#mpi_writer#the collective file view (writing and reading) four bytes off
 aggregated-piece-place#src/io/strategy_aggregated.cpp#const std::int64_t dst = k * piece_ + at % piece_;#const std::int64_t dst = at % piece_;#mpi_blocks|mpi_writer#every piece's bytes placed where a writer's first piece goes in its buffer
 hdf5-double-as-single#src/io/strategy_hdf5.cpp#if (rs == 4)\n      scatter<std::uint32_t>(nvar, count);#if (true)\n      scatter<std::uint32_t>(nvar, count);#py:test_hdf5.py -k double_precision_written#double-precision HDF5 written as half words
 h5-no-reason#src/h5/h5.cpp#detail = "file write failed (" + write_failure_reason(file, -1) + ")";#(void)0;#py:test_faults.py#a failed HDF5 write does not say why (disk full, size limit)

@@ -150,81 +150,101 @@ void RunReader::read_independent(std::int64_t frame, const ValueDecoder& values)
   });
 }
 
+void ViewRounds::plan(const FrameLayout& L, std::int64_t frame, std::int64_t most, bool values_only) {
+  const int rs = L.value_bytes();
+  pieces.clear();
+  L.for_each_run([&](const Run& r) {
+    if (values_only && r.array == Run::kFixed) return;
+    const std::int64_t n = run_bytes(r, rs);
+    for (std::int64_t b = 0; b < n; b += most) pieces.push_back({L.locate(frame, r.at + b).first, r, b, std::min(n, b + most)});
+  });
+  const auto by_offset = [](const Piece& a, const Piece& b) { return a.offset < b.offset; };
+  if (!std::is_sorted(pieces.begin(), pieces.end(), by_offset)) std::sort(pieces.begin(), pieces.end(), by_offset);
+  starts.assign(1, 0);
+  std::int64_t used = 0;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    const std::int64_t n = pieces[i].to - pieces[i].from;
+    if (used + n > most) {
+      starts.push_back(i);
+      used = 0;
+    }
+    used += n;
+  }
+  if (!pieces.empty()) starts.push_back(pieces.size());
+}
+
+std::pair<std::size_t, std::size_t> ViewRounds::round(long long k) const {
+  if (k >= rounds()) return {pieces.size(), pieces.size()};
+  return {starts[static_cast<std::size_t>(k)], starts[static_cast<std::size_t>(k) + 1]};
+}
+
+std::int64_t ViewRounds::view(long long k, MPI_Datatype& view, const std::string& path) const {
+  std::vector<int> lens;
+  std::vector<MPI_Aint> disps;
+  std::int64_t bytes = 0;
+  const auto [first, end] = round(k);
+  for (std::size_t i = first; i < end; ++i) {
+    const Piece& p = pieces[i];
+    const auto n = static_cast<int>(p.to - p.from);
+    if (p.offset < 0 || (!disps.empty() && p.offset < disps.back() + lens.back()))
+      throw MpiError("cannot write or read " + path + ": this rank's runs overlap or fall before the file at byte " +
+                     std::to_string(p.offset) + " (an internal error)");
+    bytes += n;
+    if (!lens.empty() && disps.back() + lens.back() == p.offset)  // runs that follow one another: one block
+      lens.back() += n;
+    else {
+      lens.push_back(n);
+      disps.push_back(static_cast<MPI_Aint>(p.offset));
+    }
+  }
+  if (lens.empty())  // nothing to move: a plain byte view, zero bytes
+    check_mpi(MPI_Type_contiguous(1, MPI_BYTE, &view), "MPI_Type_contiguous");
+  else
+    check_mpi(MPI_Type_create_hindexed(static_cast<int>(lens.size()), lens.data(), disps.data(), MPI_BYTE, &view),
+              "MPI_Type_create_hindexed");
+  check_mpi(MPI_Type_commit(&view), "MPI_Type_commit");
+  return bytes;
+}
+
 void RunReader::read_collective(std::int64_t frame, const ValueDecoder& values) {
   const int rs = layout_.value_bytes();
-  const std::int64_t most = most_;
-  // The runs in file order, in rounds of at most the buffer (as many on every
-  // rank), each one indexed view and one MPI_File_read_all.
+  // The runs in file order, in rounds of at most the buffer (as many on every rank), each
+  // one indexed view and one MPI_File_read_all.
   long long rounds = 0;
   collective(comm_, [&] {
-    pending_.clear();
-    layout_.for_each_run([&](const Run& run) {
-      if (run.array == Run::kFixed) return;
-      for (std::int64_t c = 0; c < run.count; c += most / rs) {
-        const Run r{run.at + c * rs, std::min(most / rs, run.count - c), run.array, run.index + c};
-        pending_.emplace_back(layout_.locate(frame, r.at).first, r);
-      }
-    });
-    const auto by_offset = [](const auto& x, const auto& y) { return x.first < y.first; };
-    if (!std::is_sorted(pending_.begin(), pending_.end(), by_offset)) std::sort(pending_.begin(), pending_.end(), by_offset);
-    starts_.assign(1, 0);
-    std::int64_t used = 0;
-    for (std::size_t i = 0; i < pending_.size(); ++i) {
-      const std::int64_t n = pending_[i].second.count * rs;
-      if (used + n > most) {
-        starts_.push_back(i);
-        used = 0;
-      }
-      used += n;
-    }
-    if (!pending_.empty()) starts_.push_back(pending_.size());
-    rounds = static_cast<long long>(starts_.size()) - 1;
+    rounds_.plan(layout_, frame, most_, true);
+    rounds = rounds_.rounds();
   });
   MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_LONG_LONG, MPI_MAX, comm_);
   std::exception_ptr error;  // kept and agreed after the last round: every rank takes part in every one
   for (long long k = 0; k < rounds; ++k) {
-    const std::size_t first = static_cast<std::size_t>(k) + 1 < starts_.size() ? starts_[static_cast<std::size_t>(k)] : pending_.size();
-    const std::size_t end = static_cast<std::size_t>(k) + 1 < starts_.size() ? starts_[static_cast<std::size_t>(k) + 1] : pending_.size();
-    std::vector<int> lens;
-    std::vector<MPI_Aint> disps;
-    std::int64_t bytes = 0;
-    bool overlap = false;  // a view that overlaps itself: read with an empty one (see the collective writer)
-    for (std::size_t i = first; i < end; ++i) {
-      const auto& [offset, r] = pending_[i];
-      const auto n = static_cast<int>(r.count * rs);
-      if (offset < 0 || (!disps.empty() && offset < disps.back() + lens.back())) overlap = true;
-      bytes += n;
-      if (!lens.empty() && disps.back() + lens.back() == offset) {  // runs that follow one another: one block
-        lens.back() += n;
-        continue;
-      }
-      lens.push_back(n);
-      disps.push_back(static_cast<MPI_Aint>(offset));
-    }
-    if (overlap && !error)
-      error = std::make_exception_ptr(MpiError("cannot read " + path_ + ": this rank's runs overlap (an internal error)"));
-    if (overlap) {
-      lens.clear();
-      bytes = 0;
-    }
     MPI_Datatype view = MPI_DATATYPE_NULL;
-    if (lens.empty())
+    std::int64_t bytes = 0;
+    try {
+      if (!error) bytes = rounds_.view(k, view, path_);
+    } catch (...) {
+      error = std::current_exception();
+      if (view != MPI_DATATYPE_NULL) MPI_Type_free(&view);
+    }
+    if (view == MPI_DATATYPE_NULL) {
+      bytes = 0;
       MPI_Type_contiguous(1, MPI_BYTE, &view);
-    else
-      MPI_Type_create_hindexed(static_cast<int>(lens.size()), lens.data(), disps.data(), MPI_BYTE, &view);
-    MPI_Type_commit(&view);
+      MPI_Type_commit(&view);
+    }
     const int vrc = MPI_File_set_view(fh_, 0, MPI_BYTE, view, "native", MPI_INFO_NULL);
     MPI_Type_free(&view);
     MPI_Status st;
     const int rc = MPI_File_read_all(fh_, buf_.data(), static_cast<int>(bytes), MPI_BYTE, &st);
     if (error) continue;
     try {
+      const auto [first, end] = rounds_.round(k);
       check_mpi(vrc, "MPI_File_set_view");
-      check_read(rc, st, bytes, path_, frame, first < end ? pending_[first].first : 0, "MPI_File_read_all");
+      check_read(rc, st, bytes, path_, frame, first < end ? rounds_.pieces[first].offset : 0, "MPI_File_read_all");
       const unsigned char* src = buf_.data();
       for (std::size_t i = first; i < end; ++i) {
-        values.decode(pending_[i].second.array, pending_[i].second.index, pending_[i].second.count, src);
-        src += pending_[i].second.count * rs;
+        const auto& p = rounds_.pieces[i];
+        values.decode(p.run.array, p.run.index + p.from / rs, (p.to - p.from) / rs, src);
+        src += p.to - p.from;
       }
     } catch (...) {
       error = std::current_exception();
@@ -234,7 +254,6 @@ void RunReader::read_collective(std::int64_t frame, const ValueDecoder& values) 
   if (!error && reset != MPI_SUCCESS) error = std::make_exception_ptr(MpiError("MPI_File_set_view: " + mpi_error_text(reset)));
   agree(comm_, error);
 }
-
 
 MpiFileSink::MpiFileSink(MPI_File fh, std::string path, std::int64_t offset, std::size_t buffer_bytes)
     : fh_(fh), path_(std::move(path)), offset_(offset), buffer_(buffer_bytes) {}

@@ -101,6 +101,29 @@ struct RunReading {
   static Mode mode_of(const std::string& strategy);
 };
 
+// The collective strategies' plan (the writer's and RunReader's): a rank's runs of a frame
+// in file order (absolute offsets: a frame's segments need not follow one another), cut
+// into pieces of at most `most` bytes (a multiple of the value size), in rounds of at most
+// `most` bytes, each one indexed file view and one MPI_File_write_all or read_all.
+struct ViewRounds {
+  struct Piece {
+    std::int64_t offset;     // in the file
+    Run run;
+    std::int64_t from, to;  // bytes [from, to) of the run
+  };
+  std::vector<Piece> pieces;        // kept from frame to frame (their pages stay mapped)
+  std::vector<std::size_t> starts;  // round k: pieces [starts[k], starts[k + 1])
+  // values_only: the fixed runs left out (reading).
+  void plan(const FrameLayout& layout, std::int64_t frame, std::int64_t most, bool values_only);
+  long long rounds() const { return starts.empty() ? 0 : static_cast<long long>(starts.size()) - 1; }
+  std::pair<std::size_t, std::size_t> round(long long k) const;  // [first, end) of round k (empty past the last)
+  // Round k's file view (a plain byte view when it is empty), committed; returns its bytes.
+  // MpiError when its pieces overlap or fall before the file (MPI-IO may refuse such a view
+  // on one rank alone, inside the collective MPI_File_set_view, and leave the others
+  // waiting there): the caller takes part with an empty view instead.
+  std::int64_t view(long long k, MPI_Datatype& view, const std::string& path) const;
+};
+
 // Fails (FormatError naming path, frame and byte) when a read of `asked` bytes at `offset`
 // got fewer; an MpiError when the call failed.
 void check_read(int rc, MPI_Status& st, std::int64_t asked, const std::string& path, std::int64_t frame, std::int64_t offset,
@@ -134,8 +157,8 @@ class RunReader {
   RunReading how_;
   std::int64_t most_ = 0;  // independent, collective: the buffer's bytes
   std::vector<unsigned char> buf_;
-  std::vector<std::pair<std::int64_t, Run>> pending_;  // (file offset, run)
-  std::vector<std::size_t> starts_;                    // collective: where each round starts in pending_
+  std::vector<std::pair<std::int64_t, Run>> pending_;  // independent: (file offset, run)
+  ViewRounds rounds_;                                  // collective
   std::unique_ptr<Aggregated> agg_;
   ReadTimes times_;
 };

@@ -32,8 +32,9 @@ class CollectiveStrategy final : public Strategy {
     std::exception_ptr error;
     long long rounds = 0;
     try {
-      plan(frame);
-      rounds = static_cast<long long>(round_start_.size()) - 1;
+      s_.frame->fixed_bytes(frame.index, frame.time, fixed_);
+      rounds_.plan(*s_.frame, frame.index, most(), false);
+      rounds = rounds_.rounds();
     } catch (...) {
       error = std::current_exception();
     }
@@ -90,34 +91,6 @@ class CollectiveStrategy final : public Strategy {
   void close() override { close_shared_file(s_.comm, fh_); }
 
  private:
-  // The frame's runs in file order (absolute offsets: a frame's segments need not follow one
-  // another), cut into pieces of whole values of at most the buffer, and where each round
-  // starts among them.
-  void plan(const EncodedFrame& frame) {
-    const FrameLayout& L = *s_.frame;
-    const int rs = L.value_bytes();
-    L.fixed_bytes(frame.index, frame.time, fixed_);
-    const std::int64_t most = this->most();
-    pieces_.clear();
-    L.for_each_run([&](const Run& r) {
-      const std::int64_t n = run_bytes(r, rs);
-      for (std::int64_t b = 0; b < n; b += most) pieces_.push_back({L.locate(frame.index, r.at + b).first, r, b, std::min(n, b + most)});
-    });
-    const auto by_offset = [](const Piece& a, const Piece& b) { return a.offset < b.offset; };
-    if (!std::is_sorted(pieces_.begin(), pieces_.end(), by_offset)) std::sort(pieces_.begin(), pieces_.end(), by_offset);
-    round_start_.assign(1, 0);
-    std::int64_t used = 0;
-    for (std::size_t i = 0; i < pieces_.size(); ++i) {
-      const std::int64_t n = pieces_[i].to - pieces_[i].from;
-      if (used + n > most) {
-        round_start_.push_back(i);
-        used = 0;
-      }
-      used += n;
-    }
-    if (!pieces_.empty()) round_start_.push_back(pieces_.size());
-  }
-
   // A round's bytes on a rank: the buffer, in whole values.
   std::int64_t most() const {
     const int rs = s_.frame->value_bytes();
@@ -130,52 +103,21 @@ class CollectiveStrategy final : public Strategy {
   // MB frames of blocks 25% slower than copied into 4 MiB rounds, and rounds of 64 MiB or
   // more slower again.
   std::int64_t assemble(const EncodedFrame& frame, long long r, MPI_Datatype& view) {
-    const int rs = s_.frame->value_bytes();
-    std::vector<int> lens;
-    std::vector<MPI_Aint> disps;
+    const std::int64_t bytes = rounds_.view(r, view, s_.final_path);
     unsigned char* w = buffer_.data();
-    const auto first = static_cast<std::size_t>(r) + 1 < round_start_.size() ? round_start_[static_cast<std::size_t>(r)] : pieces_.size();
-    const auto end = static_cast<std::size_t>(r) + 1 < round_start_.size() ? round_start_[static_cast<std::size_t>(r) + 1] : pieces_.size();
+    const auto [first, end] = rounds_.round(r);
     for (std::size_t i = first; i < end; ++i) {
-      const Piece& p = pieces_[i];
-      const std::int64_t n = p.to - p.from;
-      // A view that overlaps itself or starts before the file: MPI-IO may refuse it on this
-      // rank alone, inside the collective MPI_File_set_view, and leave the others waiting
-      // there. Refused here: this rank takes part with an empty view, the failure agreed
-      // after the frame.
-      if (p.offset < 0 || (!disps.empty() && p.offset < disps.back() + lens.back()))
-        throw MpiError("cannot write " + s_.final_path + ": this rank's runs overlap or fall before the file at byte " +
-                       std::to_string(p.offset) + " (an internal error)");
-      encode_run(p.run, p.from, p.to, rs, *frame.encoder, fixed_.data(), w);
-      w += n;
-      if (!lens.empty() && disps.back() + lens.back() == p.offset)  // one block of the view where runs follow one another
-        lens.back() += static_cast<int>(n);
-      else {
-        lens.push_back(static_cast<int>(n));
-        disps.push_back(static_cast<MPI_Aint>(p.offset));
-      }
+      const auto& p = rounds_.pieces[i];
+      encode_run(p.run, p.from, p.to, s_.frame->value_bytes(), *frame.encoder, fixed_.data(), w);
+      w += p.to - p.from;
     }
-    if (lens.empty())  // nothing to write: a plain byte view, zero bytes
-      check_mpi(MPI_Type_contiguous(1, MPI_BYTE, &view), "MPI_Type_contiguous");
-    else
-      check_mpi(MPI_Type_create_hindexed(static_cast<int>(lens.size()), lens.data(), disps.data(), MPI_BYTE, &view),
-                "MPI_Type_create_hindexed");
-    check_mpi(MPI_Type_commit(&view), "MPI_Type_commit");
-    return w - buffer_.data();
+    return bytes;
   }
-
-  // Bytes [from, to) of a run, at file offset `offset`.
-  struct Piece {
-    std::int64_t offset;
-    Run run;
-    std::int64_t from, to;
-  };
 
   StrategySetup s_;
   PhaseTimes times_;
   MPI_File fh_ = MPI_FILE_NULL;
-  std::vector<Piece> pieces_;  // kept from frame to frame (its pages stay mapped)
-  std::vector<std::size_t> round_start_;
+  ViewRounds rounds_;
   std::vector<unsigned char> buffer_, fixed_;
 };
 

@@ -8,10 +8,6 @@
 #include "core/byteorder.hpp"
 #include "core/error.hpp"
 #include "parallel/mpi_util.hpp"
-#include "h5/results.hpp"
-#ifdef ANABRANCH_HAVE_HDF5
-#include "h5/vtkhdf.hpp"
-#endif
 
 namespace anabranch::pio {
 
@@ -37,86 +33,6 @@ ReaderOptions ReaderOptions::parse(const std::string& text) {
   if (o.readers_per_node < 0) throw UsageError("readers_per_node must be auto or at least 1");
   if (o.buffer_bytes != 0 && o.buffer_bytes < 1024) throw UsageError("buffer_bytes must be auto or at least 1024");
   return o;
-}
-
-// ---------------------------------------------------------------------------------------
-// The two formats behind one interface.
-
-namespace {
-
-class SerafinSource final : public RangeSource {
- public:
-  explicit SerafinSource(const std::string& path) : r_(path) {}
-  FileFacts facts() const override {
-    FileFacts f;
-    f.header = r_.header();
-    f.frames = r_.frame_count();
-    f.times = r_.read_times();
-    f.order = r_.header().byte_order;
-    return f;
-  }
-  int real_bytes() const override { return r_.layout().real_bytes; }
-  void read_range(std::int64_t frame, int var, std::int64_t first, std::int64_t count, unsigned char* out) const override {
-    if (count > 0) r_.read_encoded(frame, var, first, count, out);
-  }
- private:
-  serafin::Reader r_;
-};
-
-#ifdef ANABRANCH_HAVE_HDF5
-class Hdf5Source final : public RangeSource {
- public:
-  Hdf5Source(const std::string& path, MPI_Comm comm) : in_(path, comm) {}
-  FileFacts facts() const override {
-    FileFacts f;
-    f.header = in_.header();
-    f.frames = in_.frame_count();
-    f.times = in_.times();
-    f.order = native_byte_order();
-    return f;
-  }
-  int real_bytes() const override { return double_precision() ? 8 : 4; }
-  void read_range(std::int64_t frame, int var, std::int64_t first, std::int64_t count, unsigned char* out) const override {
-    if (double_precision())
-      in_.read_values(frame, var, first, count, reinterpret_cast<double*>(out));
-    else
-      in_.read_values(frame, var, first, count, reinterpret_cast<float*>(out));
-  }
-  void read_nodes(std::int64_t frame, int var, const std::int64_t* nodes, std::int64_t n, unsigned char* out) const override {
-    if (double_precision())
-      in_.read_nodes(frame, var, nodes, n, reinterpret_cast<double*>(out));
-    else
-      in_.read_nodes(frame, var, nodes, n, reinterpret_cast<float*>(out));
-  }
-
- private:
-  bool double_precision() const { return in_.header().precision == Precision::Double; }
-  vtkhdf::Input in_;
-};
-#endif
-
-}  // namespace
-
-void RangeSource::read_nodes(std::int64_t frame, int var, const std::int64_t* nodes, std::int64_t n, unsigned char* out) const {
-  const int rs = real_bytes();
-  for (std::int64_t i = 0; i < n;) {
-    std::int64_t j = i + 1;
-    while (j < n && nodes[j] == nodes[j - 1] + 1) ++j;
-    read_range(frame, var, nodes[i], j - i, out + i * rs);
-    i = j;
-  }
-}
-
-std::unique_ptr<RangeSource> RangeSource::open(const std::string& path, MPI_Comm h5comm) {
-  if (looks_like_hdf5(path)) {
-#ifdef ANABRANCH_HAVE_HDF5
-    return std::make_unique<Hdf5Source>(path, h5comm);
-#else
-    (void)h5comm;
-    throw UsageError(path + " is an HDF5 file and this anabranch was built without HDF5");
-#endif
-  }
-  return std::make_unique<SerafinSource>(path);
 }
 
 // ---------------------------------------------------------------------------------------

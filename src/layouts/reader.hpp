@@ -125,26 +125,6 @@ class Reader {
   bool closed_ = false;
 };
 
-// What the read strategies share.
-
-// One result file, SERAFIN or anabranch's HDF5 (told by its first bytes), read by ranges or
-// by lists of nodes, values handed over as stored: the file's precision, in facts().order.
-class RangeSource {
- public:
-  // h5comm: the ranks opening an HDF5 file together (collective over them; the MPI-IO
-  // driver), or MPI_COMM_NULL to open it alone. A SERAFIN file is opened alone either way.
-  static std::unique_ptr<RangeSource> open(const std::string& path, MPI_Comm h5comm);
-  virtual ~RangeSource() = default;
-  // The facts (the times: one small read per frame in SERAFIN).
-  virtual FileFacts facts() const = 0;
-  virtual int real_bytes() const = 0;
-  // Nodes [first, first + count) of variable var of frame.
-  virtual void read_range(std::int64_t frame, int var, std::int64_t first, std::int64_t count, unsigned char* out) const = 0;
-  // The listed nodes (0-based, increasing): one read_range per run of consecutive nodes,
-  // unless the format selects them at once (HDF5).
-  virtual void read_nodes(std::int64_t frame, int var, const std::int64_t* nodes, std::int64_t n, unsigned char* out) const;
-};
-
 // The facts of rank `root` on every rank of comm.
 FileFacts broadcast_facts(MPI_Comm comm, int root, const FileFacts& facts);
 

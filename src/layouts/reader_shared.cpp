@@ -15,6 +15,9 @@
 #include "parallel/mpi_util.hpp"
 #include "layouts/reader.hpp"
 #include "h5/results.hpp"
+#ifdef ANABRANCH_HAVE_HDF5
+#include "h5/vtkhdf.hpp"
+#endif
 #include "layouts/serafin_frame.hpp"
 
 namespace anabranch::pio {
@@ -52,11 +55,19 @@ class OwnNodesReader final : public ReadStrategy {
     });
     FileFacts facts;
     if (hdf5) {
+#ifdef ANABRANCH_HAVE_HDF5
       collective(comm_, [&] {
-        src_ = RangeSource::open(path, mode_ == Mode::Hdf5 ? comm_ : MPI_COMM_NULL);
-        if (rank == 0) facts = src_->facts();  // the others take rank 0's
+        h5_ = std::make_unique<vtkhdf::Input>(path, mode_ == Mode::Hdf5 ? comm_ : MPI_COMM_NULL);
+        if (rank != 0) return;  // the others take rank 0's facts
+        facts.header = h5_->header();
+        facts.frames = h5_->frame_count();
+        facts.times = h5_->times();
+        facts.order = native_byte_order();
       });
       return broadcast_facts(comm_, 0, facts);
+#else
+      collective(comm_, [&] { throw UsageError(path + " is an HDF5 file and this anabranch was built without HDF5"); });
+#endif
     }
     collective(comm_, [&] {
       input_ = std::make_unique<FileSource>(path);  // registers the file as an input: no output may replace it
@@ -105,18 +116,24 @@ class OwnNodesReader final : public ReadStrategy {
     }
     const double t0 = MPI_Wtime();
     std::exception_ptr error;
+#ifdef ANABRANCH_HAVE_HDF5
     const auto n = static_cast<std::int64_t>(need_->size());
-    scratch_.resize(static_cast<std::size_t>(n * src_->real_bytes()));
+    const bool dp = h5_->header().precision == Precision::Double;
+    scratch_.resize(static_cast<std::size_t>(n * (dp ? 8 : 4)));
     for (std::size_t k = 0; k < vars.size(); ++k) {
       try {
         if (!error || mode_ == Mode::Hdf5) {  // on after a failure: HDF5's metadata reads are collective
-          src_->read_nodes(frame, vars[k], need_->data(), n, scratch_.data());
+          if (dp)
+            h5_->read_nodes(frame, vars[k], need_->data(), n, reinterpret_cast<double*>(scratch_.data()));
+          else
+            h5_->read_nodes(frame, vars[k], need_->data(), n, reinterpret_cast<float*>(scratch_.data()));
           if (!error) out.decode(static_cast<int>(k), 0, n, scratch_.data());
         }
       } catch (...) {
         if (!error) error = std::current_exception();
       }
     }
+#endif
     const double t1 = MPI_Wtime();
     agree(comm_, error);
     times_.read += t1 - t0;
@@ -124,7 +141,9 @@ class OwnNodesReader final : public ReadStrategy {
   }
 
   void close() override {
-    src_.reset();
+#ifdef ANABRANCH_HAVE_HDF5
+    h5_.reset();
+#endif
     markers_.reset();
     if (runs_) times_ = runs_->times();
     runs_.reset();
@@ -140,7 +159,9 @@ class OwnNodesReader final : public ReadStrategy {
   MPI_Comm comm_ = MPI_COMM_NULL;
   std::string path_;
   // HDF5 files.
-  std::unique_ptr<RangeSource> src_;
+#ifdef ANABRANCH_HAVE_HDF5
+  std::unique_ptr<vtkhdf::Input> h5_;
+#endif
   std::vector<unsigned char> scratch_;
   // SERAFIN files.
   std::unique_ptr<FileSource> input_;

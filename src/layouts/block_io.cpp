@@ -5,9 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -34,23 +32,6 @@ bool ends_with(const std::string& s, const std::string& tail) {
 std::string format_for(const std::string& path, const std::string& asked) {
   if (!asked.empty()) return asked;
   return ends_with(path, ".h5") || ends_with(path, ".hdf5") || ends_with(path, ".hdf") ? "hdf5" : "raw";
-}
-
-// Copies n values of type S to type D.
-template <class S, class D>
-void convert(const S* src, D* dst, std::int64_t n) {
-  if constexpr (std::is_same_v<S, D>) {
-    std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(S));
-  } else {
-    for (std::int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(src[i]);
-  }
-}
-
-// From the file's precision (rb bytes) to the caller's type T.
-template <class T>
-void from_file(const unsigned char* src, T* dst, std::int64_t n, int rb) {
-  if (rb == 8) convert(reinterpret_cast<const double*>(src), dst, n);
-  else convert(reinterpret_cast<const float*>(src), dst, n);
 }
 
 // Shares a description (rank 0's) with every rank.
@@ -193,7 +174,8 @@ class BlockArrays final : public ValueDecoder {
  public:
   BlockArrays(T* const* arrays, int rb) : arrays_(arrays), rb_(rb) {}
   void decode(int array, std::int64_t index, std::int64_t count, const unsigned char* src) const override {
-    from_file(src, arrays_[array] + index, count, rb_);
+    if (rb_ == 8) decode_words<double>(src, static_cast<std::size_t>(count), false, arrays_[array] + index);
+    else decode_words<float>(src, static_cast<std::size_t>(count), false, arrays_[array] + index);
   }
 
  private:
@@ -251,192 +233,6 @@ BlockFileOptions BlockFileOptions::parse(const std::string& text) {
     }
   }
   return o;
-}
-
-bool is_block_file(const std::string& path) {
-  // Not a file (a base name of per-rank files, a missing one): not a block file; the
-  // caller's own open then says what is wrong with it.
-  if (!file_exists(path)) return false;
-  try {
-    if (block_raw::is_raw_blocks(path)) return true;
-#ifdef ANABRANCH_HAVE_HDF5
-    return block_h5::is_block_h5(path);
-#endif
-  } catch (const Error&) {
-  }
-  return false;
-}
-
-BlockFileInfo describe_block_file(const std::string& path) {
-  if (block_raw::is_raw_blocks(path)) {
-    const auto d = block_raw::read_sidecar(path);
-    BlockFileInfo i;
-    i.path = path;
-    i.format = "raw";
-    i.blocks = d.blocks;
-    i.variables = d.variables;
-    i.real_bytes = d.real_bytes;
-    i.records = d.records;
-    i.times = d.times;
-    i.provenance = d.provenance;
-    i.file_bytes = file_size(path);
-    const std::int64_t frame_bytes = d.frame_bytes();
-    if (frame_bytes > 0 && i.file_bytes < frame_bytes * i.frames())
-      throw FormatError(path, "frame " + std::to_string(i.file_bytes / frame_bytes + 1), i.file_bytes,
-                        "the file ends inside the frames its description lists (" + std::to_string(i.frames()) + " frames of " +
-                            std::to_string(frame_bytes) + " bytes)");
-    return i;
-  }
-#ifdef ANABRANCH_HAVE_HDF5
-  if (block_h5::is_block_h5(path)) return block_h5::describe(path);
-#endif
-  throw FormatError(path + ": not a block file (no HDF5 block table, no " + block_raw::sidecar_path(path) + ")");
-}
-
-std::string check_block_file(const BlockFileInfo& info) {
-  const int rb = info.real_bytes;
-  std::ifstream in(info.path, std::ios::binary);
-  if (!in) return "cannot open " + info.path;
-  std::vector<unsigned char> buf;
-  for (std::int64_t f = 0; f < info.frames(); ++f)
-    for (std::size_t b = 0; b < info.blocks.size(); ++b)
-      for (int v = 0; v < info.nvar(); ++v) {
-        const std::int64_t at = info.value_offset(f, b, v), n = info.blocks[b].points();
-        const std::string where = "frame " + std::to_string(f) + ", block " + std::to_string(info.blocks[b].id) + ", variable " +
-                                  info.variables[static_cast<std::size_t>(v)];
-        if (info.records) {
-          for (const std::int64_t m : {at - 4, at + n * rb}) {
-            std::int32_t marker = 0;
-            in.seekg(m);
-            in.read(reinterpret_cast<char*>(&marker), 4);
-            if (!in) return info.path + ": " + where + ": the file ends at its record marker (byte " + std::to_string(m) + ")";
-            if (marker != n * rb)
-              return info.path + ": " + where + ": record marker " + std::to_string(marker) + " at byte " + std::to_string(m) +
-                     " where the array holds " + std::to_string(n * rb) + " bytes";
-          }
-        }
-        buf.resize(static_cast<std::size_t>(n * rb));
-        in.seekg(at);
-        in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
-        if (!in) return info.path + ": " + where + ": the file ends inside the values (from byte " + std::to_string(at) + ")";
-        for (std::int64_t k = 0; k < n; ++k) {
-          const double x = rb == 8 ? reinterpret_cast<const double*>(buf.data())[k] : reinterpret_cast<const float*>(buf.data())[k];
-          if (!std::isfinite(x))
-            return info.path + ": " + where + ": value " + std::to_string(k) + " is not finite (byte " + std::to_string(at + k * rb) + ")";
-        }
-      }
-  return "";
-}
-
-namespace {
-
-// One block's array of one variable and frame, as doubles (serial read).
-void read_array(std::ifstream& in, const BlockFileInfo& info, std::int64_t f, std::size_t b, int v, std::vector<double>& out,
-                std::vector<unsigned char>& raw) {
-  const std::int64_t n = info.blocks[b].points(), at = info.value_offset(f, b, v);
-  raw.resize(static_cast<std::size_t>(n * info.real_bytes));
-  in.seekg(at);
-  in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
-  if (!in)
-    throw FormatError(info.path, "frame " + std::to_string(f) + ", block " + std::to_string(info.blocks[b].id) + ", variable " +
-                                     info.variables[static_cast<std::size_t>(v)],
-                      at, "the file ends inside the values");
-  out.resize(static_cast<std::size_t>(n));
-  from_file(raw.data(), out.data(), n, info.real_bytes);
-}
-
-}  // namespace
-
-void read_block_array(const BlockFileInfo& info, std::int64_t frame, std::size_t block, int var, std::vector<double>& out) {
-  std::ifstream in(info.path, std::ios::binary);
-  if (!in) throw IoError::from_errno("cannot open", info.path);
-  const std::int64_t n = info.blocks[block].points(), at = info.value_offset(frame, block, var);
-  std::vector<unsigned char> raw(static_cast<std::size_t>(n * info.real_bytes));
-  in.seekg(at);
-  in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
-  if (!in)
-    throw FormatError(info.path, "block " + std::to_string(info.blocks[block].id) + (var >= 0 ? ", frame " + std::to_string(frame) : ", grid"), at,
-                      "the file ends inside the values");
-  out.resize(static_cast<std::size_t>(n));
-  from_file(raw.data(), out.data(), n, info.real_bytes);
-}
-
-BlockDiffReport compare_block_files(const BlockFileInfo& a, const BlockFileInfo& b,
-                                    const std::function<std::pair<double, double>(const std::string&)>& tolerance) {
-  BlockDiffReport r;
-  if (a.blocks.size() != b.blocks.size())
-    r.differences.push_back("blocks: " + std::to_string(a.blocks.size()) + " / " + std::to_string(b.blocks.size()));
-  for (std::size_t k = 0; k < std::min(a.blocks.size(), b.blocks.size()); ++k)
-    if (a.blocks[k].id != b.blocks[k].id || a.blocks[k].dims != b.blocks[k].dims) {
-      r.differences.push_back("block " + std::to_string(k + 1) + ": id " + std::to_string(a.blocks[k].id) + " " + std::to_string(a.blocks[k].dims[0]) +
-                              "x" + std::to_string(a.blocks[k].dims[1]) + "x" + std::to_string(a.blocks[k].dims[2]) + " / id " +
-                              std::to_string(b.blocks[k].id) + " " + std::to_string(b.blocks[k].dims[0]) + "x" + std::to_string(b.blocks[k].dims[1]) +
-                              "x" + std::to_string(b.blocks[k].dims[2]));
-      break;
-    }
-  if (a.frames() != b.frames()) r.differences.push_back("frames: " + std::to_string(a.frames()) + " / " + std::to_string(b.frames()));
-  for (std::int64_t f = 0; f < std::min(a.frames(), b.frames()); ++f)
-    if (a.times[static_cast<std::size_t>(f)] != b.times[static_cast<std::size_t>(f)]) {
-      r.differences.push_back("time of frame " + std::to_string(f) + ": " + std::to_string(a.times[static_cast<std::size_t>(f)]) + " / " +
-                              std::to_string(b.times[static_cast<std::size_t>(f)]));
-      break;
-    }
-  if (a.variables != b.variables) {
-    std::string x, y;
-    for (const auto& v : a.variables) x += (x.empty() ? "" : ",") + v;
-    for (const auto& v : b.variables) y += (y.empty() ? "" : ",") + v;
-    r.differences.push_back("variables: " + x + " / " + y);
-  }
-  const bool same_grid = r.differences.empty() || (a.blocks.size() == b.blocks.size() &&
-                                                    std::equal(a.blocks.begin(), a.blocks.end(), b.blocks.begin(), [](const BlockShape& x, const BlockShape& y) {
-                                                      return x.id == y.id && x.dims == y.dims;
-                                                    }));
-  std::ifstream ia(a.path, std::ios::binary), ib(b.path, std::ios::binary);
-  if (!ia) throw IoError::from_errno("cannot open", a.path);
-  if (!ib) throw IoError::from_errno("cannot open", b.path);
-  std::vector<double> x, y;
-  std::vector<unsigned char> raw;
-  bool identical = r.differences.empty();
-  for (int va = 0; va < a.nvar(); ++va) {
-    const auto it = std::find(b.variables.begin(), b.variables.end(), a.variables[static_cast<std::size_t>(va)]);
-    if (it == b.variables.end()) continue;
-    const int vb = static_cast<int>(it - b.variables.begin());
-    BlockDiff d;
-    d.variable = a.variables[static_cast<std::size_t>(va)];
-    std::tie(d.atol, d.rtol) = tolerance(d.variable);
-    if (!same_grid) {
-      r.variables.push_back(d);
-      continue;
-    }
-    for (std::int64_t f = 0; f < std::min(a.frames(), b.frames()); ++f)
-      for (std::size_t blk = 0; blk < a.blocks.size(); ++blk) {
-        read_array(ia, a, f, blk, va, x, raw);
-        read_array(ib, b, f, blk, vb, y, raw);
-        for (std::size_t n = 0; n < x.size(); ++n) {
-          const double p = x[n], q = y[n];
-          const bool pn = std::isnan(p), qn = std::isnan(q);
-          const double diff = std::fabs(p - q), m = std::max(std::fabs(p), std::fabs(q));
-          if (pn != qn || (!pn && diff > d.atol + d.rtol * m)) ++d.beyond;
-          if (p != q && !(pn && qn)) identical = false;
-          if (!pn && !qn && diff > d.abs) {
-            const auto& dims = a.blocks[blk].dims;
-            const auto idx = static_cast<std::int64_t>(n);
-            d.abs = diff;
-            d.frame = f;
-            d.block = a.blocks[blk].id;
-            d.at = {idx % dims[0], (idx / dims[0]) % dims[1], idx / (dims[0] * dims[1])};
-            d.a = p;
-            d.b = q;
-          }
-          if (!pn && !qn && m > 0) d.rel = std::max(d.rel, diff / m);
-        }
-        r.values += static_cast<std::int64_t>(x.size());
-      }
-    r.variables.push_back(d);
-  }
-  r.identical = identical;
-  r.equal = r.differences.empty() && std::all_of(r.variables.begin(), r.variables.end(), [](const BlockDiff& d) { return d.beyond == 0; });
-  return r;
 }
 
 // ---------------------------------------------------------------------------------------

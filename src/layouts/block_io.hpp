@@ -35,16 +35,13 @@
 #pragma once
 #include <mpi.h>
 
-#include <array>
 #include <cstdint>
-#include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "grid/block_layout.hpp"
-#include "blockformats/block_file.hpp"
+#include "h5/block_files.hpp"
 #include "parallel/hints.hpp"
 
 namespace anabranch::pio {
@@ -70,41 +67,6 @@ struct BlockFileOptions {
   // bad value.
   static BlockFileOptions parse(const std::string& text);
 };
-
-using ::anabranch::BlockFileInfo;
-
-
-// True when path is a block file: an HDF5 file of this layout, or data with a raw sidecar.
-bool is_block_file(const std::string& path);
-// Reads the description of a block file (no MPI). FormatError naming the file and the entry.
-BlockFileInfo describe_block_file(const std::string& path);
-// Serial: one block's array of variable var (-1, -2, -3: the grid's x, y, z) in frame f.
-void read_block_array(const BlockFileInfo& info, std::int64_t frame, std::size_t block, int var, std::vector<double>& out);
-// Serial check of every byte the description promises: the file's size, every record
-// marker (raw with records), finite values. Returns "" when sound, else one line naming
-// the frame, block, variable and byte offset of the first damage.
-std::string check_block_file(const BlockFileInfo& info);
-
-// The largest difference of one variable of two block files (serial; both read block by
-// block, one block's arrays in memory at a time).
-struct BlockDiff {
-  std::string variable;
-  double atol = 0, rtol = 0;
-  double abs = 0, rel = 0;        // max |a - b|; max |a - b| / max(|a|, |b|)
-  std::int64_t frame = -1, block = -1;  // where |a - b| is largest (block id)
-  std::array<std::int64_t, 3> at{0, 0, 0};  // i, j, k there
-  double a = 0, b = 0;
-  std::int64_t beyond = 0;        // values with |a - b| > atol + rtol * max(|a|, |b|) (NaN on one side counts)
-};
-struct BlockDiffReport {
-  std::vector<std::string> differences;  // grid, variables, frames that differ (each one line)
-  std::vector<BlockDiff> variables;      // the variables both have
-  std::int64_t values = 0;
-  bool identical = false, equal = false;
-};
-// tolerance(name) -> (atol, rtol).
-BlockDiffReport compare_block_files(const BlockFileInfo& a, const BlockFileInfo& b,
-                                    const std::function<std::pair<double, double>(const std::string&)>& tolerance);
 
 class BlockWriter {
  public:

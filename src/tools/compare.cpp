@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <future>
 #include <optional>
 
@@ -496,6 +497,83 @@ CompareReport compare(const Compared& a, const Compared& b, const CompareOptions
   const bool header_same = r.header_differences.empty();
   r.identical = header_same && zero;
   r.equal = header_same && within;
+  return r;
+}
+
+BlockDiffReport compare_block_files(const BlockFileInfo& a, const BlockFileInfo& b,
+                                    const std::function<std::pair<double, double>(const std::string&)>& tolerance) {
+  BlockDiffReport r;
+  if (a.blocks.size() != b.blocks.size())
+    r.differences.push_back("blocks: " + std::to_string(a.blocks.size()) + " / " + std::to_string(b.blocks.size()));
+  for (std::size_t k = 0; k < std::min(a.blocks.size(), b.blocks.size()); ++k)
+    if (a.blocks[k].id != b.blocks[k].id || a.blocks[k].dims != b.blocks[k].dims) {
+      r.differences.push_back("block " + std::to_string(k + 1) + ": id " + std::to_string(a.blocks[k].id) + " " + std::to_string(a.blocks[k].dims[0]) +
+                              "x" + std::to_string(a.blocks[k].dims[1]) + "x" + std::to_string(a.blocks[k].dims[2]) + " / id " +
+                              std::to_string(b.blocks[k].id) + " " + std::to_string(b.blocks[k].dims[0]) + "x" + std::to_string(b.blocks[k].dims[1]) +
+                              "x" + std::to_string(b.blocks[k].dims[2]));
+      break;
+    }
+  if (a.frames() != b.frames()) r.differences.push_back("frames: " + std::to_string(a.frames()) + " / " + std::to_string(b.frames()));
+  for (std::int64_t f = 0; f < std::min(a.frames(), b.frames()); ++f)
+    if (a.times[static_cast<std::size_t>(f)] != b.times[static_cast<std::size_t>(f)]) {
+      r.differences.push_back("time of frame " + std::to_string(f) + ": " + std::to_string(a.times[static_cast<std::size_t>(f)]) + " / " +
+                              std::to_string(b.times[static_cast<std::size_t>(f)]));
+      break;
+    }
+  if (a.variables != b.variables) {
+    std::string x, y;
+    for (const auto& v : a.variables) x += (x.empty() ? "" : ",") + v;
+    for (const auto& v : b.variables) y += (y.empty() ? "" : ",") + v;
+    r.differences.push_back("variables: " + x + " / " + y);
+  }
+  const bool same_grid = r.differences.empty() || (a.blocks.size() == b.blocks.size() &&
+                                                    std::equal(a.blocks.begin(), a.blocks.end(), b.blocks.begin(), [](const BlockShape& x, const BlockShape& y) {
+                                                      return x.id == y.id && x.dims == y.dims;
+                                                    }));
+  std::ifstream ia(a.path, std::ios::binary), ib(b.path, std::ios::binary);
+  if (!ia) throw IoError::from_errno("cannot open", a.path);
+  if (!ib) throw IoError::from_errno("cannot open", b.path);
+  std::vector<double> x, y;
+  bool identical = r.differences.empty();
+  for (int va = 0; va < a.nvar(); ++va) {
+    const auto it = std::find(b.variables.begin(), b.variables.end(), a.variables[static_cast<std::size_t>(va)]);
+    if (it == b.variables.end()) continue;
+    const int vb = static_cast<int>(it - b.variables.begin());
+    BlockDiff d;
+    d.variable = a.variables[static_cast<std::size_t>(va)];
+    std::tie(d.atol, d.rtol) = tolerance(d.variable);
+    if (!same_grid) {
+      r.variables.push_back(d);
+      continue;
+    }
+    for (std::int64_t f = 0; f < std::min(a.frames(), b.frames()); ++f)
+      for (std::size_t blk = 0; blk < a.blocks.size(); ++blk) {
+        read_block_array(a, f, blk, va, x, &ia);
+        read_block_array(b, f, blk, vb, y, &ib);
+        for (std::size_t n = 0; n < x.size(); ++n) {
+          const double p = x[n], q = y[n];
+          const bool pn = std::isnan(p), qn = std::isnan(q);
+          const double diff = std::fabs(p - q), m = std::max(std::fabs(p), std::fabs(q));
+          if (pn != qn || (!pn && diff > d.atol + d.rtol * m)) ++d.beyond;
+          if (p != q && !(pn && qn)) identical = false;
+          if (!pn && !qn && diff > d.abs) {
+            const auto& dims = a.blocks[blk].dims;
+            const auto idx = static_cast<std::int64_t>(n);
+            d.abs = diff;
+            d.frame = f;
+            d.block = a.blocks[blk].id;
+            d.at = {idx % dims[0], (idx / dims[0]) % dims[1], idx / (dims[0] * dims[1])};
+            d.a = p;
+            d.b = q;
+          }
+          if (!pn && !qn && m > 0) d.rel = std::max(d.rel, diff / m);
+        }
+        r.values += static_cast<std::int64_t>(x.size());
+      }
+    r.variables.push_back(d);
+  }
+  r.identical = identical;
+  r.equal = r.differences.empty() && std::all_of(r.variables.begin(), r.variables.end(), [](const BlockDiff& d) { return d.beyond == 0; });
   return r;
 }
 

@@ -3,6 +3,7 @@
 // (TELEMAC's per-rank files or a CONCAT container) seen as the global file a merge would
 // make of it. Values stream one variable of one frame at a time.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -12,6 +13,7 @@
 
 #include "grid/mesh.hpp"
 #include "formats/serafin.hpp"
+#include "h5/block_files.hpp"
 
 namespace anabranch::pio {
 
@@ -87,5 +89,26 @@ struct CompareReport {
 // Compares b against a. Variables match by name (upper case, trimmed); frames by number.
 // Throws anabranch errors (bad files, bad options: a tolerance for a variable neither has).
 CompareReport compare(const Compared& a, const Compared& b, const CompareOptions& options);
+
+// The largest difference of one variable of two block files (serial; both read block by
+// block, one block's arrays in memory at a time).
+struct BlockDiff {
+  std::string variable;
+  double atol = 0, rtol = 0;
+  double abs = 0, rel = 0;        // max |a - b|; max |a - b| / max(|a|, |b|)
+  std::int64_t frame = -1, block = -1;  // where |a - b| is largest (block id)
+  std::array<std::int64_t, 3> at{0, 0, 0};  // i, j, k there
+  double a = 0, b = 0;
+  std::int64_t beyond = 0;        // values with |a - b| > atol + rtol * max(|a|, |b|) (NaN on one side counts)
+};
+struct BlockDiffReport {
+  std::vector<std::string> differences;  // grid, variables, frames that differ (each one line)
+  std::vector<BlockDiff> variables;      // the variables both have
+  std::int64_t values = 0;
+  bool identical = false, equal = false;
+};
+// tolerance(name) -> (atol, rtol).
+BlockDiffReport compare_block_files(const BlockFileInfo& a, const BlockFileInfo& b,
+                                    const std::function<std::pair<double, double>(const std::string&)>& tolerance);
 
 }  // namespace anabranch::pio

@@ -1,0 +1,114 @@
+// Block files of either format, serially. See block_files.hpp.
+#include "h5/block_files.hpp"
+
+#include <cmath>
+#include <fstream>
+
+#include "blockformats/block_raw.hpp"
+#include "core/byteorder.hpp"
+#include "core/error.hpp"
+#include "core/io.hpp"
+#ifdef ANABRANCH_HAVE_HDF5
+#include "h5/block_h5.hpp"
+#endif
+
+namespace anabranch::pio {
+
+bool is_block_file(const std::string& path) {
+  // Not a file (a base name of per-rank files, a missing one): not a block file; the
+  // caller's own open then says what is wrong with it.
+  if (!file_exists(path)) return false;
+  try {
+    if (block_raw::is_raw_blocks(path)) return true;
+#ifdef ANABRANCH_HAVE_HDF5
+    return block_h5::is_block_h5(path);
+#endif
+  } catch (const Error&) {
+  }
+  return false;
+}
+
+BlockFileInfo describe_block_file(const std::string& path) {
+  if (block_raw::is_raw_blocks(path)) {
+    const auto d = block_raw::read_sidecar(path);
+    BlockFileInfo i;
+    i.path = path;
+    i.format = "raw";
+    i.blocks = d.blocks;
+    i.variables = d.variables;
+    i.real_bytes = d.real_bytes;
+    i.records = d.records;
+    i.times = d.times;
+    i.provenance = d.provenance;
+    i.file_bytes = file_size(path);
+    const std::int64_t frame_bytes = d.frame_bytes();
+    if (frame_bytes > 0 && i.file_bytes < frame_bytes * i.frames())
+      throw FormatError(path, "frame " + std::to_string(i.file_bytes / frame_bytes + 1), i.file_bytes,
+                        "the file ends inside the frames its description lists (" + std::to_string(i.frames()) + " frames of " +
+                            std::to_string(frame_bytes) + " bytes)");
+    return i;
+  }
+#ifdef ANABRANCH_HAVE_HDF5
+  if (block_h5::is_block_h5(path)) return block_h5::describe(path);
+#endif
+  throw FormatError(path + ": not a block file (no HDF5 block table, no " + block_raw::sidecar_path(path) + ")");
+}
+
+std::string check_block_file(const BlockFileInfo& info) {
+  const int rb = info.real_bytes;
+  std::ifstream in(info.path, std::ios::binary);
+  if (!in) return "cannot open " + info.path;
+  std::vector<unsigned char> buf;
+  for (std::int64_t f = 0; f < info.frames(); ++f)
+    for (std::size_t b = 0; b < info.blocks.size(); ++b)
+      for (int v = 0; v < info.nvar(); ++v) {
+        const std::int64_t at = info.value_offset(f, b, v), n = info.blocks[b].points();
+        const std::string where = "frame " + std::to_string(f) + ", block " + std::to_string(info.blocks[b].id) + ", variable " +
+                                  info.variables[static_cast<std::size_t>(v)];
+        if (info.records) {
+          for (const std::int64_t m : {at - 4, at + n * rb}) {
+            std::int32_t marker = 0;
+            in.seekg(m);
+            in.read(reinterpret_cast<char*>(&marker), 4);
+            if (!in) return info.path + ": " + where + ": the file ends at its record marker (byte " + std::to_string(m) + ")";
+            if (marker != n * rb)
+              return info.path + ": " + where + ": record marker " + std::to_string(marker) + " at byte " + std::to_string(m) +
+                     " where the array holds " + std::to_string(n * rb) + " bytes";
+          }
+        }
+        buf.resize(static_cast<std::size_t>(n * rb));
+        in.seekg(at);
+        in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
+        if (!in) return info.path + ": " + where + ": the file ends inside the values (from byte " + std::to_string(at) + ")";
+        for (std::int64_t k = 0; k < n; ++k) {
+          const double x = rb == 8 ? reinterpret_cast<const double*>(buf.data())[k] : reinterpret_cast<const float*>(buf.data())[k];
+          if (!std::isfinite(x))
+            return info.path + ": " + where + ": value " + std::to_string(k) + " is not finite (byte " + std::to_string(at + k * rb) + ")";
+        }
+      }
+  return "";
+}
+
+void read_block_array(const BlockFileInfo& info, std::int64_t frame, std::size_t block, int var, std::vector<double>& out,
+                      std::istream* in) {
+  std::ifstream own;
+  if (!in) {
+    own.open(info.path, std::ios::binary);
+    if (!own) throw IoError::from_errno("cannot open", info.path);
+    in = &own;
+  }
+  const std::int64_t n = info.blocks[block].points(), at = info.value_offset(frame, block, var);
+  std::vector<unsigned char> raw(static_cast<std::size_t>(n * info.real_bytes));
+  in->seekg(at);
+  in->read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
+  if (!*in)
+    throw FormatError(info.path,
+                      "block " + std::to_string(info.blocks[block].id) +
+                          (var >= 0 ? ", frame " + std::to_string(frame) + ", variable " + info.variables[static_cast<std::size_t>(var)] : ", grid"),
+                      at, "the file ends inside the values");
+  out.resize(static_cast<std::size_t>(n));
+  if (info.real_bytes == 8) decode_words<double>(raw.data(), out.size(), false, out.data());
+  else decode_words<float>(raw.data(), out.size(), false, out.data());
+}
+
+}  // namespace anabranch::pio

@@ -153,7 +153,8 @@ def main():
         run("raw-collective", a.blocks, a.frame_bytes)
         (d / "w-blocks.dat").replace(d / "blocks.dat")
         (d / "w-blocks.dat.json").replace(d / "blocks.dat.json")
-    run_alternated(("read-pread", "read-raw-collective", "read-raw-independent", "read-hdf5"), a.blocks, a.frame_bytes, cold=True)
+    run_alternated(("read-pread", "read-raw-collective", "read-raw-independent", "read-raw-aggregated", "read-hdf5"), a.blocks,
+                   a.frame_bytes, cold=True)
     cgns_export(d, a.blocks, rows)
     for f in d.glob("*"):
         f.unlink()

@@ -10,7 +10,8 @@
 // restart writer), cosa-blocks (one write per block and variable, COSA's second), raw-
 // independent, raw-collective, raw-aggregated, hdf5 and hdf5-independent (anabranch's concatenated layout), hdf5-
 // per-block (one dataset per block and variable: CGNS's layout); (read) read-pread (plain
-// pread of the same bytes), read-raw-collective, read-raw-independent, read-hdf5; open-hdf5
+// pread of the same bytes), read-raw-collective, read-raw-independent, read-raw-aggregated,
+// read-hdf5; open-hdf5
 // and open-hdf5-per-block (rank 0 opens the file and finds every block's dimensions).
 // --compute S: S seconds of the caller's compute after each frame (every rank busy on its
 // arrays), left out of the times: what remains is the time the caller waits for its I/O.
@@ -304,9 +305,10 @@ int main(int argc, char** argv) {
       done += static_cast<std::int64_t>(n);
     }
     ::close(fd);
-  } else if (v == "read-raw-collective" || v == "read-raw-independent" || v == "read-hdf5") {
+  } else if (v == "read-raw-collective" || v == "read-raw-independent" || v == "read-raw-aggregated" || v == "read-hdf5") {
     pio::BlockFileOptions o;  // read-hdf5: the default strategy
     if (v == "read-raw-collective") o.strategy = "collective";
+    if (v == "read-raw-aggregated") o.strategy = "aggregated";
     pio::BlockReader r(MPI_COMM_WORLD, path, l, o);
     for (int f = 0; f < a.frames; ++f) r.read_frame(f, wptr.data());
     r.close();

@@ -13,10 +13,11 @@
 // to point, not at barriers, on counters in the node's window: each reader counts the
 // rounds it has filled, each rank the rounds it is done with. A rank waits only for the
 // readers whose values it takes; a reader, which has two round buffers, waits before
-// filling one again until every rank of the node is done with the round it held. While
-// the node decodes, the kernel is already reading each reader's next round (a read-ahead
-// hint). At 2 ranks on one node this reads at 0.6-0.8 of plain pread, a little below
-// `independent`; from 4 ranks on, at 0.8-1.0 (docs/benchmarks.md).
+// filling one again until every rank of the node is done with the round it held. Tried
+// and left out: asking the kernel for each reader's next round (posix_fadvise WILLNEED)
+// while the node decodes: at 2 ranks on 2M triangles, page cache dropped, the readers'
+// read calls took 0.09 s instead of 0.05 and the whole read 30% longer; the kernel's own
+// read-ahead of a sequential reader does it better (docs/benchmarks.md).
 #include <algorithm>
 #include <cstring>
 
@@ -193,8 +194,8 @@ void RunReader::read_aggregated(std::int64_t frame, const ValueDecoder& values) 
   }
   const auto self = static_cast<std::size_t>(a.index);
   const int mine_at = a.is_reader ? a.node_rank[self] : MPI_UNDEFINED;  // this reader's counters (shared memory)
-  // Bytes [lo, end) of this reader's rounds, frame `f`, read (or, `hint`, asked of the kernel).
-  const auto transfer = [&](std::int64_t f, std::int64_t lo, std::int64_t end, unsigned char* dst, bool hint) {
+  // Bytes [lo, end) of this reader's rounds, of frame f, to dst.
+  const auto transfer = [&](std::int64_t f, std::int64_t lo, std::int64_t end, unsigned char* dst) {
     for (std::int64_t pos = lo; pos < end;) {
       const std::int64_t fb = a.frame_byte(self, pos);
       const std::int64_t room = a.parts == 1 ? end - pos : a.share(self) - pos % a.share(self);
@@ -202,11 +203,8 @@ void RunReader::read_aggregated(std::int64_t frame, const ValueDecoder& values) 
         const auto [offset, left] = layout_.locate(f, at);
         const std::int64_t len = std::min(left, stop - at);
         MPI_Status st;
-        if (hint)
-          how_.input->will_need(offset, len);
-        else
-          check_read(MPI_File_read_at(fh_, offset, dst + (pos + at - fb - lo), static_cast<int>(len), MPI_BYTE, &st), st, len, path_, f,
-                     offset, "MPI_File_read_at");
+        check_read(MPI_File_read_at(fh_, offset, dst + (pos + at - fb - lo), static_cast<int>(len), MPI_BYTE, &st), st, len, path_, f,
+                   offset, "MPI_File_read_at");
         at += len;
       }
       pos += std::min(room, end - pos);
@@ -226,20 +224,11 @@ void RunReader::read_aggregated(std::int64_t frame, const ValueDecoder& values) 
       t = lap(t, times_.wait);
       const std::int64_t lo = std::min(r * a.piece, stream), hi = std::min(lo + a.piece, stream);
       if (!error && hi > lo) try {
-          transfer(frame, lo, a.parts == 1 ? std::min(hi + rs - 1, F - a.starts[self]) : hi, mine, false);
+          transfer(frame, lo, a.parts == 1 ? std::min(hi + rs - 1, F - a.starts[self]) : hi, mine);
         } catch (...) {
           error = std::current_exception();
         }
       if (mine_at != MPI_UNDEFINED) a.window->arrive(mine_at);
-      // The next round (this frame's, or the next frame's first) asked of the kernel now:
-      // the disk works while the node decodes this one. A hint: a next frame the layout
-      // does not have is no error.
-      const bool last = r + 1 == a.rounds;
-      const std::int64_t nlo = std::min(last ? 0 : hi, stream);
-      try {
-        if (how_.input) transfer(last ? frame + 1 : frame, nlo, std::min(nlo + a.piece, stream), nullptr, true);
-      } catch (const std::exception&) {
-      }
       t = lap(t, times_.read);
     }
     // Values of readers on this node, each once it has filled the round.

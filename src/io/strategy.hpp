@@ -96,7 +96,6 @@ struct RunReading {
   std::int64_t buffer_bytes = 0;  // 0: independent 4 MiB, collective 16 MiB, aggregated 4 MiB (16 when values cross nodes)
   int readers_per_node = 0;       // aggregated: 0 auto (parallel/topology.hpp)
   bool shared_memory = true;      // aggregated: false sends every value by MPI
-  const ByteSource* input = nullptr;  // aggregated: the file as a plain source, for read-ahead hints (may be null)
   // "independent", "collective", "aggregated" (also "aggregated-async": a writer's name).
   static Mode mode_of(const std::string& strategy);
 };

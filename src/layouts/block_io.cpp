@@ -662,7 +662,6 @@ void BlockReader::Impl::read(std::int64_t frame, bool grid, T* const* arrays) {
     how.mode = RunReading::mode_of(options.strategy);
     how.buffer_bytes = options.buffer_bytes;
     how.readers_per_node = options.writers_per_node;
-    how.input = input.get();
     reader = std::make_unique<RunReader>(comm, fh, info.path, *runs, how);
   }
   reader->read(frame, BlockArrays<T>(arrays, info.real_bytes));

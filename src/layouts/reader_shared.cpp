@@ -93,7 +93,6 @@ class OwnNodesReader final : public ReadStrategy {
     how_.buffer_bytes = options.buffer_bytes;
     how_.readers_per_node = options.readers_per_node;
     how_.shared_memory = options.shared_memory;
-    how_.input = input_.get();
     return facts;
   }
 

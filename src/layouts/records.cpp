@@ -418,7 +418,6 @@ void RecordsReader::read(std::int64_t n, const std::int64_t* records, void* cons
   how.mode = RunReading::mode_of(m.options.strategy);
   how.buffer_bytes = m.options.buffer_bytes;
   how.readers_per_node = m.options.writers_per_node;
-  how.input = m.input.get();
   RunReader reader(m.comm, m.fh, m.path, frame, how);
   reader.read(0, payloads);
   collective(m.comm, [&] {

@@ -5,9 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/byteorder.hpp"
 #include "core/error.hpp"
@@ -187,16 +187,7 @@ class BlockArrays final : public ValueDecoder {
 
 BlockFileOptions BlockFileOptions::parse(const std::string& text) {
   BlockFileOptions o;
-  std::istringstream in(text);
-  for (std::string kv; in >> kv;) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos) throw UsageError("block file option \"" + kv + "\" is not key=value");
-    const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
-    auto flag = [&] {
-      if (v == "1" || v == "true" || v == "yes") return true;
-      if (v == "0" || v == "false" || v == "no") return false;
-      throw UsageError("block file option " + k + "=" + v + ": expected 1 or 0");
-    };
+  o.hints = parse_options(text, [&](const std::string& k, const std::string& v) {
     if (k == "format") {
       if (v != "raw" && v != "hdf5") throw UsageError("format=" + v + ": expected raw or hdf5");
       o.format = v;
@@ -210,28 +201,17 @@ BlockFileOptions BlockFileOptions::parse(const std::string& text) {
     } else if (k == "records") {
       if (v != "fortran" && v != "none") throw UsageError("records=" + v + ": expected fortran or none");
       o.records = v == "fortran";
-    } else if (k == "atomic") {
-      o.atomic = flag();
-    } else if (k == "xdmf") {
-      o.xdmf = flag();
-    } else if (k == "buffer_bytes") {
-      try {
-        o.buffer_bytes = std::stoll(v);
-      } catch (const std::exception&) {
-        throw UsageError("buffer_bytes=" + v + ": not a number");
-      }
-      if (o.buffer_bytes < 4096) throw UsageError("buffer_bytes=" + v + ": at least 4096");
-    } else if (k == "writers_per_node") {
-      try {
-        o.writers_per_node = std::stoi(v);
-      } catch (const std::exception&) {
-        throw UsageError("writers_per_node=" + v + ": not a number");
-      }
-      if (o.writers_per_node < 1) throw UsageError("writers_per_node=" + v + ": at least 1");
+    } else if (k == "atomic" || k == "xdmf") {
+      (k == "atomic" ? o.atomic : o.xdmf) = option_flag(k, v);
+    } else if (k == "buffer_bytes" || k == "writers_per_node") {
+      const std::int64_t x = option_number(k, v, k == "buffer_bytes" ? 4096 : 1);
+      if (k == "buffer_bytes") o.buffer_bytes = x;
+      else o.writers_per_node = static_cast<int>(std::min<std::int64_t>(x, INT_MAX));
     } else {
-      o.hints.set(k, v);
+      return false;
     }
-  }
+    return true;
+  });
   return o;
 }
 

@@ -13,25 +13,19 @@ namespace anabranch::pio {
 
 ReaderOptions ReaderOptions::parse(const std::string& text) {
   ReaderOptions o;
-  const Hints all = Hints::parse(text);
-  for (const auto& [k, v] : all.entries()) {
-    try {
-      if (k == "strategy")
-        o.strategy = v;
-      else if (k == "readers_per_node")
-        o.readers_per_node = v == "auto" ? 0 : std::stoi(v);
-      else if (k == "buffer_bytes")
-        o.buffer_bytes = v == "auto" ? 0 : std::stoll(v);
-      else if (k == "shared_memory")
-        o.shared_memory = !(v == "0" || v == "false" || v == "no");
-      else
-        o.hints.set(k, v);
-    } catch (const std::logic_error&) {
-      throw UsageError("reader option " + k + "=" + v + " is not a number");
-    }
-  }
-  if (o.readers_per_node < 0) throw UsageError("readers_per_node must be auto or at least 1");
-  if (o.buffer_bytes != 0 && o.buffer_bytes < 1024) throw UsageError("buffer_bytes must be auto or at least 1024");
+  o.hints = parse_options(text, [&](const std::string& k, const std::string& v) {
+    if (k == "strategy")
+      o.strategy = v;
+    else if (k == "readers_per_node")
+      o.readers_per_node = static_cast<int>(std::min<std::int64_t>(option_number(k, v, 1, true), INT_MAX));
+    else if (k == "buffer_bytes")
+      o.buffer_bytes = option_number(k, v, 1024, true);
+    else if (k == "shared_memory")
+      o.shared_memory = option_flag(k, v);
+    else
+      return false;
+    return true;
+  });
   return o;
 }
 

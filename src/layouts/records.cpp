@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
-#include <sstream>
 #include <unistd.h>
 
 #include "core/crc32.hpp"
@@ -83,23 +82,7 @@ std::uint32_t RecordsLayout::digest() const {
 
 RecordsOptions RecordsOptions::parse(const std::string& text, bool reading) {
   RecordsOptions o;
-  std::istringstream in(text);
-  for (std::string kv; in >> kv;) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos) throw UsageError("records option \"" + kv + "\" is not key=value");
-    const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
-    auto number = [&](std::int64_t least) {
-      std::int64_t x = 0;
-      try {
-        std::size_t used = 0;
-        x = std::stoll(v, &used);
-        if (used != v.size()) throw std::invalid_argument(v);
-      } catch (const std::exception&) {
-        throw UsageError("records option " + k + "=" + v + ": not a number");
-      }
-      if (x < least) throw UsageError("records option " + k + "=" + v + ": at least " + std::to_string(least));
-      return x;
-    };
+  o.hints = parse_options(text, [&](const std::string& k, const std::string& v) {
     if (k == "strategy") {
       if (!writes_frame_layouts(v) || (reading && v == "aggregated-async"))
         throw UsageError("strategy=" + v + ": records are " + (reading ? "read" : "written") + " independent, collective, aggregated" +
@@ -109,13 +92,14 @@ RecordsOptions RecordsOptions::parse(const std::string& text, bool reading) {
       if (v != "0" && v != "1") throw UsageError("keep=" + v + ": expected 1 or 0");
       o.keep = v == "1";
     } else if (k == "buffer_bytes") {
-      o.buffer_bytes = number(4096);
+      o.buffer_bytes = option_number(k, v, 4096);
     } else if (k == (reading ? "readers_per_node" : "writers_per_node")) {
-      o.writers_per_node = static_cast<int>(std::min<std::int64_t>(number(1), INT_MAX));
+      o.writers_per_node = static_cast<int>(std::min<std::int64_t>(option_number(k, v, 1), INT_MAX));
     } else {
-      o.hints.set(k, v);
+      return false;
     }
-  }
+    return true;
+  });
   return o;
 }
 

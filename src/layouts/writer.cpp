@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,36 +20,25 @@ namespace anabranch::pio {
 
 WriterOptions WriterOptions::parse(const std::string& text) {
   WriterOptions o;
-  Hints all = Hints::parse(text);
-  for (const auto& [k, v] : all.entries()) {
-    try {
-      if (k == "strategy")
-        o.strategy = v;
-      else if (k == "writers_per_node")
-        o.writers_per_node = v == "auto" ? 0 : std::stoi(v);
-      else if (k == "buffer_bytes")
-        o.buffer_bytes = std::stoll(v);
-      else if (k == "atomic")
-        o.atomic = v == "1" || v == "true" || v == "yes";
-      else if (k == "partition_method" || k == "partition_parts")
-        o.provenance[k] = v;
-      else if (k == "shared_memory")
-        o.shared_memory = !(v == "0" || v == "false" || v == "no");
-      else if (k == "flush_frames")
-        o.flush_frames = v == "1" || v == "true" || v == "yes";
-      else if (k == "owner") {
-        if (v != "lowest" && v != "highest") throw UsageError("writer option owner=" + v + ": lowest or highest");
-        o.owner_highest = v == "highest";
-      } else if (k == "file_per_step")
-        o.file_per_step = v == "1" || v == "true" || v == "yes";
-      else
-        o.hints.set(k, v);
-    } catch (const std::logic_error&) {
-      throw UsageError("writer option " + k + "=" + v + " is not a number");
-    }
-  }
-  if (o.writers_per_node < 0) throw UsageError("writers_per_node must be auto or at least 1");
-  if (o.buffer_bytes < 1024) throw UsageError("buffer_bytes must be at least 1024");
+  o.hints = parse_options(text, [&](const std::string& k, const std::string& v) {
+    if (k == "strategy")
+      o.strategy = v;
+    else if (k == "writers_per_node")
+      o.writers_per_node = static_cast<int>(std::min<std::int64_t>(option_number(k, v, 1, true), INT_MAX));
+    else if (k == "buffer_bytes")
+      o.buffer_bytes = option_number(k, v, 1024);
+    else if (k == "partition_method" || k == "partition_parts")
+      o.provenance[k] = v;
+    else if (k == "owner") {
+      if (v != "lowest" && v != "highest") throw UsageError("writer option owner=" + v + ": lowest or highest");
+      o.owner_highest = v == "highest";
+    } else if (k == "atomic" || k == "shared_memory" || k == "flush_frames" || k == "file_per_step")
+      (k == "atomic" ? o.atomic : k == "shared_memory" ? o.shared_memory : k == "flush_frames" ? o.flush_frames : o.file_per_step) =
+          option_flag(k, v);
+    else
+      return false;
+    return true;
+  });
   return o;
 }
 

@@ -1,6 +1,7 @@
 #include "parallel/hints.hpp"
 
 #include <cstdlib>
+#include <stdexcept>
 
 #include "core/error.hpp"
 
@@ -16,7 +17,7 @@ Hints Hints::parse(const std::string& text) {
     if (j > i) {
       std::string pair = text.substr(i, j - i);
       auto eq = pair.find('=');
-      if (eq == std::string::npos || eq == 0) throw UsageError("MPI-IO hint '" + pair + "' is not key=value");
+      if (eq == std::string::npos || eq == 0) throw UsageError("option '" + pair + "' is not key=value");
       h.entries_[pair.substr(0, eq)] = pair.substr(eq + 1);
     }
     i = j;
@@ -45,6 +46,34 @@ std::string Hints::str() const {
   std::string s;
   for (const auto& [k, v] : entries_) s += (s.empty() ? "" : ",") + k + "=" + v;
   return s;
+}
+
+Hints parse_options(const std::string& text, const std::function<bool(const std::string&, const std::string&)>& take) {
+  const Hints all = Hints::parse(text);
+  Hints hints;
+  for (const auto& [k, v] : all.entries())
+    if (!take(k, v)) hints.set(k, v);
+  return hints;
+}
+
+std::int64_t option_number(const std::string& key, const std::string& value, std::int64_t least, bool auto_ok) {
+  if (auto_ok && value == "auto") return 0;
+  std::int64_t x = 0;
+  try {
+    std::size_t used = 0;
+    x = std::stoll(value, &used);
+    if (used != value.size()) throw std::invalid_argument(value);
+  } catch (const std::exception&) {
+    throw UsageError("option " + key + "=" + value + ": not a number" + (auto_ok ? " (or auto)" : ""));
+  }
+  if (x < least) throw UsageError("option " + key + "=" + value + ": at least " + std::to_string(least));
+  return x;
+}
+
+bool option_flag(const std::string& key, const std::string& value) {
+  if (value == "1" || value == "true" || value == "yes") return true;
+  if (value == "0" || value == "false" || value == "no") return false;
+  throw UsageError("option " + key + "=" + value + ": expected 1 or 0");
 }
 
 }  // namespace anabranch::pio

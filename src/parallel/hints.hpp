@@ -4,6 +4,8 @@
 #pragma once
 #include <mpi.h>
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -26,5 +28,15 @@ class Hints {
  private:
   std::map<std::string, std::string> entries_;
 };
+
+// The options text of the engine's users ("strategy=aggregated buffer_bytes=8388608
+// cb_nodes=4", pairs split by spaces or commas): each pair handed to `take`, which returns
+// false for a key it does not know; those are the MPI-IO hints returned. UsageError for a
+// pair that is not key=value.
+Hints parse_options(const std::string& text, const std::function<bool(const std::string& key, const std::string& value)>& take);
+// An option's value as a whole number of at least `least` ("auto" is 0 where auto_ok), or as
+// a flag (1, true, yes or 0, false, no). UsageError naming key=value otherwise.
+std::int64_t option_number(const std::string& key, const std::string& value, std::int64_t least, bool auto_ok = false);
+bool option_flag(const std::string& key, const std::string& value);
 
 }  // namespace anabranch::pio

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/byteorder.hpp"
 #include "formats/serafin.hpp"
 #include "parallel/hints.hpp"
 
@@ -121,6 +122,37 @@ struct ViewRounds {
   // on one rank alone, inside the collective MPI_File_set_view, and leave the others
   // waiting there): the caller takes part with an empty view instead.
   std::int64_t view(long long k, MPI_Datatype& view, const std::string& path) const;
+};
+
+// The caller's arrays (T: float or double) to values of `real_bytes` (4 or 8) bytes, and
+// back; bytes reversed when swap. Array k is arrays[k].
+template <class T>
+class ArrayEncoder final : public ValueEncoder {
+ public:
+  ArrayEncoder(const T* const* arrays, int real_bytes, bool swap = false) : arrays_(arrays), rs_(real_bytes), swap_(swap) {}
+  void encode(int array, std::int64_t index, std::int64_t count, unsigned char* dst) const override {
+    if (rs_ == 8) encode_words<double>(arrays_[array] + index, static_cast<std::size_t>(count), swap_, dst);
+    else encode_words<float>(arrays_[array] + index, static_cast<std::size_t>(count), swap_, dst);
+  }
+
+ private:
+  const T* const* arrays_;
+  int rs_;
+  bool swap_;
+};
+template <class T>
+class ArrayDecoder final : public ValueDecoder {
+ public:
+  ArrayDecoder(T* const* arrays, int real_bytes, bool swap = false) : arrays_(arrays), rs_(real_bytes), swap_(swap) {}
+  void decode(int array, std::int64_t index, std::int64_t count, const unsigned char* src) const override {
+    if (rs_ == 8) decode_words<double>(src, static_cast<std::size_t>(count), swap_, arrays_[array] + index);
+    else decode_words<float>(src, static_cast<std::size_t>(count), swap_, arrays_[array] + index);
+  }
+
+ private:
+  T* const* arrays_;
+  int rs_;
+  bool swap_;
 };
 
 // Fails (FormatError naming path, frame and byte) when a read of `asked` bytes at `offset`

@@ -152,37 +152,6 @@ class BlockFrame final : public FrameLayout {
   std::int64_t frame_bytes_;
 };
 
-// The caller's arrays (T) in the file's precision.
-template <class T>
-class BlockValues final : public ValueEncoder {
- public:
-  BlockValues(const T* const* arrays, int rb) : arrays_(arrays), rb_(rb) {}
-  void encode(int array, std::int64_t index, std::int64_t count, unsigned char* dst) const override {
-    const T* in = arrays_[array] + index;
-    if (rb_ == 8) encode_words<double>(in, static_cast<std::size_t>(count), false, dst);
-    else encode_words<float>(in, static_cast<std::size_t>(count), false, dst);
-  }
-
- private:
-  const T* const* arrays_;
-  int rb_;
-};
-
-// The mirror: the file's values into the caller's arrays (T).
-template <class T>
-class BlockArrays final : public ValueDecoder {
- public:
-  BlockArrays(T* const* arrays, int rb) : arrays_(arrays), rb_(rb) {}
-  void decode(int array, std::int64_t index, std::int64_t count, const unsigned char* src) const override {
-    if (rb_ == 8) decode_words<double>(src, static_cast<std::size_t>(count), false, arrays_[array] + index);
-    else decode_words<float>(src, static_cast<std::size_t>(count), false, arrays_[array] + index);
-  }
-
- private:
-  T* const* arrays_;
-  int rb_;
-};
-
 }  // namespace
 
 BlockFileOptions BlockFileOptions::parse(const std::string& text) {
@@ -459,7 +428,7 @@ void BlockWriter::write_grid(const T* const* xyz) {
     const BlockFrame grid(m.layout, m.info, true);
     const auto strategy = make_strategy(m.options.strategy);
     strategy->open(m.setup(grid));
-    const BlockValues<T> values(xyz, m.info.real_bytes);
+    const ArrayEncoder<T> values(xyz, m.info.real_bytes);
     strategy->write({0, 0.0, &values, nullptr});
     strategy->close();
 #endif
@@ -486,7 +455,7 @@ void BlockWriter::begin_frame(double time, const T* const* values) {
     }
 #endif
     m.info.times.push_back(time);
-    const BlockValues<T> encoder(values, m.info.real_bytes);
+    const ArrayEncoder<T> encoder(values, m.info.real_bytes);
     m.strategy->write({f, time, &encoder, nullptr});
     m.pending = true;
   } catch (...) {
@@ -644,7 +613,7 @@ void BlockReader::Impl::read(std::int64_t frame, bool grid, T* const* arrays) {
     how.readers_per_node = options.writers_per_node;
     reader = std::make_unique<RunReader>(comm, fh, info.path, *runs, how);
   }
-  reader->read(frame, BlockArrays<T>(arrays, info.real_bytes));
+  reader->read(frame, ArrayDecoder<T>(arrays, info.real_bytes));
 }
 
 template <class T>

@@ -261,28 +261,6 @@ Reader::Reader(MPI_Comm comm, const std::string& path, const std::int32_t* globa
 // this rank's view of aggregated's node memory).
 Reader::~Reader() = default;
 
-namespace {
-
-// The strategies' values, decoded where they go: straight into the caller's arrays when the
-// local nodes are the needed ones, else into the needed nodes' places in a scratch array.
-template <class T>
-class NeedValues final : public ValueDecoder {
- public:
-  NeedValues(const std::vector<T*>& dst, int real_bytes, bool swap) : dst_(dst), rs_(real_bytes), swap_(swap) {}
-  void decode(int k, std::int64_t j, std::int64_t count, const unsigned char* src) const override {
-    if (rs_ == 8)
-      decode_words<double>(src, static_cast<std::size_t>(count), swap_, dst_[static_cast<std::size_t>(k)] + j);
-    else
-      decode_words<float>(src, static_cast<std::size_t>(count), swap_, dst_[static_cast<std::size_t>(k)] + j);
-  }
-
- private:
-  const std::vector<T*>& dst_;
-  int rs_;
-  bool swap_;
-};
-
-}  // namespace
 
 template <class T>
 void Reader::read_vars(std::int64_t frame, const std::vector<int>& vars, T* const* values) {
@@ -301,7 +279,9 @@ void Reader::read_vars(std::int64_t frame, const std::vector<int>& vars, T* cons
     buffer_.resize(static_cast<std::size_t>(n) * sizeof(T) * vars.size());
     for (std::size_t k = 0; k < vars.size(); ++k) dst[k] = reinterpret_cast<T*>(buffer_.data()) + static_cast<std::int64_t>(k) * n;
   }
-  strategy_->read(frame, vars, NeedValues<T>(dst, rs, facts_.order != native_byte_order()));
+  // The values decoded where they go: straight into the caller's arrays when the local
+  // nodes are the needed ones, else into the needed nodes' places in a scratch array.
+  strategy_->read(frame, vars, ArrayDecoder<T>(dst.data(), rs, facts_.order != native_byte_order()));
   if (!in_place_)  // each local node's value from its place among the needed nodes
     for (std::size_t k = 0; k < vars.size(); ++k)
       for (std::int64_t i = 0; i < nlocal_; ++i) values[k][i] = dst[k][where_[static_cast<std::size_t>(i)]];

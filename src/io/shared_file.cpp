@@ -55,6 +55,20 @@ MPI_File open_shared_file(MPI_Comm comm, const StrategySetup& setup) {
   return fh;
 }
 
+MPI_File open_input_file(MPI_Comm comm, const std::string& path, const Hints& hints) {
+  Hints all = Hints::from_environment();
+  all.merge(hints);
+  MPI_Info info = all.to_info();
+  MPI_File fh = MPI_FILE_NULL;
+  const int rc = MPI_File_open(comm, path.c_str(), MPI_MODE_RDONLY, info, &fh);
+  if (info != MPI_INFO_NULL) MPI_Info_free(&info);  // the file keeps its own copy
+  collective(comm, [&] {
+    if (rc != MPI_SUCCESS) throw IoError("cannot open " + path + ": " + mpi_error_text(rc));
+  });
+  MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+  return fh;
+}
+
 void close_shared_file(MPI_Comm comm, MPI_File& fh) {
   if (fh == MPI_FILE_NULL) return;
   int rc = MPI_File_close(&fh);

@@ -16,6 +16,7 @@
 #include "core/provenance.hpp"
 #include "blockformats/block_raw.hpp"
 #include "parallel/mpi_util.hpp"
+#include "io/shared_file.hpp"
 #include "io/strategy.hpp"
 #include "parallel/topology.hpp"
 #ifdef ANABRANCH_HAVE_HDF5
@@ -554,7 +555,6 @@ struct BlockReader::Impl {
   BlockLayout layout;
   BlockFileOptions options;
   BlockFileInfo info;
-  MPI_Info mpi_info = MPI_INFO_NULL;
   MPI_File fh = MPI_FILE_NULL;
 
   // The frames' runs and their reader, and the grid's (made on first use).
@@ -583,22 +583,10 @@ BlockReader::BlockReader(MPI_Comm comm, const std::string& path, const BlockLayo
                          "th) differs from the layout's (id or dimensions)");
     m.layout.check();
   });
-  Hints hints = Hints::from_environment();
-  hints.merge(options.hints);
-  m.mpi_info = hints.to_info();
-  const int rc = MPI_File_open(comm, path.c_str(), MPI_MODE_RDONLY, m.mpi_info, &m.fh);
-  collective(comm, [&] {
-    if (rc != MPI_SUCCESS) throw IoError("cannot open " + path + ": " + mpi_error_text(rc));
-  });
-  MPI_File_set_errhandler(m.fh, MPI_ERRORS_RETURN);
+  m.fh = open_input_file(comm, path, options.hints);
 }
 
-BlockReader::~BlockReader() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (finalized) return;
-  if (impl_->mpi_info != MPI_INFO_NULL) MPI_Info_free(&impl_->mpi_info);
-}
+BlockReader::~BlockReader() = default;
 
 const BlockFileInfo& BlockReader::info() const { return impl_->info; }
 

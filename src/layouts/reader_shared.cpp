@@ -18,6 +18,7 @@
 #ifdef ANABRANCH_HAVE_HDF5
 #include "h5/vtkhdf.hpp"
 #endif
+#include "io/shared_file.hpp"
 #include "layouts/serafin_frame.hpp"
 
 namespace anabranch::pio {
@@ -29,12 +30,6 @@ class OwnNodesReader final : public ReadStrategy {
   explicit OwnNodesReader(Mode mode) : mode_(mode) {}
   const char* name() const override {
     return mode_ == Mode::Hdf5 ? "hdf5" : mode_ == Mode::Collective ? "collective" : mode_ == Mode::Aggregated ? "aggregated" : "independent";
-  }
-
-  ~OwnNodesReader() override {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (!finalized && info_ != MPI_INFO_NULL) MPI_Info_free(&info_);
   }
 
   FileFacts open(MPI_Comm comm, const std::string& path, const ReaderOptions& options) override {
@@ -81,14 +76,7 @@ class OwnNodesReader final : public ReadStrategy {
     facts = broadcast_facts(comm_, 0, facts);
     header_ = facts.header;
     layout_ = serafin::Layout::of(header_);
-    Hints hints = Hints::from_environment();
-    hints.merge(options.hints);
-    info_ = hints.to_info();
-    const int rc = MPI_File_open(comm_, path.c_str(), MPI_MODE_RDONLY, info_, &fh_);
-    collective(comm_, [&] {
-      if (rc != MPI_SUCCESS) throw IoError("cannot open " + path + ": " + mpi_error_text(rc));
-    });
-    MPI_File_set_errhandler(fh_, MPI_ERRORS_RETURN);
+    fh_ = open_input_file(comm_, path, options.hints);
     how_.mode = RunReading::mode_of(name());
     how_.buffer_bytes = options.buffer_bytes;
     how_.readers_per_node = options.readers_per_node;
@@ -167,7 +155,6 @@ class OwnNodesReader final : public ReadStrategy {
   std::unique_ptr<serafin::Reader> markers_;  // rank 0: the header, the records' markers
   serafin::Header header_;
   serafin::Layout layout_;
-  MPI_Info info_ = MPI_INFO_NULL;
   MPI_File fh_ = MPI_FILE_NULL;
   RunReading how_;
   std::unique_ptr<SerafinFrame> frame_;

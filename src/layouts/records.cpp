@@ -344,7 +344,6 @@ struct RecordsReader::Impl {
   std::string path;
   RecordsLayout layout;
   RecordsOptions options;
-  MPI_Info info = MPI_INFO_NULL;
   MPI_File fh = MPI_FILE_NULL;
   std::unique_ptr<FileSource> input;  // the file counts as an input: no output may replace it
 };
@@ -370,22 +369,13 @@ RecordsReader::RecordsReader(MPI_Comm comm, const std::string& path, const Recor
                       std::to_string(size) + " (the layout's " + std::to_string(layout.count()) + " records need " +
                       std::to_string(layout.end()) + ")");
   });
-  Hints hints = Hints::from_environment();
-  hints.merge(options.hints);
-  m.info = hints.to_info();
-  const int rc = MPI_File_open(comm, path.c_str(), MPI_MODE_RDONLY, m.info, &m.fh);
-  collective(comm, [&] {
-    if (rc != MPI_SUCCESS) throw IoError("cannot open " + path + ": " + mpi_error_text(rc));
-  });
-  MPI_File_set_errhandler(m.fh, MPI_ERRORS_RETURN);
+  m.fh = open_input_file(comm, path, options.hints);
 }
 
 RecordsReader::~RecordsReader() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (finalized) return;
-  if (impl_->fh != MPI_FILE_NULL) MPI_File_close(&impl_->fh);
-  if (impl_->info != MPI_INFO_NULL) MPI_Info_free(&impl_->info);
+  if (!finalized && impl_->fh != MPI_FILE_NULL) MPI_File_close(&impl_->fh);
 }
 
 void RecordsReader::read(std::int64_t n, const std::int64_t* records, void* const* data) {

@@ -110,7 +110,7 @@ crc-fold-constants-swapped#src/core/crc32.cpp#const __m128i k128 = _mm_set_epi64
 merge-fpp-accepted#src/cli/cmd_merge.cpp#if (m->o.strategy == "file-per-process") throw#if (false) throw#py:test_merge_split.py#merge --strategy file-per-process accepted
 partel-concat-ignored#src/cli/cmd_partition.cpp#o.layout = "concat";#o.layout = "telemac";#py:test_telemac_v8.py test_partition.py#PARTEL.PAR's concatenate answer ignored
 refine-wall-midpoint#src/cli/cmd_refine.cpp#if (!is_wall(cli.lines[static_cast<std::size_t>(s)]) && is_wall(cli.lines[static_cast<std::size_t>(t)])) s = t;#(void)t;#py:test_generate_refine.py#a midpoint between a wall and an open node is open
-split-default-name#src/cli/cmd_split.cpp#name = s == std::string::npos ? o->input : o->input.substr(s + 1);#name = o->input;#py:test_merge_split.py#split names its outputs after the input's whole path
+split-default-name#src/cli/cmd_merge.cpp#name = s == std::string::npos ? o->input : o->input.substr(s + 1);#name = o->input;#py:test_merge_split.py#split names its outputs after the input's whole path
 tune-lustre-count#src/cli/cmd_tune.cpp#if (tok == "stripe_count:" || tok == "lmm_stripe_count:") in >> count;#if (tok == "lmm_stripe_count:") in >> count;#py:test_bench_tune.py#tune misreads lfs getstripe's stripe count
 halo-same-part-shifted#src/partition/partition_distributed.cpp#q = lp.p, l = other + 1;#q = lp.p, l = other;#py:test_partition_parallel.py#PAR halo rows written by the ranks name the wrong neighbour inside the part
 capi-long-name#src/c_api/c_api.cpp#if (std::strlen(name) > 16 ||#if (std::strlen(name) > 32 ||#py:test_package.py -k anabranch_errors#a variable name over 16 characters accepted (cut in the file)

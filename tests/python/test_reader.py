@@ -119,6 +119,8 @@ try:
         anabranch.Reader(comm, path, ids, strategy="hdf5")
     elif case == "collective-on-hdf5":
         anabranch.Reader(comm, path.replace(".slf", ".h5"), ids, strategy="collective")
+    elif case == "option":
+        anabranch.Reader(comm, path, ids, options="buffer_bytes=12")
     elif case == "frame":
         with anabranch.Reader(comm, path, ids) as r:
             r._r.read_frame(7)
@@ -143,6 +145,7 @@ with open(f"{out}.{comm.rank}", "w") as f:
     ("strategy", "UsageError", "unknown read strategy 'bogus'"),
     ("hdf5-on-serafin", "UsageError", "the hdf5 read strategy reads HDF5 files"),
     ("collective-on-hdf5", "UsageError", "the collective read strategy reads SERAFIN files"),
+    ("option", "UsageError", "buffer_bytes=12: at least 1024"),
     ("frame", "UsageError", "frame 8 of"),
     ("missing", "IoError", "single.slf.nothing"),
 ])

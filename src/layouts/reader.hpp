@@ -69,8 +69,6 @@ class ReadStrategy {
   // Collective: closes.
   virtual void close() {}
   virtual ReadTimes times() const { return {}; }
-  // Files the strategy opens (1, or P for file-per-process).
-  virtual bool one_file() const { return true; }
 };
 
 struct ReadStrategyInfo {

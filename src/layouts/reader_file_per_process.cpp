@@ -16,7 +16,6 @@ namespace {
 class FilePerProcessReader final : public ReadStrategy {
  public:
   const char* name() const override { return "file-per-process"; }
-  bool one_file() const override { return false; }
 
   FileFacts open(MPI_Comm comm, const std::string& path, const ReaderOptions&) override {
     comm_ = comm;

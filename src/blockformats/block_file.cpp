@@ -1,8 +1,46 @@
 #include "blockformats/block_file.hpp"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 namespace anabranch {
+
+std::string BlockFileInfo::to_json() const {
+  nlohmann::json j;
+  j["path"] = path;
+  j["format"] = format;
+  nlohmann::json b = nlohmann::json::array();
+  for (const auto& s : blocks) b.push_back({s.id, s.dims[0], s.dims[1], s.dims[2]});
+  j["blocks"] = b;
+  j["variables"] = variables;
+  j["real_bytes"] = real_bytes;
+  j["records"] = records;
+  j["has_grid"] = has_grid;
+  j["times"] = times;
+  j["file_bytes"] = file_bytes;
+  j["provenance"] = provenance;
+  j["offsets"] = dataset_offsets;
+  j["grid_offsets"] = grid_offsets;
+  return j.dump();
+}
+
+BlockFileInfo BlockFileInfo::from_json(const std::string& text) {
+  const auto j = nlohmann::json::parse(text);
+  BlockFileInfo i;
+  i.path = j["path"];
+  i.format = j["format"];
+  for (const auto& b : j["blocks"]) i.blocks.push_back({b[0].get<std::int64_t>(), {b[1].get<std::int64_t>(), b[2].get<std::int64_t>(), b[3].get<std::int64_t>()}});
+  i.variables = j["variables"].get<std::vector<std::string>>();
+  i.real_bytes = j["real_bytes"];
+  i.records = j["records"];
+  i.has_grid = j["has_grid"];
+  i.times = j["times"].get<std::vector<double>>();
+  i.file_bytes = j["file_bytes"];
+  i.provenance = j["provenance"].get<std::map<std::string, std::string>>();
+  i.dataset_offsets = j["offsets"].get<std::vector<std::int64_t>>();
+  i.grid_offsets = j["grid_offsets"].get<std::vector<std::int64_t>>();
+  return i;
+}
 
 void BlockFileInfo::index() const {
   if (first_point_.size() == blocks.size() + 1) return;

@@ -25,6 +25,10 @@ struct BlockFileInfo {
   // hdf5: byte offset of each dataset's values: frame after frame, nvar each; the grid's x, y, z.
   std::vector<std::int64_t> dataset_offsets, grid_offsets;
 
+  // Every field as JSON text, and back (rank 0's description shared with the others).
+  std::string to_json() const;
+  static BlockFileInfo from_json(const std::string& text);
+
   std::int64_t frames() const { return static_cast<std::int64_t>(times.size()); }
   int nvar() const { return static_cast<int>(variables.size()); }
   // Points before block b, in file order (b = blocks.size(): every point).

@@ -530,12 +530,7 @@ Runner add_partition(CLI::App& app, Common& common) {
       // partel's answers: on standard input, which mpiexec gives rank 0; the others get them from it.
       std::string text;
       if (rank == 0) text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-      if (size > 1) {
-        long long len = static_cast<long long>(text.size());
-        MPI_Bcast(&len, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
-        text.resize(static_cast<std::size_t>(len));
-        MPI_Bcast(text.data(), static_cast<int>(len), MPI_CHAR, 0, MPI_COMM_WORLD);
-      }
+      if (size > 1) text = pio::broadcast(MPI_COMM_WORLD, std::move(text));
       std::istringstream in(text);
       read_partel_answers(in, *o);
       if (size > 1 && o->split_on.empty()) {

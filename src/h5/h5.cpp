@@ -228,7 +228,7 @@ bool exists(hid_t loc, const std::string& path) {
 }
 
 Handle create_dataset(hid_t loc, const std::string& name, hid_t type, std::int64_t n, std::int64_t chunk,
-                      const std::string& file) {
+                      const std::string& file, bool early) {
   const hsize_t dims = static_cast<hsize_t>(n);
   const hsize_t maxdims = chunk > 0 ? H5S_UNLIMITED : dims;
   Handle space(check(H5Screate_simple(1, &dims, &maxdims), "H5Screate_simple", file));
@@ -238,12 +238,23 @@ Handle create_dataset(hid_t loc, const std::string& name, hid_t type, std::int64
   if (chunk > 0) {
     const hsize_t c = static_cast<hsize_t>(chunk);
     check_status(H5Pset_chunk(dcpl, 1, &c), "H5Pset_chunk", file);
+    if (early) check_status(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time", file);
     // No chunk cache: a chunk goes to the file in the write that fills it, so a full disk
     // fails that write (a cached chunk would fail later, in a close whose status is lost).
     check_status(H5Pset_chunk_cache(dapl, 0, 0, 1.0), "H5Pset_chunk_cache", file);
   }
   return Handle(check(H5Dcreate2(loc, name.c_str(), type, space, H5P_DEFAULT, dcpl, dapl),
                       "cannot create dataset " + name + " in", file));
+}
+
+std::int64_t chunk_offset(hid_t dset, std::int64_t at, const std::string& file) {
+  const hsize_t coord = static_cast<hsize_t>(at);
+  unsigned filters = 0;
+  haddr_t addr = HADDR_UNDEF;
+  hsize_t bytes = 0;
+  check_status(H5Dget_chunk_info_by_coord(dset, &coord, &filters, &addr, &bytes), "H5Dget_chunk_info_by_coord", file);
+  if (addr == HADDR_UNDEF) throw IoError("cannot locate the chunk of element " + std::to_string(at) + " in " + file + " (no space allocated)");
+  return static_cast<std::int64_t>(addr);
 }
 
 Handle create_dataset_2d(hid_t loc, const std::string& name, hid_t type, std::int64_t rows, std::int64_t cols,

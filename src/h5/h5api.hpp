@@ -42,7 +42,7 @@ struct Global {
   X(H5open) X(H5close) X(H5check_version) X(H5get_libversion) X(H5free_memory) \
   X(H5Aclose) X(H5Acreate2) X(H5Adelete) X(H5Aexists) X(H5Aget_space) X(H5Aget_type) X(H5Aiterate2) \
   X(H5Aopen) X(H5Aread) X(H5Awrite) \
-  X(H5Dclose) X(H5Dcreate2) X(H5Dget_offset) X(H5Dget_space) X(H5Dget_type) X(H5Dopen2) X(H5Dread) \
+  X(H5Dclose) X(H5Dcreate2) X(H5Dget_chunk_info_by_coord) X(H5Dget_offset) X(H5Dget_space) X(H5Dget_type) X(H5Dopen2) X(H5Dread) \
   X(H5Dset_extent) X(H5Dwrite) \
   X(H5Eclear2) X(H5Eset_auto2) X(H5Ewalk2) \
   X(H5Fclose) X(H5Fcreate) X(H5Fflush) X(H5Fget_eoa) X(H5Fget_filesize) X(H5Fget_vfd_handle) X(H5Fopen) \
@@ -90,6 +90,7 @@ AB_H5_GLOBALS(AB_H5_NAME)
 #define H5Awrite AB_H5_LAZY(H5Awrite)
 #define H5Dclose AB_H5_LAZY(H5Dclose)
 #define H5Dcreate2 AB_H5_LAZY(H5Dcreate2)
+#define H5Dget_chunk_info_by_coord AB_H5_LAZY(H5Dget_chunk_info_by_coord)
 #define H5Dget_offset AB_H5_LAZY(H5Dget_offset)
 #define H5Dget_space AB_H5_LAZY(H5Dget_space)
 #define H5Dget_type AB_H5_LAZY(H5Dget_type)

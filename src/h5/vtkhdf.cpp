@@ -212,12 +212,7 @@ std::map<std::string, std::string> parallel_facts(MPI_Comm comm, bool with_input
     f["hdf5_library"] = std::to_string(maj) + "." + std::to_string(min) + "." + std::to_string(rel);
     for (const auto& [k, v] : f) text += k + '\0' + v + '\0';
   }
-  if (comm != MPI_COMM_NULL) {
-    long long n = static_cast<long long>(text.size());
-    MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, comm);
-    text.resize(static_cast<std::size_t>(n));
-    MPI_Bcast(text.data(), static_cast<int>(n), MPI_CHAR, 0, comm);
-  }
+  text = broadcast(comm, std::move(text));
   std::map<std::string, std::string> out;
   for (std::size_t at = 0; at < text.size();) {
     const std::size_t k_end = text.find('\0', at);
@@ -336,7 +331,9 @@ struct Output::Impl {
     xfer_collective.reset();
     xfer_independent.reset();
   }
-  void write_frame(std::int64_t k, double time, std::int64_t first, std::int64_t count, const void* values);
+  // Frame k added: every variable extended by a frame (its chunks allocated), Steps.
+  void extend(std::int64_t k, double time);
+  void elevation_to_z();  // the first frame's elevation to the points' Z, each rank a share
 
   // Abandoned before close() (a write failed, here or on another rank; every rank gets here
   // together): the file is removed by its owner, but HDF5 must still close it, collectively.
@@ -438,11 +435,21 @@ void Output::Impl::create() {
       external(root, n, std::string(kRoot) + "/" + n);
   }
 
-  // Point data: one extendible 1-D dataset per variable, frames one after the other.
-  chunk = std::max<std::int64_t>(1, std::min<std::int64_t>(npoin, (std::int64_t{32} << 20) / real_size(h.precision)));
+  // Point data: one extendible 1-D dataset per variable, frames one after the other, each
+  // frame whole chunks allocated when it is added (the engine writes them at their
+  // addresses): one chunk, or the fewest equal ones within HDF5's 4 GiB chunk.
+  const std::int64_t most = options.chunk_bytes > 0 ? std::min<std::int64_t>(options.chunk_bytes, 0xffffffffLL) : 0xffffffffLL;
+  chunk = std::max<std::int64_t>(npoin, 1);
+  for (std::int64_t parts = 2; chunk * real_size(h.precision) > most; ++parts) {
+    if (parts > 64)
+      throw UsageError(f + ": a frame of " + std::to_string(npoin) + " nodes in " + to_string(h.precision) +
+                       " precision cuts into no 64 equal HDF5 chunks of at most " + std::to_string(most) +
+                       " bytes (write single precision, SERAFIN, or a larger chunk_bytes)");
+    if (npoin % parts == 0 && npoin / parts * real_size(h.precision) <= most) chunk = npoin / parts;
+  }
   Handle pd(check(H5Gcreate2(root, "PointData", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "cannot create PointData in", f));
   for (int v = 0; v < h.nvar(); ++v) {
-    data.push_back(h5::create_dataset(pd, names[static_cast<std::size_t>(v)], real_type(h.precision), 0, chunk, f));
+    data.push_back(h5::create_dataset(pd, names[static_cast<std::size_t>(v)], real_type(h.precision), 0, chunk, f, true));
     h5::write_attribute(data.back(), "units", trimmed(h.variables[static_cast<std::size_t>(v)].unit), f);
   }
   // Steps: the transient part of VTKHDF 2.
@@ -500,43 +507,19 @@ void Output::Impl::create() {
 
 void Output::Impl::write_inputs() {
   if (comm != MPI_COMM_NULL) checksum_inputs(comm);  // those given to every rank to checksum
-  std::string text = rank == 0 ? provenance::inputs() : std::string();
-  if (comm != MPI_COMM_NULL) {
-    long long n = static_cast<long long>(text.size());
-    MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, comm);
-    text.resize(static_cast<std::size_t>(n));
-    MPI_Bcast(text.data(), static_cast<int>(n), MPI_CHAR, 0, comm);
-  }
+  const std::string text = broadcast(comm, rank == 0 ? provenance::inputs() : std::string());
   const std::string where = std::string(kMeta) + "/provenance";
   Handle prov(check(H5Gopen2(file, where.c_str(), H5P_DEFAULT), "cannot open provenance in", name));
   h5::write_attribute(prov, "inputs", text, name);
 }
 
-void Output::Impl::write_frame(std::int64_t k, double time, std::int64_t first, std::int64_t count, const void* values) {
+void Output::Impl::extend(std::int64_t k, double time) {
   const std::string& f = name;
   const std::int64_t npoin = header.npoin;
-  const int rs = real_size(header.precision);
-  const hid_t mem = real_type(header.precision);
-  {  // the chunks this frame allocates, in every variable
-    const std::int64_t last_old = k * npoin - 1, last_new = (k + 1) * npoin - 1;
-    const std::int64_t chunks = last_new / chunk - (last_old < 0 ? -1 : last_old / chunk);
-    check_room(chunks * chunk * rs * header.nvar(), "frame " + std::to_string(k + 1));
-  }
-  // Values: extend every variable by one frame, then each rank writes its block.
-  for (int v = 0; v < header.nvar(); ++v) {
+  check_room(npoin * real_size(header.precision) * header.nvar(), "frame " + std::to_string(k + 1));
+  for (auto& d : data) {
     const hsize_t len = static_cast<hsize_t>((k + 1) * npoin);
-    hid_t d = data[static_cast<std::size_t>(v)];
     check_status(H5Dset_extent(d, &len), "cannot extend a variable in", f);
-    const auto* src = static_cast<const unsigned char*>(values) + static_cast<std::size_t>(v * count * rs);
-    if (header.precision == Precision::Double)
-      h5::write_range<double>(d, k * npoin + first, count, reinterpret_cast<const double*>(src), xfer_collective, f);
-    else
-      h5::write_range<float>(d, k * npoin + first, count, reinterpret_cast<const float*>(src), xfer_collective, f);
-  }
-  // 3D: the first frame's elevation becomes the points' Z.
-  if (k == 0 && header.nplan() > 1 && header.nvar() > 0 && options.mesh_link.empty()) {
-    auto [fspace, mspace] = h5::range_spaces(points, first, count, f, 2);
-    check_status(H5Dwrite(points, mem, mspace, fspace, xfer_collective, count ? values : nullptr), "cannot write Points Z in", f);
   }
   // Steps: one more entry everywhere, written by rank 0.
   const hsize_t steps = static_cast<hsize_t>(k + 1);
@@ -554,11 +537,18 @@ void Output::Impl::write_frame(std::int64_t k, double time, std::int64_t first, 
     h5::write_range<std::int64_t>(d, k, mine, &offset, xfer_collective, f);
   }
   h5::write_attribute<std::int64_t>(nsteps_holder, "NSteps", {k + 1}, f);
-  if (options.flush_frames) {
-    h5::reserve_for_flush(file, comm, path, name);
-    check_status(H5Fflush(file, H5F_SCOPE_GLOBAL), "cannot flush", f);
-  }
   if (rank == 0) times.push_back(time);
+}
+
+void Output::Impl::elevation_to_z() {
+  int size = 1;
+  if (comm != MPI_COMM_NULL) MPI_Comm_size(comm, &size);
+  const std::int64_t n = header.npoin, first = n / size * rank + std::min<std::int64_t>(rank, n % size);
+  const std::int64_t count = n / size + (rank < n % size ? 1 : 0);
+  std::vector<double> z(static_cast<std::size_t>(count));
+  h5::read_range<double>(data.at(0), first, count, z.data(), xfer_collective, name);
+  auto [fspace, mspace] = h5::range_spaces(points, first, count, name, 2);
+  check_status(H5Dwrite(points, H5T_NATIVE_DOUBLE, mspace, fspace, xfer_collective, z.data()), "cannot write Points Z in", name);
 }
 
 Output::Output(MPI_Comm comm, const std::string& path, const serafin::Header& header, MPI_Info info,
@@ -676,41 +666,66 @@ void Output::write_mesh(const serafin::Reader* geometry) {
   if (m.comm != MPI_COMM_NULL) MPI_Comm_size(m.comm, &size);
   collective(m.comm, [&] {
     if (!geometry) throw UsageError("every writer must give the geometry");
-    const auto& g = geometry->header();
-    MeshPieces p{g.nelem, g.npoin, g.ndp, g.nplan(), {}, {}, {}};
-    p.ikle = [&](std::int64_t first, std::int64_t n, std::int32_t* out) { geometry->read_ikle_rows(first, n, out); };
-    p.ipobo = [&](std::int64_t first, std::int64_t n, std::int32_t* out) { geometry->read_ipobo(first, n, out); };
-    p.coordinates = [&](bool y, std::int64_t first, std::int64_t n, double* out) { geometry->read_coordinates(y, first, n, out); };
+    const serafin::Header& h = m.header;
+    serafin::check_mesh_source(h, *geometry);
+    MeshPieces p{h.nelem, h.npoin, h.ndp, h.nplan(), {}, {}, {}};
+    p.ikle = [&](std::int64_t first, std::int64_t n, std::int32_t* out) { serafin::read_mesh_rows(h, *geometry, first, n, out); };
+    p.ipobo = [&](std::int64_t first, std::int64_t n, std::int32_t* out) { serafin::read_mesh_ipobo(h, *geometry, first, n, out); };
+    p.coordinates = [&](bool y, std::int64_t first, std::int64_t n, double* out) {
+      serafin::read_mesh_coordinates(h, *geometry, y, first, n, out);
+    };
     m.write_mesh(p, m.rank, size);  // a share each
   });
 }
 
-void Output::write_mesh(const MeshShare& share) {
+void Output::write_frame(double time, std::int64_t first, std::int64_t count, const void* values) {
   Impl& m = *impl_;
-  if (!m.options.mesh_link.empty()) return;
-  int size = 1;
-  if (m.comm != MPI_COMM_NULL) MPI_Comm_size(m.comm, &size);
   collective(m.comm, [&] {
-    auto first = [&](std::int64_t n) { return n / size * m.rank + std::min<std::int64_t>(m.rank, n % size); };
-    const std::int64_t e0 = first(share.nelem), p0 = first(share.npoin);
-    MeshPieces p{share.nelem, share.npoin, share.ndp, share.nplan, {}, {}, {}};
-    p.ikle = [&](std::int64_t at, std::int64_t n, std::int32_t* out) {
-      std::copy_n(share.ikle.begin() + (at - e0) * share.ndp, n * share.ndp, out);
-    };
-    p.ipobo = [&](std::int64_t at, std::int64_t n, std::int32_t* out) { std::copy_n(share.ipobo.begin() + (at - p0), n, out); };
-    p.coordinates = [&](bool y, std::int64_t at, std::int64_t n, double* out) {
-      std::copy_n((y ? share.y : share.x).begin() + (at - p0), n, out);
-    };
-    m.write_mesh(p, m.rank, size);
+    if (count < 0 || first < 0 || first + count > m.header.npoin) throw UsageError("frame block out of range");
   });
+  collective(m.comm, [&] {
+    m.extend(frames_, time);
+    const auto bytes = static_cast<std::size_t>(count * real_size(m.header.precision));
+    for (std::size_t v = 0; v < m.data.size(); ++v) {
+      auto [fspace, mspace] = h5::range_spaces(m.data[v], frames_ * m.header.npoin + first, count, m.name);
+      check_status(H5Dwrite(m.data[v], real_type(m.header.precision), mspace, fspace, m.xfer_collective,
+                            static_cast<const unsigned char*>(values) + v * bytes),
+                   "cannot write a variable in", m.name);
+    }
+  });
+  ++frames_;
+  if (settles()) settle_frame();
 }
 
-void Output::write_frame(double time, std::int64_t first, std::int64_t count, const void* values) {
-  collective(impl_->comm, [&] {
-    if (count < 0 || first < 0 || first + count > impl_->header.npoin) throw UsageError("frame block out of range");
+std::vector<std::int64_t> Output::add_frame(double time) {
+  Impl& m = *impl_;
+  std::vector<std::int64_t> at;
+  collective(m.comm, [&] {
+    m.extend(frames_, time);
+    for (const auto& d : m.data)
+      for (std::int64_t c = 0; c < frame_chunks(); ++c) at.push_back(h5::chunk_offset(d, frames_ * m.header.npoin + c * m.chunk, m.name));
   });
-  collective(impl_->comm, [&] { impl_->write_frame(frames_, time, first, count, values); });
   ++frames_;
+  return at;
+}
+
+std::int64_t Output::chunk_values() const { return impl_->chunk; }
+std::int64_t Output::frame_chunks() const { return impl_->header.npoin / impl_->chunk; }
+
+bool Output::settles() const {
+  const Impl& m = *impl_;
+  return m.options.flush_frames || (frames_ == 1 && m.header.nplan() > 1 && m.header.nvar() > 0 && m.options.mesh_link.empty());
+}
+
+void Output::settle_frame() {
+  Impl& m = *impl_;
+  collective(m.comm, [&] {
+    if (m.comm != MPI_COMM_NULL) MPI_Barrier(m.comm);  // every rank's values are in the file
+    if (frames_ == 1 && m.header.nplan() > 1 && m.header.nvar() > 0 && m.options.mesh_link.empty()) m.elevation_to_z();
+    if (!m.options.flush_frames) return;
+    h5::reserve_for_flush(m.file, m.comm, m.path, m.name);
+    check_status(H5Fflush(m.file, H5F_SCOPE_GLOBAL), "cannot flush", m.name);
+  });
 }
 
 void Output::close() {

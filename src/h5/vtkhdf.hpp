@@ -56,6 +56,7 @@ struct OutputOptions {
   std::string mesh_link;
   std::int64_t alignment = 0;                      // align datasets to this (the stripe size); 0: none
   bool flush_frames = false;                       // H5Fflush after every frame (a killed run keeps its frames)
+  std::int64_t chunk_bytes = 0;                    // the most bytes of a chunk of a variable's frame (0: HDF5's 4 GiB)
   std::map<std::string, std::string> provenance;  // extra provenance attributes (strategy, hints, ...)
 };
 
@@ -72,25 +73,26 @@ class Output {
 
   // Collective: writes the mesh; rank 0 gives it, the other ranks pass nullptr.
   void write_mesh(const Mesh* mesh);
-  // The same from a SERAFIN file with the header's sizes, which every rank gives: each
-  // writes its share of the elements and of the nodes, read a piece at a time (O(N/P) each,
-  // never the mesh whole).
+  // The same from a SERAFIN file holding the header's mesh (or the 2D mesh it extrudes),
+  // which every rank gives: each writes its share of the elements and of the nodes, read a
+  // piece at a time (O(N/P) each, never the mesh whole).
   void write_mesh(const serafin::Reader* geometry);
-  // Collective: the same, each writer w of the W ranks of comm giving its share of the
-  // elements' rows of IKLE (elements nelem * w / W ... as Slices cut them: share w of W) and
-  // of the nodes' IPOBO, X and Y (share w of the nodes), already gathered.
-  struct MeshShare {
-    std::int64_t nelem = 0, npoin = 0;
-    int ndp = 3, nplan = 1;
-    std::vector<std::int32_t> ikle, ipobo;  // this share's rows (1-based), its nodes' IPOBO
-    std::vector<double> x, y;               // its nodes' coordinates
-  };
-  void write_mesh(const MeshShare& share);
   struct MeshPieces;
   // Collective: one frame. Each rank gives nodes [first, first + count) of every variable,
   // nvar blocks of count values in the header's precision and native byte order (count may
   // be 0). In 3D the first frame's first variable (the elevation) becomes the points' Z.
   void write_frame(double time, std::int64_t first, std::int64_t count, const void* values);
+  // Collective: one more frame whose values the caller puts into the file itself (the
+  // engine's byte path). Each variable's frame is frame_chunks() chunks of chunk_values()
+  // values, each contiguous in the file, allocated here: returns their file offsets,
+  // variable after variable. Then, once the values are in the file, settle_frame().
+  std::vector<std::int64_t> add_frame(double time);
+  std::int64_t chunk_values() const;
+  std::int64_t frame_chunks() const;
+  // Collective, once the frame added last is in the file: in 3D its first frame's elevation
+  // becomes the points' Z; flush_frames flushes. settles() says whether there is any work.
+  bool settles() const;
+  void settle_frame();
   // Collective: closes; rank 0 writes the XDMF sidecar.
   void close();
 

@@ -20,7 +20,6 @@ struct Output::Impl {};
 Output::~Output() = default;
 void Output::write_mesh(const Mesh*) { refuse("HDF5 output"); }
 void Output::write_mesh(const serafin::Reader*) { refuse("HDF5 output"); }
-void Output::write_mesh(const MeshShare&) { refuse("HDF5 output"); }
 void Output::write_frame(double, std::int64_t, std::int64_t, const void*) { refuse("HDF5 output"); }
 
 LoneOutput::LoneOutput(const std::string& path, const serafin::Header&, const std::map<std::string, std::string>&) { refuse(path); }

@@ -84,7 +84,6 @@ RunReader::RunReader(MPI_Comm comm, MPI_File fh, std::string path, const FrameLa
   MPI_Comm_size(comm_, &a.size);
   a.node_comm = split_node(comm_);
   NodeWriters readers = choose_writers(comm_, a.node_comm, how_.readers_per_node, path_, Aggregators::Readers);
-  if (readers.owns_comm) MPI_Comm_free(&readers.comm);  // readers read alone
   a.is_reader = readers.is_writer;
   a.index = readers.index;
   a.reader_ranks = std::move(readers.ranks);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <stdexcept>
 
 #include "core/error.hpp"
 #include "parallel/mpi_util.hpp"
@@ -29,7 +30,7 @@ const std::vector<StrategyInfo>& strategies() {
       {"collective", "indexed file view + MPI_File_write_all: MPI-IO merges the requests", true, ""},
       {"aggregated", "values sent to a few writers per node that write large contiguous pieces collectively", true, ""},
       {"aggregated-async", "aggregated, with nonblocking collective writes overlapped with the caller's next step", true, ""},
-      {"hdf5", "one VTKHDF file (ParaView, XDMF sidecar): blocks of nodes, collective parallel-HDF5 hyperslab writes", kHdf5,
+      {"hdf5", "one VTKHDF file (ParaView, XDMF sidecar): HDF5 makes it, aggregated writes put the values in its chunks", kHdf5,
        "this anabranch was built without parallel HDF5 (install libhdf5-openmpi-dev and reconfigure)"},
       {"null", "encodes and exchanges nothing, writes nothing (tests, overhead measurements)", true, ""},
   };
@@ -82,6 +83,24 @@ void encode_run(const Run& r, std::int64_t from, std::int64_t to, int rs, const 
     values.encode(r.array, r.index + v + whole, 1, scratch);
     std::memcpy(dst, scratch, static_cast<std::size_t>(to - from));
   }
+}
+
+void StretchedFrame::for_each_run(const std::function<void(const Run&)>& f) const {
+  const int rs = f_.value_bytes();
+  f_.for_each_run([&](const Run& r) {
+    for (Run p = r; p.count > 0;) {
+      const std::int64_t n = std::min(p.count, (stretch_ - p.at % stretch_) / rs);
+      f({p.at, n, p.array, p.index});
+      p.at += n * rs;
+      p.count -= n;
+      p.index += n;
+    }
+  });
+}
+
+std::pair<std::int64_t, std::int64_t> StretchedFrame::locate(std::int64_t frame, std::int64_t at) const {
+  if (frame != frame_) throw std::logic_error("frame " + std::to_string(frame) + " located while frame " + std::to_string(frame_) + " is set");
+  return {at_.at(static_cast<std::size_t>(at / stretch_)) + at % stretch_, stretch_ - at % stretch_};
 }
 
 void check_read(int rc, MPI_Status& st, std::int64_t asked, const std::string& path, std::int64_t frame, std::int64_t offset,
@@ -178,17 +197,18 @@ std::pair<std::size_t, std::size_t> ViewRounds::round(long long k) const {
   return {starts[static_cast<std::size_t>(k)], starts[static_cast<std::size_t>(k) + 1]};
 }
 
-std::int64_t ViewRounds::view(long long k, MPI_Datatype& view, const std::string& path) const {
+int ViewRounds::transfer(MPI_File fh, long long k, bool write, unsigned char* buf, MPI_Info info, const std::string& path,
+                         std::int64_t& bytes, MPI_Status& st, std::exception_ptr& error) const {
   std::vector<int> lens;
   std::vector<MPI_Aint> disps;
-  std::int64_t bytes = 0;
+  bytes = 0;
   const auto [first, end] = round(k);
-  for (std::size_t i = first; i < end; ++i) {
+  for (std::size_t i = first; i < end && !error; ++i) {
     const Piece& p = pieces[i];
     const auto n = static_cast<int>(p.to - p.from);
     if (p.offset < 0 || (!disps.empty() && p.offset < disps.back() + lens.back()))
-      throw MpiError("cannot write or read " + path + ": this rank's runs overlap or fall before the file at byte " +
-                     std::to_string(p.offset) + " (an internal error)");
+      error = std::make_exception_ptr(MpiError("cannot write or read " + path + ": this rank's runs overlap or fall before the file at byte " +
+                                               std::to_string(p.offset) + " (an internal error)"));
     bytes += n;
     if (!lens.empty() && disps.back() + lens.back() == p.offset)  // runs that follow one another: one block
       lens.back() += n;
@@ -197,13 +217,22 @@ std::int64_t ViewRounds::view(long long k, MPI_Datatype& view, const std::string
       disps.push_back(static_cast<MPI_Aint>(p.offset));
     }
   }
-  if (lens.empty())  // nothing to move: a plain byte view, zero bytes
-    check_mpi(MPI_Type_contiguous(1, MPI_BYTE, &view), "MPI_Type_contiguous");
+  if (error) {  // nothing to move: a plain byte view, zero bytes
+    lens.clear();
+    bytes = 0;
+  }
+  MPI_Datatype view;
+  if (lens.empty())
+    MPI_Type_contiguous(1, MPI_BYTE, &view);
   else
-    check_mpi(MPI_Type_create_hindexed(static_cast<int>(lens.size()), lens.data(), disps.data(), MPI_BYTE, &view),
-              "MPI_Type_create_hindexed");
-  check_mpi(MPI_Type_commit(&view), "MPI_Type_commit");
-  return bytes;
+    MPI_Type_create_hindexed(static_cast<int>(lens.size()), lens.data(), disps.data(), MPI_BYTE, &view);
+  MPI_Type_commit(&view);
+  const int vrc = MPI_File_set_view(fh, 0, MPI_BYTE, view, "native", info);
+  MPI_Type_free(&view);
+  const int n = static_cast<int>(bytes);
+  const int rc = write ? MPI_File_write_all(fh, buf, n, MPI_BYTE, &st) : MPI_File_read_all(fh, buf, n, MPI_BYTE, &st);
+  if (!error && vrc != MPI_SUCCESS) error = std::make_exception_ptr(MpiError("MPI_File_set_view: " + mpi_error_text(vrc)));
+  return rc;
 }
 
 void RunReader::read_collective(std::int64_t frame, const ValueDecoder& values) {
@@ -218,27 +247,12 @@ void RunReader::read_collective(std::int64_t frame, const ValueDecoder& values) 
   MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_LONG_LONG, MPI_MAX, comm_);
   std::exception_ptr error;  // kept and agreed after the last round: every rank takes part in every one
   for (long long k = 0; k < rounds; ++k) {
-    MPI_Datatype view = MPI_DATATYPE_NULL;
     std::int64_t bytes = 0;
-    try {
-      if (!error) bytes = rounds_.view(k, view, path_);
-    } catch (...) {
-      error = std::current_exception();
-      if (view != MPI_DATATYPE_NULL) MPI_Type_free(&view);
-    }
-    if (view == MPI_DATATYPE_NULL) {
-      bytes = 0;
-      MPI_Type_contiguous(1, MPI_BYTE, &view);
-      MPI_Type_commit(&view);
-    }
-    const int vrc = MPI_File_set_view(fh_, 0, MPI_BYTE, view, "native", MPI_INFO_NULL);
-    MPI_Type_free(&view);
     MPI_Status st;
-    const int rc = MPI_File_read_all(fh_, buf_.data(), static_cast<int>(bytes), MPI_BYTE, &st);
+    const int rc = rounds_.transfer(fh_, k, false, buf_.data(), MPI_INFO_NULL, path_, bytes, st, error);
     if (error) continue;
     try {
       const auto [first, end] = rounds_.round(k);
-      check_mpi(vrc, "MPI_File_set_view");
       check_read(rc, st, bytes, path_, frame, first < end ? rounds_.pieces[first].offset : 0, "MPI_File_read_all");
       const unsigned char* src = buf_.data();
       for (std::size_t i = first; i < end; ++i) {

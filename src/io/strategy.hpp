@@ -3,7 +3,8 @@
 // byte-identical. Formats say what bytes mean; a FrameLayout says where each rank's values
 // of a frame go (runs); strategies say how P ranks get them to disk. The same strategies
 // write every layout: SERAFIN frames of owned nodes (layouts/writer.cpp), multi-block frames of
-// pieces with halos (layouts/block_io.cpp).
+// pieces with halos (layouts/block_io.cpp), Fortran records (layouts/records.cpp), and the
+// values of a VTKHDF frame in its HDF5 chunks (io/strategy_hdf5.cpp).
 #pragma once
 #include <mpi.h>
 
@@ -51,6 +52,29 @@ class FrameLayout {
   virtual std::int64_t parts() const { return 1; }
   // The bytes this rank's fixed runs take from, for one frame.
   virtual void fixed_bytes(std::int64_t /*frame*/, double /*time*/, std::vector<unsigned char>& out) const { out.clear(); }
+};
+
+// A layout's frame whose bytes lie in stretches of `stretch` bytes, each at an address of its
+// own given for each frame (the chunks of an HDF5 dataset): the layout's runs cut where the
+// stretches end.
+class StretchedFrame final : public FrameLayout {
+ public:
+  StretchedFrame(const FrameLayout& frame, std::int64_t stretch) : f_(frame), stretch_(stretch) {}
+  // The frame about to be written or read, and its stretches' file offsets, in frame order.
+  void set(std::int64_t frame, std::vector<std::int64_t> at) {
+    frame_ = frame;
+    at_ = std::move(at);
+  }
+  int value_bytes() const override { return f_.value_bytes(); }
+  std::int64_t frame_bytes() const override { return f_.frame_bytes(); }
+  std::int64_t parts() const override { return f_.parts(); }
+  void for_each_run(const std::function<void(const Run&)>& f) const override;
+  std::pair<std::int64_t, std::int64_t> locate(std::int64_t frame, std::int64_t at) const override;
+
+ private:
+  const FrameLayout& f_;
+  std::int64_t stretch_, frame_ = -1;
+  std::vector<std::int64_t> at_;
 };
 
 // The caller's values, encoded in the file's precision and byte order straight into a
@@ -117,11 +141,14 @@ struct ViewRounds {
   void plan(const FrameLayout& layout, std::int64_t frame, std::int64_t most, bool values_only);
   long long rounds() const { return starts.empty() ? 0 : static_cast<long long>(starts.size()) - 1; }
   std::pair<std::size_t, std::size_t> round(long long k) const;  // [first, end) of round k (empty past the last)
-  // Round k's file view (a plain byte view when it is empty), committed; returns its bytes.
-  // MpiError when its pieces overlap or fall before the file (MPI-IO may refuse such a view
-  // on one rank alone, inside the collective MPI_File_set_view, and leave the others
-  // waiting there): the caller takes part with an empty view instead.
-  std::int64_t view(long long k, MPI_Datatype& view, const std::string& path) const;
+  // Collective: round k between buf and the file through the round's file view, one
+  // MPI_File_write_all (write) or MPI_File_read_all. A rank whose error is set, or whose
+  // pieces overlap or fall before the file (MPI-IO may refuse such a view on one rank
+  // alone, inside the collective MPI_File_set_view, and leave the others waiting there),
+  // takes part with an empty view, the error kept. Returns the transfer's code; bytes: what
+  // it moved at most.
+  int transfer(MPI_File fh, long long k, bool write, unsigned char* buf, MPI_Info info, const std::string& path, std::int64_t& bytes,
+               MPI_Status& st, std::exception_ptr& error) const;
 };
 
 // The caller's arrays (T: float or double) to values of `real_bytes` (4 or 8) bytes, and
@@ -229,6 +256,7 @@ struct StrategySetup {
   Hints hints;
   bool file_per_step = false;  // hdf5: one file per frame
   bool flush_frames = false;   // hdf5: flush after every frame
+  std::int64_t chunk_bytes = 0;  // hdf5: the most bytes of a chunk (0: HDF5's limit)
   std::map<std::string, std::string> provenance;  // extra facts for self-describing formats
   bool atomic = false;         // files appear under their names only when complete
 };

@@ -62,8 +62,6 @@ class AggregatedStrategy final : public Strategy {
     NodeWriters writers = choose_writers(s_.comm, node_comm_, s_.writers_per_node, s_.final_path, Aggregators::WritersTakingTurns);
     is_writer_ = writers.is_writer;
     windex_ = writers.index;
-    wcomm_ = writers.comm;
-    owns_wcomm_ = writers.owns_comm;
     writer_ranks_ = std::move(writers.ranks);
     nwriters_ = static_cast<int>(writer_ranks_.size());
     // Each writer's round: what its buffer holds (at most 1 GiB, one write call a piece), and
@@ -75,70 +73,9 @@ class AggregatedStrategy final : public Strategy {
     rounds_ = std::max<std::int64_t>(1, (frame + span - 1) / span);
     create_windows();
     plan_rounds();
-    std::exception_ptr error;
-    if (is_writer_) {
-      try {
-        StrategySetup writers_only = s_;
-        writers_only.copy_mesh = nullptr;  // every rank's share, below
-        fh_ = open_shared_file(wcomm_, writers_only);
-      } catch (...) {
-        error = std::current_exception();
-      }
-    }
-    agree(s_.comm, error);
-    if (s_.copy_mesh) copy_mesh();
-  }
-
-  // The header's mesh records from the geometry file, a share per rank of the communicator
-  // (each reads N/P of it), written by the node's writers: a rank that does not write sends
-  // its pieces to one of its node's writers (its node rank modulo their number; the writers
-  // are the node's first ranks), which writes its own share, then each sender's in turn.
-  void copy_mesh() {
-    constexpr int kTag = 0x4d45;  // "ME"
-    int node_rank = 0, node_size = 1;
-    MPI_Comm_rank(node_comm_, &node_rank);
-    MPI_Comm_size(node_comm_, &node_size);
-    const std::string& name = s_.final_path.empty() ? s_.path : s_.final_path;
-    std::exception_ptr error;
-    if (is_writer_) {
-      auto write = [&](std::int64_t offset, const void* data, std::size_t n) {
-        if (error) return;
-        try {
-          write_at(fh_, offset, data, static_cast<std::int64_t>(n), name);
-        } catch (...) {
-          error = std::current_exception();
-        }
-      };
-      try {
-        s_.copy_mesh(rank_, size_, write);
-      } catch (...) {
-        if (!error) error = std::current_exception();
-      }
-      std::vector<unsigned char> piece;
-      for (int from = node_writers_ + node_rank; from < node_size; from += node_writers_)
-        for (;;) {  // every piece is received, even after a failure: the sender waits on none
-          std::int64_t head[2];  // offset, bytes (-1: the sender's last)
-          MPI_Recv(head, 2, MPI_INT64_T, from, kTag, node_comm_, MPI_STATUS_IGNORE);
-          if (head[1] < 0) break;
-          piece.resize(static_cast<std::size_t>(head[1]));
-          MPI_Recv(piece.data(), static_cast<int>(head[1]), MPI_BYTE, from, kTag, node_comm_, MPI_STATUS_IGNORE);
-          write(head[0], piece.data(), piece.size());
-        }
-    } else {
-      const int to = node_rank % node_writers_;
-      try {
-        s_.copy_mesh(rank_, size_, [&](std::int64_t offset, const void* data, std::size_t n) {
-          const std::int64_t head[2] = {offset, static_cast<std::int64_t>(n)};
-          MPI_Send(head, 2, MPI_INT64_T, to, kTag, node_comm_);
-          MPI_Send(data, static_cast<int>(n), MPI_BYTE, to, kTag, node_comm_);
-        });
-      } catch (...) {
-        error = std::current_exception();
-      }
-      const std::int64_t last[2] = {0, -1};
-      MPI_Send(last, 2, MPI_INT64_T, to, kTag, node_comm_);
-    }
-    agree(s_.comm, error);
+    // Every rank opens the file (the header's mesh records are copied a share per rank);
+    // the writers alone write frames.
+    fh_ = open_shared_file(s_.comm, s_);
   }
 
   // A round, pieces and turns. Every rank of the node encodes its bytes of piece k of every writer
@@ -237,7 +174,7 @@ class AggregatedStrategy final : public Strategy {
         complete(slot);
       } catch (...) {
       }
-    if (is_writer_ && fh_ != MPI_FILE_NULL) MPI_File_close(&fh_);
+    if (fh_ != MPI_FILE_NULL) MPI_File_close(&fh_);
     release();
   }
 
@@ -245,15 +182,13 @@ class AggregatedStrategy final : public Strategy {
     wait();
     const double t = MPI_Wtime();
     std::exception_ptr error;
-    if (is_writer_) {
-      try {
-        close_shared_file(wcomm_, fh_);
-      } catch (...) {
-        error = std::current_exception();
-      }
+    try {
+      close_shared_file(s_.comm, fh_);
+    } catch (...) {
+      error = std::current_exception();
     }
     release();
-    agree(s_.comm, error);
+    if (error) std::rethrow_exception(error);
     lap(t, times_.close);
   }
 
@@ -404,8 +339,6 @@ class AggregatedStrategy final : public Strategy {
     MPI_Finalized(&finalized);
     if (finalized) return;
     if (window_) window_->free();
-    if (owns_wcomm_) MPI_Comm_free(&wcomm_);
-    owns_wcomm_ = false;
     if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
   }
 
@@ -501,8 +434,7 @@ class AggregatedStrategy final : public Strategy {
   StrategySetup s_;
   int rank_ = 0, size_ = 1;
   bool is_writer_ = false;
-  MPI_Comm wcomm_ = MPI_COMM_NULL, node_comm_ = MPI_COMM_NULL;
-  bool owns_wcomm_ = false;
+  MPI_Comm node_comm_ = MPI_COMM_NULL;
   MPI_File fh_ = MPI_FILE_NULL;
   PhaseTimes times_;
   std::unique_ptr<NodeWindow> window_;

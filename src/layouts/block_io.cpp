@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
-#include <nlohmann/json.hpp>
 
 #include "core/byteorder.hpp"
 #include "core/error.hpp"
@@ -41,44 +40,9 @@ BlockFileInfo share(MPI_Comm comm, const std::function<BlockFileInfo()>& read_on
   MPI_Comm_rank(comm, &rank);
   std::string text;
   collective(comm, [&] {
-    if (rank != 0) return;
-    const BlockFileInfo i = read_on_root();
-    nlohmann::json j;
-    j["path"] = i.path;
-    j["format"] = i.format;
-    nlohmann::json b = nlohmann::json::array();
-    for (const auto& s : i.blocks) b.push_back({s.id, s.dims[0], s.dims[1], s.dims[2]});
-    j["blocks"] = b;
-    j["variables"] = i.variables;
-    j["real_bytes"] = i.real_bytes;
-    j["records"] = i.records;
-    j["has_grid"] = i.has_grid;
-    j["times"] = i.times;
-    j["file_bytes"] = i.file_bytes;
-    j["provenance"] = i.provenance;
-    j["offsets"] = i.dataset_offsets;
-    j["grid_offsets"] = i.grid_offsets;
-    text = j.dump();
+    if (rank == 0) text = read_on_root().to_json();
   });
-  long long n = static_cast<long long>(text.size());
-  MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, comm);
-  text.resize(static_cast<std::size_t>(n));
-  MPI_Bcast(text.data(), static_cast<int>(n), MPI_CHAR, 0, comm);
-  const auto j = nlohmann::json::parse(text);
-  BlockFileInfo i;
-  i.path = j["path"];
-  i.format = j["format"];
-  for (const auto& b : j["blocks"]) i.blocks.push_back({b[0].get<std::int64_t>(), {b[1].get<std::int64_t>(), b[2].get<std::int64_t>(), b[3].get<std::int64_t>()}});
-  i.variables = j["variables"].get<std::vector<std::string>>();
-  i.real_bytes = j["real_bytes"];
-  i.records = j["records"];
-  i.has_grid = j["has_grid"];
-  i.times = j["times"].get<std::vector<double>>();
-  i.file_bytes = j["file_bytes"];
-  i.provenance = j["provenance"].get<std::map<std::string, std::string>>();
-  i.dataset_offsets = j["offsets"].get<std::vector<std::int64_t>>();
-  i.grid_offsets = j["grid_offsets"].get<std::vector<std::int64_t>>();
-  return i;
+  return BlockFileInfo::from_json(broadcast(comm, std::move(text)));
 }
 
 // A frame of a block file for the engine (or its grid: the x, y, z arrays): every piece's

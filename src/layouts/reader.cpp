@@ -7,6 +7,7 @@
 
 #include "core/byteorder.hpp"
 #include "core/error.hpp"
+#include "core/radix_sort.hpp"
 #include "parallel/mpi_util.hpp"
 
 namespace anabranch::pio {
@@ -220,24 +221,11 @@ Reader::Reader(MPI_Comm comm, const std::string& path, const std::int32_t* globa
         where_[i] = before[b >> 6] + static_cast<std::uint32_t>(__builtin_popcountll(bits[b >> 6] & ((std::uint64_t{1} << (b & 63)) - 1)));
       }
     } else {
-      // Numbers spread wider: (id, place) packed in one word, id above: LSD radix passes over the id's bits (ids
-      // are below NPOIN), digits of at most 11 bits so that the counts stay in L1, sort
-      // them in linear time, places in order among equal ids. The buffers are left
-      // uninitialised: every word is written before it is read.
-      std::unique_ptr<std::uint64_t[]> a(new std::uint64_t[n]), b(new std::uint64_t[n]);
+      // Numbers spread wider: (id, place) packed in one word, id above, sorted by id in
+      // linear time (the radix passes over the id's bits only), places in order among equal ids.
+      std::vector<std::uint64_t> a(n);
       for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<std::uint64_t>(global_ids[i] - 1) << 32 | i;
-      int bits = 1;
-      while (bits < 31 && (std::int64_t{1} << bits) < facts_.header.npoin) ++bits;
-      const int passes = (bits + 10) / 11, digit = (bits + passes - 1) / passes;
-      const std::uint64_t mask = (std::uint64_t{1} << digit) - 1;
-      std::vector<std::size_t> count((std::size_t{1} << digit) + 1);
-      for (int shift = 32; shift < 32 + bits; shift += digit) {
-        std::fill(count.begin(), count.end(), 0);
-        for (std::size_t i = 0; i < n; ++i) ++count[(a[i] >> shift & mask) + 1];
-        for (std::size_t k = 1; k < count.size(); ++k) count[k] += count[k - 1];
-        for (std::size_t i = 0; i < n; ++i) b[count[a[i] >> shift & mask]++] = a[i];
-        a.swap(b);
-      }
+      radix_sort(a, [](std::uint64_t w) { return w >> 32; });
       for (std::size_t i = 0; i < n; ++i) {
         const auto g = static_cast<std::int64_t>(a[i] >> 32);
         if (need_.empty() || need_.back() != g) need_.push_back(g);

@@ -87,7 +87,7 @@ class OwnNodesReader final : public ReadStrategy {
   void prepare(const std::vector<std::int64_t>& need) override {
     need_ = &need;
     if (fh_ == MPI_FILE_NULL) return;
-    frame_ = std::make_unique<SerafinFrame>(header_, layout_, need, SerafinFrame::Role::Reader);
+    frame_ = std::make_unique<SerafinFrame>(header_, layout_, need, SerafinFrame::Role::Values);
     runs_ = std::make_unique<RunReader>(comm_, fh_, path_, *frame_, how_);
   }
 

@@ -4,7 +4,8 @@
 // the file's. The reader gives the nodes it needs and the variables it reads (array k is
 // variable vars[k]), and no fixed runs; its frame is those variables' values only, one
 // segment and one part each (reading one variable reads none of the others' bytes; rank 0
-// checks the records' markers apart).
+// checks the records' markers apart). The values alone are also an HDF5 frame's (the hdf5
+// strategy puts them at its chunks' addresses).
 #pragma once
 #include <cstdint>
 #include <numeric>
@@ -18,10 +19,10 @@ namespace anabranch::pio {
 
 class SerafinFrame final : public FrameLayout {
  public:
-  enum class Role { Writer, WriterOfFixed, Reader };  // WriterOfFixed: writes the fixed runs too
+  enum class Role { Writer, WriterOfFixed, Values };  // WriterOfFixed: the fixed runs too; Values: values only
   // nodes: 0-based, increasing, kept by reference.
   SerafinFrame(const serafin::Header& h, const serafin::Layout& l, const std::vector<std::int64_t>& nodes, Role role)
-      : h_(h), l_(l), nodes_(nodes), fixed_(role == Role::WriterOfFixed), reader_(role == Role::Reader), vars_(static_cast<std::size_t>(l.nvar)) {
+      : h_(h), l_(l), nodes_(nodes), fixed_(role == Role::WriterOfFixed), reader_(role == Role::Values), vars_(static_cast<std::size_t>(l.nvar)) {
     std::iota(vars_.begin(), vars_.end(), 0);
     for (std::size_t i = 0; i < nodes.size(); ++i)
       if (i == 0 || nodes[i] != nodes[i - 1] + 1) starts_.push_back(static_cast<std::int64_t>(i));

@@ -25,8 +25,8 @@ WriterOptions WriterOptions::parse(const std::string& text) {
       o.strategy = v;
     else if (k == "writers_per_node")
       o.writers_per_node = static_cast<int>(std::min<std::int64_t>(option_number(k, v, 1, true), INT_MAX));
-    else if (k == "buffer_bytes")
-      o.buffer_bytes = option_number(k, v, 1024);
+    else if (k == "buffer_bytes" || k == "chunk_bytes")
+      (k == "buffer_bytes" ? o.buffer_bytes : o.chunk_bytes) = option_number(k, v, k == "buffer_bytes" ? 1024 : 64);
     else if (k == "partition_method" || k == "partition_parts")
       o.provenance[k] = v;
     else if (k == "owner") {
@@ -91,7 +91,10 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
   setup.header = header_;
   setup.layout = layout_;
   setup.owned = &owned_.gid;
-  frame_ = std::make_unique<SerafinFrame>(header_, layout_, owned_.gid, rank_ == 0 ? SerafinFrame::Role::WriterOfFixed : SerafinFrame::Role::Writer);
+  const auto role = !strategy_->serafin_file() ? SerafinFrame::Role::Values
+                    : rank_ == 0                 ? SerafinFrame::Role::WriterOfFixed
+                                                 : SerafinFrame::Role::Writer;
+  frame_ = std::make_unique<SerafinFrame>(header_, layout_, owned_.gid, role);
   setup.frame = frame_.get();
   setup.info = info_;
   setup.writers_per_node = options_.writers_per_node;
@@ -100,17 +103,12 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
   setup.hints = hints;
   setup.file_per_step = options_.file_per_step;
   setup.flush_frames = options_.flush_frames;
+  setup.chunk_bytes = options_.chunk_bytes;
   setup.provenance = options_.provenance;
   setup.atomic = options_.atomic;
   // Rank 0's geometry file (when it gives no mesh in memory), for every rank: the ranks
   // opening the file copy its mesh records in shares; rank 0 writes the records before.
-  std::string geometry = rank_ == 0 && !out.mesh ? out.geometry : std::string();
-  {
-    int len = static_cast<int>(geometry.size());
-    MPI_Bcast(&len, 1, MPI_INT, 0, comm_);
-    geometry.resize(static_cast<std::size_t>(len));
-    MPI_Bcast(geometry.data(), len, MPI_CHAR, 0, comm_);
-  }
+  const std::string geometry = broadcast(comm_, rank_ == 0 && !out.mesh ? out.geometry : std::string());
   const serafin::Header h = header_;
   if (!geometry.empty() && strategy_->serafin_file())
     setup.copy_mesh = [geometry, h](int share, int shares, const std::function<void(std::int64_t, const void*, std::size_t)>& write_at) {

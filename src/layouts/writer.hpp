@@ -32,12 +32,13 @@ struct WriterOptions {
   bool atomic = false;  // true: temporary name renamed by close() (tools); false: solver output
   bool file_per_step = false;  // hdf5: one file per frame ("run_000012.h5") instead of one per run
   bool flush_frames = false;   // hdf5: flush the file after every frame (a killed run keeps its frames; costs a sync)
+  std::int64_t chunk_bytes = 0;  // hdf5: the most bytes of one chunk of a variable's frame (0: HDF5's 4 GiB limit)
   bool owner_highest = false;  // "owner=highest": a node held by several ranks is written by the highest (gretel's rule)
   // Facts recorded in self-describing outputs (hdf5): partition_method, partition_parts.
   std::map<std::string, std::string> provenance;
 
   // "strategy=collective writers_per_node=2 buffer_bytes=8388608 atomic=1 file_per_step=1
-  // flush_frames=1 shared_memory=0 owner=highest
+  // flush_frames=1 chunk_bytes=1073741824 shared_memory=0 owner=highest
   // partition_method=metis partition_parts=64 cb_nodes=4 ...": the keys above, anything
   // else is an MPI-IO hint.
   static WriterOptions parse(const std::string& text);

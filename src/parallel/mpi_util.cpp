@@ -129,6 +129,15 @@ void allreduce(MPI_Comm comm, void* buffer, int count, MPI_Datatype type, MPI_Op
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, buffer, count, type, op, comm), "MPI_Allreduce");
 }
 
+std::string broadcast(MPI_Comm comm, std::string bytes, int root) {
+  if (comm == MPI_COMM_NULL) return bytes;
+  long long n = static_cast<long long>(bytes.size());
+  MPI_Bcast(&n, 1, MPI_LONG_LONG, root, comm);
+  bytes.resize(static_cast<std::size_t>(n));
+  if (n > 0) MPI_Bcast(bytes.data(), static_cast<int>(n), MPI_CHAR, root, comm);
+  return bytes;
+}
+
 void agree(MPI_Comm comm, std::exception_ptr error) {
   if (comm == MPI_COMM_NULL) {
     if (error) std::rethrow_exception(error);

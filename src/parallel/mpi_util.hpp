@@ -55,6 +55,8 @@ bool started_by_launcher();
 
 // MPI_Allreduce in place; nothing to do on MPI_COMM_NULL.
 void allreduce(MPI_Comm comm, void* buffer, int count, MPI_Datatype type, MPI_Op op);
+// Collective: root's bytes, on every rank (nothing to do on MPI_COMM_NULL).
+std::string broadcast(MPI_Comm comm, std::string bytes, int root = 0);
 
 // Collective: runs fn on every rank; if it threw on any rank, every rank throws the error of
 // the lowest failing rank (same type class: usage, format, I/O or MPI error).

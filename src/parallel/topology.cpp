@@ -137,21 +137,14 @@ NodeWriters choose_writers(MPI_Comm comm, MPI_Comm node_comm, int per_node, cons
   MPI_Comm_rank(node_comm, &node_rank);
   NodeWriters w;
   w.is_writer = node_rank < std::max(1, per_node);
-  if (per_node >= most) {  // every rank of every node
-    w.ranks.resize(static_cast<std::size_t>(size));
-    for (int r = 0; r < size; ++r) w.ranks[static_cast<std::size_t>(r)] = r;
-    w.comm = comm;
-    w.index = rank;
-    return w;
-  }
-  check_mpi(MPI_Comm_split(comm, w.is_writer ? 0 : MPI_UNDEFINED, rank, &w.comm), "MPI_Comm_split");
-  w.owns_comm = w.comm != MPI_COMM_NULL;
-  std::vector<int> flags(static_cast<std::size_t>(size));
+  std::vector<int> flags(static_cast<std::size_t>(size), 1);
   int me = w.is_writer ? 1 : 0;
-  MPI_Allgather(&me, 1, MPI_INT, flags.data(), 1, MPI_INT, comm);
+  if (per_node < most) MPI_Allgather(&me, 1, MPI_INT, flags.data(), 1, MPI_INT, comm);  // else every rank of every node
   for (int r = 0; r < size; ++r)
-    if (flags[static_cast<std::size_t>(r)]) w.ranks.push_back(r);
-  if (w.is_writer) MPI_Comm_rank(w.comm, &w.index);
+    if (flags[static_cast<std::size_t>(r)]) {
+      if (r == rank) w.index = static_cast<int>(w.ranks.size());
+      w.ranks.push_back(r);
+    }
   return w;
 }
 

@@ -41,12 +41,10 @@ struct NodeWriters {
   bool is_writer = false;
   int index = 0;               // this writer's number among the writers (writers only)
   std::vector<int> ranks;      // comm ranks of all writers
-  MPI_Comm comm = MPI_COMM_NULL;  // the writers (MPI_COMM_NULL elsewhere)
-  bool owns_comm = false;         // comm was made for them: the owner frees it
 };
 // Collective over comm; node_comm: comm's shared-memory split. per_node 0: automatic, from
 // the file system under `path` (writers_per_node=auto, readers_per_node=auto). One
-// MPI_Allreduce, plus a split and a gather when some ranks are not writers.
+// MPI_Allreduce, plus a gather when some ranks are not writers.
 NodeWriters choose_writers(MPI_Comm comm, MPI_Comm node_comm, int per_node, const std::string& path,
                            Aggregators role = Aggregators::Writers);
 

@@ -974,12 +974,7 @@ class PartOutputs {
       }
     }
     // Rank 0's path, or why it has none: every rank stops together.
-    for (std::string* str : {&temp, &error}) {
-      int len = static_cast<int>(str->size());
-      MPI_Bcast(&len, 1, MPI_INT, 0, comm);
-      str->resize(static_cast<std::size_t>(len));
-      MPI_Bcast(str->data(), len, MPI_CHAR, 0, comm);
-    }
+    for (std::string* str : {&temp, &error}) *str = broadcast(comm, std::move(*str));
     if (!error.empty()) throw IoError(error);
     const int rc = MPI_File_open(comm, temp.c_str(), MPI_MODE_WRONLY, MPI_INFO_NULL, &fh_);
     int bad = rc != MPI_SUCCESS, any = 0;

@@ -503,13 +503,7 @@ MergedWriter open_merged_writer(MPI_Comm comm, const std::string& part, const st
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   // Rank 0's part gives the header (as part 0 does to gretel): its name goes to every rank.
-  std::string first = part;
-  {
-    int n = static_cast<int>(first.size());
-    MPI_Bcast(&n, 1, MPI_INT, 0, comm);
-    first.resize(static_cast<std::size_t>(n));
-    MPI_Bcast(first.data(), n, MPI_CHAR, 0, comm);
-  }
+  const std::string first = broadcast(comm, part);
   CliPoints cli_points(comm, cli);
   serafin::Header geo, h0;
   std::vector<std::int32_t> gid;

@@ -68,7 +68,7 @@ def test_full_disk_merge(parts, small_disk, strategy, ranks):
     proc = mpirun(ranks, EXE, "merge", base, "--geo", mesh, "-o", out, "--strategy", strategy)
     assert_failed_cleanly(proc, small_disk, out, "No space left on device", ranks)
     # Found at the write that came up short, saying where (not only by the size check at close).
-    where = {"hdf5": "file write failed", "collective": ""}.get(strategy, "written from byte" if ranks > 1 else " at byte ")
+    where = {"hdf5": "written from byte", "collective": ""}.get(strategy, "written from byte" if ranks > 1 else " at byte ")
     assert where in error_lines(proc.stderr)[0], proc.stderr
     assert digest(mesh, *files) == before
 

@@ -135,17 +135,26 @@ def test_fortran_solver_writes_the_c_solvers_bits(ab, mesh):
     assert all(o == outputs[0] for o in outputs)
 
 
-def test_hdf5_strategy_holds_the_same_frames(ab, mesh):
-    """The C solver writing HDF5 at 1-3 ranks: converted to SERAFIN, the bits of its SERAFIN run."""
+@pytest.mark.parametrize("chunks", [1, 4])
+def test_hdf5_strategy_holds_the_same_frames(ab, mesh, chunks):
+    """The C solver writing HDF5 at 1-3 ranks: converted to SERAFIN, the bits of its SERAFIN
+    run. Each variable's frame is one HDF5 chunk, or, with chunk_bytes, equal chunks no
+    larger: the ranks' values cut where the chunks end."""
+    h5py = pytest.importorskip("h5py")
     parts = mesh / "p3h"
     parts.mkdir()
     ab("partition", mesh / "mesh.slf", "--cli", mesh / "mesh.cli", "-n", 3, "-o", parts)
     mpirun(3, SOLVER, parts / "mesh.slf", mesh / "mesh.slf", mesh / "ref.slf", "aggregated", 3)
+    npoin = read(mesh / "mesh.slf").npoin
+    assert npoin % chunks == 0
+    strategy = "hdf5" if chunks == 1 else f"hdf5 chunk_bytes={npoin // chunks * 4}"
     for n in (1, 2, 3):
         p = mesh / f"p{n}h"
         p.mkdir(exist_ok=True)
         ab("partition", mesh / "mesh.slf", "--cli", mesh / "mesh.cli", "-n", n, "-o", p)
-        mpirun(n, SOLVER, p / "mesh.slf", mesh / "mesh.slf", mesh / f"r{n}.h5", "hdf5", 3)
+        mpirun(n, SOLVER, p / "mesh.slf", mesh / "mesh.slf", mesh / f"r{n}.h5", strategy, 3)
+        with h5py.File(mesh / f"r{n}.h5", "r") as f:
+            assert all(d.chunks == (npoin // chunks,) for d in f["VTKHDF/PointData"].values())
         r = ab("convert", mesh / f"r{n}.h5", mesh / f"r{n}.slf")
         assert r.returncode == 0, r.stderr
         assert (mesh / f"r{n}.slf").read_bytes() == (mesh / "ref.slf").read_bytes(), n

@@ -59,7 +59,7 @@ class AggregatedStrategy final : public Strategy {
     MPI_Comm_rank(s_.comm, &rank_);
     MPI_Comm_size(s_.comm, &size_);
     node_comm_ = split_node(s_.comm);
-    NodeWriters writers = choose_writers(s_.comm, node_comm_, s_.writers_per_node, s_.final_path, Aggregators::WritersTakingTurns);
+    NodeWriters writers = choose_writers(s_.comm, node_comm_, s_.writers_per_node, s_.final_path, Aggregators::Writers);
     is_writer_ = writers.is_writer;
     windex_ = writers.index;
     writer_ranks_ = std::move(writers.ranks);

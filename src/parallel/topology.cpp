@@ -116,8 +116,7 @@ std::pair<bool, int> file_system_and_node_size(MPI_Comm comm, MPI_Comm node_comm
 
 int auto_per_node(bool parallel_fs, int most, Aggregators role) {
   switch (role) {
-    case Aggregators::Writers: return parallel_fs ? std::min(2, most) : 1;
-    case Aggregators::WritersTakingTurns: return std::min(2, most);
+    case Aggregators::Writers: return std::min(2, most);
     case Aggregators::Readers: return parallel_fs ? std::min(2, most) : most;
   }
   return 1;

@@ -32,7 +32,7 @@ struct Topology {
 };
 
 // Who aggregates, and so which automatic rule picks how many per node (see auto_per_node).
-enum class Aggregators { Writers, WritersTakingTurns, Readers };
+enum class Aggregators { Writers, Readers };
 
 // The writers (or readers) of the aggregating strategies: the first `per_node` ranks of
 // every node (so rank 0 always is one), their ranks in comm in increasing order, and their
@@ -50,13 +50,10 @@ NodeWriters choose_writers(MPI_Comm comm, MPI_Comm node_comm, int per_node, cons
 
 // The automatic number per node, from whether the file system is parallel or networked and
 // the most ranks a node holds:
-// - Writers (hdf5): on a parallel or network file system (Lustre, GPFS, BeeGFS, NFS) 2, or
-//   the node's ranks if fewer (seed 003's rule: more writers per node contend for the
-//   node's network link); on a node-local one (ext4, xfs, btrfs, tmpfs, ...), where the
-//   kernel serialises writes to one file, 1 (a second writer would only wait for the
-//   first).
-// - WritersTakingTurns (the aggregated strategies, whose writers take turns at the file,
-//   one writing while the other encodes): 2 (or fewer ranks) on any file system.
+// - Writers (the aggregated strategies, whose writers take turns at the file, one writing
+//   while the other encodes): 2, or the node's ranks if fewer, on any file system (more
+//   writers per node would contend for the node's network link on a parallel one, seed
+//   003's rule; and the kernel serialises writes to one file on a node-local one).
 // - Readers (aggregated reading): every rank of a node on a node-local file system, where
 //   reads of one file run side by side (no inode lock as for writes) and each rank reading
 //   1/P of the file contiguously is the raw pread ceiling's own pattern; 2 per node on a

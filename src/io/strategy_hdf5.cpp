@@ -130,6 +130,7 @@ class Hdf5Strategy final : public Strategy {
     {
       const CreatingTemporary creating;
       if (s_.file_per_step) register_temporary(open_name());
+      step_open_ = s_.file_per_step;
       out_ = std::make_unique<vtkhdf::Output>(s_.comm, open_name(), s_.header, s_.info, o);
     }
     if (o.mesh_link.empty() && !s_.geometry.empty()) {  // every rank its share of the geometry
@@ -174,17 +175,18 @@ class Hdf5Strategy final : public Strategy {
         throw IoError::from_errno("cannot rename " + open_name() + " to", file_name());
     });
     release_temporary(open_name());
+    step_open_ = false;
   }
 
-  // Abandoned (a write failed): the file let go; one file per step removes the step it was
-  // writing (the one file is the writer's to remove).
+  // Abandoned (a write failed, or the step's file could not be made): the file let go; one
+  // file per step removes the step it was writing (the one file is the writer's to remove).
   void drop_file() {
     bytes_.reset();
-    if (!out_) return;
     out_.reset();  // closes the abandoned file, collectively
-    if (!s_.file_per_step) return;
+    if (!step_open_) return;
     if (rank_ == 0) ::unlink(open_name().c_str());
     release_temporary(open_name());
+    step_open_ = false;
   }
 
   MPI_Info info_ = MPI_INFO_NULL;  // the hints with HDF5's defaults, when made here
@@ -196,6 +198,7 @@ class Hdf5Strategy final : public Strategy {
   PhaseTimes done_;  // the byte strategies' closed so far
   vtkhdf::OutputOptions options_;
   std::int64_t steps_ = 0;
+  bool step_open_ = false;  // one file per step: a step's temporary is registered
   long long pid_ = 0;
   std::vector<double> times_;  // one file per step: for the XDMF series
 };

@@ -8,6 +8,7 @@ the file-size limit (RLIMIT_FSIZE) works everywhere."""
 import ctypes
 import hashlib
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -116,6 +117,34 @@ def test_full_disk_python_writer(data, small_disk, tmp_path, strategy, ranks):
     # Every rank raised (their lines may interleave).
     assert proc.stdout.count("raised: IoError: ") == ranks == proc.stdout.count("No space left on device"), proc.stdout + proc.stderr
     assert list(small_disk.iterdir()) == []
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+def test_full_disk_one_file_per_step_leaves_complete_steps_only(data, tmp_path, ranks):
+    """hdf5 file_per_step=1 (a solver's output: complete steps stay): the disk fills in a
+    later step; every rank raises, the steps before it are there whole, and no temporary is
+    left (2 MiB: the first step's file, with the mesh, and a few more)."""
+    pytest.importorskip("anabranch", reason="the Python package is not built (PYTHONPATH=<build>/python)")
+    pytest.importorskip("mpi4py")
+    h5py = pytest.importorskip("h5py")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)]).returncode != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    try:
+        script = tmp_path / "w.py"
+        script.write_text(PY_WRITER)
+        proc = mpirun(ranks, sys.executable, script, data / "r2d_gouttedo.slf", disk / "x.h5", "hdf5 file_per_step=1")
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.count("raised: IoError: ") == ranks == proc.stdout.count("No space left on device"), proc.stdout
+        left = sorted(p.name for p in disk.iterdir())
+        assert len(left) >= 2 and left == [f"x_{k:06d}.h5" for k in range(len(left))], left
+        for n in left:
+            with h5py.File(disk / n, "r") as f:
+                assert f["VTKHDF/Steps"].attrs["NSteps"] == 1 and f["VTKHDF/Points"].shape[1] == 3, n
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=True)
 
 
 def test_full_disk_python_write_and_convert(data, small_disk):

@@ -63,6 +63,18 @@ void reserve_descriptors(int n) {
   }
 }
 
+std::int64_t file_size_limit() {
+  struct rlimit rl {};
+  return ::getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ? -1 : static_cast<std::int64_t>(rl.rlim_cur);
+}
+
+void check_size_limit(const std::string& name, std::int64_t end, const std::string& what) {
+  const std::int64_t limit = file_size_limit();
+  if (limit >= 0 && end > limit)
+    throw IoError("cannot write " + name + ": " + what + " would take it past the file-size limit (ulimit -f, " + std::to_string(limit) +
+                  " bytes): File too large");
+}
+
 std::int64_t file_size(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw IoError::from_errno("cannot stat", path);

@@ -126,6 +126,12 @@ std::size_t pread_full(int fd, void* dst, std::size_t n, std::int64_t offset, co
 // partition opening hundreds of files never waits.
 void reserve_descriptors(int n);
 std::int64_t file_size(const std::string& path);
+// The file-size limit (RLIMIT_FSIZE, ulimit -f) in bytes; -1: none.
+std::int64_t file_size_limit();
+// Throws IoError ("cannot write NAME: WHAT would take it past the file-size limit ...: File
+// too large") when a file growing to `end` bytes would pass the file-size limit: a write
+// refused before it fails halfway.
+void check_size_limit(const std::string& name, std::int64_t end, const std::string& what);
 // The whole file as text; throws IoError.
 std::string read_text_file(const std::string& path);
 bool file_exists(const std::string& path);

@@ -1,7 +1,6 @@
 // The HDF5 block file. Specification: docs/formats/blocks-hdf5.md.
 #include "h5/block_h5.hpp"
 
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -140,14 +139,7 @@ File::~File() = default;
 // H5Fget_eoa fails under the MPI-IO driver.
 void File::check_room(std::int64_t bytes, const std::string& what) {
   Impl& m = *impl_;
-  collective(m.comm, [&] {
-    struct rlimit rl {};
-    if (::getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
-    const auto limit = static_cast<std::int64_t>(rl.rlim_cur);
-    if (m.end + bytes + (std::int64_t{1} << 20) > limit)
-      throw IoError("cannot write " + m.name + ": " + what + " would take it past the file-size limit (ulimit -f, " + std::to_string(limit) +
-                    " bytes): File too large");
-  });
+  collective(m.comm, [&] { check_size_limit(m.name, m.end + bytes + (std::int64_t{1} << 20), what); });
 }
 
 std::vector<std::int64_t> File::add_frame(std::int64_t frame, double time) {

@@ -1,6 +1,5 @@
 #include "h5/vtkhdf.hpp"
 
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -358,18 +357,14 @@ struct Output::Impl {
   // a write that would take the file past the limit is refused before HDF5 allocates
   // anything for it: `bytes` more, and 1 MiB for the metadata.
   void check_room(std::int64_t bytes, const std::string& what) const {
-    struct rlimit rl {};
-    if (::getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
+    if (file_size_limit() < 0) return;
     haddr_t eoa = 0;
     if (H5Fget_eoa(file, &eoa) < 0) {  // not every driver answers: the file's size then
       H5Eclear2(H5E_DEFAULT);
       struct stat st {};
       eoa = ::stat(path.c_str(), &st) == 0 ? static_cast<haddr_t>(st.st_size) : 0;
     }
-    const auto limit = static_cast<std::int64_t>(rl.rlim_cur);
-    if (static_cast<std::int64_t>(eoa) + bytes + (std::int64_t{1} << 20) > limit)
-      throw IoError("cannot write " + name + ": " + what + " would take it past the file-size limit (ulimit -f, " +
-                    std::to_string(limit) + " bytes): File too large");
+    check_size_limit(name, static_cast<std::int64_t>(eoa) + bytes + (std::int64_t{1} << 20), what);
   }
 };
 

@@ -33,19 +33,13 @@ Owned resolve_ownership(MPI_Comm comm, const std::int64_t* gids, std::int64_t n,
   auto home = [&](std::int64_t g) { return static_cast<int>(g / block); };
 
   // Send the sorted ids to their directory ranks.
-  std::vector<int> scount(static_cast<std::size_t>(size), 0), rcount(static_cast<std::size_t>(size), 0);
+  std::vector<int> scount(static_cast<std::size_t>(size), 0), rcount;
   for (std::int64_t i = 0; i < n; ++i) ++scount[static_cast<std::size_t>(home(gids[order[static_cast<std::size_t>(i)]]))];
-  MPI_Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, comm);
-  std::vector<int> sdisp(static_cast<std::size_t>(size), 0), rdisp(static_cast<std::size_t>(size), 0);
-  for (int r = 1; r < size; ++r) {
-    sdisp[static_cast<std::size_t>(r)] = sdisp[static_cast<std::size_t>(r - 1)] + scount[static_cast<std::size_t>(r - 1)];
-    rdisp[static_cast<std::size_t>(r)] = rdisp[static_cast<std::size_t>(r - 1)] + rcount[static_cast<std::size_t>(r - 1)];
-  }
   std::vector<std::int64_t> sorted(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) sorted[static_cast<std::size_t>(i)] = gids[order[static_cast<std::size_t>(i)]];
-  const int nrecv = rdisp.back() + rcount.back();
-  std::vector<std::int64_t> recv(static_cast<std::size_t>(nrecv));
-  MPI_Alltoallv(sorted.data(), scount.data(), sdisp.data(), MPI_INT64_T, recv.data(), rcount.data(), rdisp.data(), MPI_INT64_T, comm);
+  const std::vector<std::int64_t> recv = exchange(comm, sorted, scount, &rcount);
+  std::int64_t total = 0;
+  const std::vector<int> sdisp = displacements(scount, total), rdisp = displacements(rcount, total);
 
   // Directory: the lowest (or highest) rank holding each node of the block.
   const std::int64_t lo = static_cast<std::int64_t>(rank) * block, hi = std::min(npoin, lo + block);
@@ -61,7 +55,7 @@ Owned resolve_ownership(MPI_Comm comm, const std::int64_t* gids, std::int64_t n,
       if (owner[k] == nobody)
         throw UsageError("global node " + std::to_string(lo + static_cast<std::int64_t>(k) + 1) + " is held by no rank: every node of the mesh must be given");
   });
-  std::vector<char> flags(static_cast<std::size_t>(nrecv)), mine(static_cast<std::size_t>(n));
+  std::vector<char> flags(recv.size()), mine(static_cast<std::size_t>(n));
   for (int r = 0; r < size; ++r)
     for (int i = rdisp[static_cast<std::size_t>(r)]; i < rdisp[static_cast<std::size_t>(r)] + rcount[static_cast<std::size_t>(r)]; ++i)
       flags[static_cast<std::size_t>(i)] = owner[static_cast<std::size_t>(recv[static_cast<std::size_t>(i)] - lo)] == r;

@@ -27,16 +27,6 @@
 #include "parallel/topology.hpp"
 
 namespace anabranch::pio {
-namespace {
-
-// Adds the time since t to `phase`; returns now.
-double lap(double t, double& phase) {
-  const double now = MPI_Wtime();
-  phase += now - t;
-  return now;
-}
-
-}  // namespace
 
 struct RunReader::Aggregated {
   MPI_Comm node_comm = MPI_COMM_NULL;
@@ -60,8 +50,11 @@ struct RunReader::Aggregated {
     std::int64_t index, count, at;  // count values of array from index, at byte `at` of the reader's round
   };
   std::vector<Cut> local, remote;        // by round, then by reader
-  std::vector<std::int64_t> asked;       // reader: (round, at, bytes) of what each rank asked, by rank
-  std::vector<std::int64_t> asked_first;  // where each rank's triples start, then their count
+  struct Ask {
+    std::int64_t round, at, bytes;  // bytes from byte `at` of the reader's round
+  };
+  std::vector<Ask> asked;                // reader: what each rank asked, by rank, rounds increasing
+  std::vector<std::int64_t> asked_first;  // where each rank's asks start, then their count
   std::vector<unsigned char> send, recv;
   std::vector<int> scount, sdispl, rcount, rdispl;
 
@@ -94,7 +87,7 @@ RunReader::RunReader(MPI_Comm comm, MPI_File fh, std::string path, const FrameLa
   const std::int64_t asked = how_.buffer_bytes > 0 ? how_.buffer_bytes : std::int64_t{a.any_remote ? 16 : 4} << 20;
   a.slot_bytes = std::max<std::int64_t>(1, std::min(asked, (layout_.frame_bytes() + nr - 1) / nr)) + 8;
   const std::int64_t mine = a.is_reader ? 2 * a.slot_bytes : 0;
-  a.node_rank.assign(a.reader_ranks.size(), MPI_UNDEFINED);
+  a.node_rank.assign(a.reader_ranks.size(), MPI_UNDEFINED);  // without shared memory: every reader by MPI
   if (!how_.shared_memory) {
     a.own.resize(static_cast<std::size_t>(mine));
     return;
@@ -103,12 +96,7 @@ RunReader::RunReader(MPI_Comm comm, MPI_File fh, std::string path, const FrameLa
   MPI_Comm_rank(a.node_comm, &a.node_me);
   a.window = std::make_unique<NodeWindow>(comm_, a.node_comm, mine, "cannot read " + path_ + ": no room for the readers' buffers",
                                           2 * node_size);
-  MPI_Group world, node;
-  MPI_Comm_group(comm_, &world);
-  MPI_Comm_group(a.node_comm, &node);
-  MPI_Group_translate_ranks(world, static_cast<int>(nr), a.reader_ranks.data(), node, a.node_rank.data());
-  MPI_Group_free(&world);
-  MPI_Group_free(&node);
+  a.node_rank = std::move(readers.node_rank);
 }
 
 RunReader::~RunReader() {
@@ -166,28 +154,20 @@ void RunReader::read_aggregated(std::int64_t frame, const ValueDecoder& values) 
     std::stable_sort(a.local.begin(), a.local.end(), by_round);
     std::stable_sort(a.remote.begin(), a.remote.end(), by_round);
     a.scount.assign(P, 0);
-    a.sdispl.assign(P, 0);
     a.rcount.assign(P, 0);
-    a.rdispl.assign(P, 0);
     a.asked.clear();
     a.asked_first.assign(P + 1, 0);
-    if (a.any_remote) {  // each reader learns the (round, at, bytes) each rank needs of it, rounds increasing
-      std::vector<std::vector<std::int64_t>> to(nr);
-      for (const auto& c : a.remote) to[static_cast<std::size_t>(c.reader)].insert(to[static_cast<std::size_t>(c.reader)].end(), {c.round, c.at, c.count * rs});
-      std::vector<std::int64_t> out;
-      std::vector<int> n(P, 0), m(P, 0), nd(P, 0), md(P, 0);
+    if (a.any_remote) {  // each reader learns what each rank needs of it (the readers' ranks increase with w)
+      std::vector<std::vector<Aggregated::Ask>> to(nr);
+      for (const auto& c : a.remote) to[static_cast<std::size_t>(c.reader)].push_back({c.round, c.at, c.count * rs});
+      std::vector<Aggregated::Ask> out;
+      std::vector<int> n(P, 0), m;
       for (std::size_t w = 0; w < nr; ++w) {
-        const auto q = static_cast<std::size_t>(a.reader_ranks[w]);
-        nd[q] = static_cast<int>(out.size());
-        n[q] = static_cast<int>(to[w].size());
+        n[static_cast<std::size_t>(a.reader_ranks[w])] = static_cast<int>(to[w].size());
         out.insert(out.end(), to[w].begin(), to[w].end());
       }
-      check_mpi(MPI_Alltoall(n.data(), 1, MPI_INT, m.data(), 1, MPI_INT, comm_), "MPI_Alltoall");
-      for (std::size_t j = 1; j <= P; ++j) a.asked_first[j] = a.asked_first[j - 1] + m[j - 1] / 3;
-      for (std::size_t j = 0; j < P; ++j) md[j] = static_cast<int>(a.asked_first[j] * 3);
-      a.asked.resize(static_cast<std::size_t>(a.asked_first[P] * 3));
-      check_mpi(MPI_Alltoallv(out.data(), n.data(), nd.data(), MPI_INT64_T, a.asked.data(), m.data(), md.data(), MPI_INT64_T, comm_),
-                "MPI_Alltoallv");
+      a.asked = exchange(comm_, out, n, &m);
+      for (std::size_t j = 1; j <= P; ++j) a.asked_first[j] = a.asked_first[j - 1] + m[j - 1];
     }
     a.planned = true;
   }
@@ -243,26 +223,23 @@ void RunReader::read_aggregated(std::int64_t frame, const ValueDecoder& values) 
     }
     if (a.window) a.window->arrive(a.node_size + a.node_me);  // done with the node's buffers of this round
     if (a.any_remote) {
-      std::size_t total = 0;
-      for (std::size_t j = 0; j < P; ++j) {
-        a.sdispl[j] = static_cast<int>(total);
-        for (auto p = asked_at[j]; a.is_reader && p < a.asked_first[j + 1] && a.asked[static_cast<std::size_t>(3 * p)] == r; ++p)
-          total += static_cast<std::size_t>(a.asked[static_cast<std::size_t>(3 * p + 2)]);
-        a.scount[j] = static_cast<int>(total) - a.sdispl[j];
-      }
-      a.send.resize(total);
-      for (std::size_t j = 0; j < P && a.is_reader; ++j)
-        for (unsigned char* out = a.send.data() + a.sdispl[j]; asked_at[j] < a.asked_first[j + 1] && a.asked[static_cast<std::size_t>(3 * asked_at[j])] == r; ++asked_at[j]) {
-          const auto p = static_cast<std::size_t>(3 * asked_at[j]);
-          std::memcpy(out, mine + a.asked[p + 1], static_cast<std::size_t>(a.asked[p + 2]));
-          out += a.asked[p + 2];
+      std::int64_t sent = 0, received = 0;
+      a.send.clear();
+      for (std::size_t j = 0; j < P && a.is_reader; ++j) {
+        const auto before = a.send.size();
+        for (; asked_at[j] < a.asked_first[j + 1] && a.asked[static_cast<std::size_t>(asked_at[j])].round == r; ++asked_at[j]) {
+          const auto& q = a.asked[static_cast<std::size_t>(asked_at[j])];
+          a.send.insert(a.send.end(), mine + q.at, mine + q.at + q.bytes);
         }
+        a.scount[j] = static_cast<int>(a.send.size() - before);
+      }
+      a.sdispl = displacements(a.scount, sent);
       std::fill(a.rcount.begin(), a.rcount.end(), 0);
       std::size_t end = rc;
       for (; end < a.remote.size() && a.remote[end].round == r; ++end)
         a.rcount[static_cast<std::size_t>(a.reader_ranks[static_cast<std::size_t>(a.remote[end].reader)])] += static_cast<int>(a.remote[end].count * rs);
-      for (std::size_t j = 1; j < P; ++j) a.rdispl[j] = a.rdispl[j - 1] + a.rcount[j - 1];
-      a.recv.resize(static_cast<std::size_t>(a.rdispl[P - 1] + a.rcount[P - 1]));
+      a.rdispl = displacements(a.rcount, received);
+      a.recv.resize(static_cast<std::size_t>(received));
       check_mpi(MPI_Alltoallv(a.send.data(), a.scount.data(), a.sdispl.data(), MPI_BYTE, a.recv.data(), a.rcount.data(), a.rdispl.data(),
                               MPI_BYTE, comm_),
                 "MPI_Alltoallv");

@@ -1,6 +1,12 @@
 #include "io/shared_file.hpp"
 
+#include <unistd.h>
+
+#include <cstdio>
+
 #include "core/error.hpp"
+#include "core/io.hpp"
+#include "core/outputs.hpp"
 #include "parallel/mpi_util.hpp"
 #include "io/strategy.hpp"
 
@@ -94,6 +100,44 @@ std::map<std::string, std::string> hints_in_use(MPI_File fh) {
   }
   MPI_Info_free(&info);
   return out;
+}
+
+OutputName::OutputName(MPI_Comm comm, std::string path, bool temporary) : comm_(comm), path_(std::move(path)), open_(path_) {
+  MPI_Comm_rank(comm_, &rank_);
+  if (!temporary) return;
+  long long pid = rank_ == 0 ? static_cast<long long>(::getpid()) : 0;
+  MPI_Bcast(&pid, 1, MPI_LONG_LONG, 0, comm_);
+  open_ = path_ + ".tmp." + std::to_string(pid);
+  register_temporary(open_);
+  pending_ = true;
+}
+
+void OutputName::check_size(std::int64_t expected, std::int64_t frames) const {
+  collective(comm_, [&] {
+    if (rank_ != 0) return;
+    const std::int64_t size = file_size(open_);
+    if (size != expected)
+      throw IoError("cannot write " + path_ + ": the file holds " + std::to_string(size) + " bytes where " + std::to_string(frames) +
+                    " frames make " + std::to_string(expected) + " (" + write_failure_reason(open_, expected) + ")");
+  });
+}
+
+void OutputName::commit() {
+  if (!pending_) return;
+  collective(comm_, [&] {
+    if (rank_ != 0) return;
+    refuse_open_input(path_);
+    if (std::rename(open_.c_str(), path_.c_str()) != 0) throw IoError::from_errno("cannot rename " + open_ + " to", path_);
+  });
+  release_temporary(open_);
+  pending_ = false;
+}
+
+void OutputName::discard() {
+  if (!pending_) return;
+  if (rank_ == 0) ::unlink(open_.c_str());
+  release_temporary(open_);
+  pending_ = false;
 }
 
 }  // namespace anabranch::pio

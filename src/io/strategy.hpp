@@ -31,6 +31,7 @@ struct Run {
   int array = 0;           // the caller's array (kFixed: the layout's fixed bytes)
   std::int64_t index = 0;  // first value in that array (fixed runs: first byte)
 };
+inline std::int64_t run_bytes(const Run& r, int value_bytes) { return r.array == Run::kFixed ? r.count : r.count * value_bytes; }
 
 // Where this rank's bytes of a frame go. A frame is a sequence of bytes (its file segments
 // end to end: one segment for SERAFIN and raw blocks, one per dataset for HDF5 blocks);
@@ -50,6 +51,12 @@ class FrameLayout {
   // same share of every part, so that a rank's share of the numbering comes from few
   // readers. 1: the frame is cut as it is.
   virtual std::int64_t parts() const { return 1; }
+  // This rank's bytes of a frame.
+  std::int64_t own_bytes() const {
+    std::int64_t n = 0;
+    for_each_run([&](const Run& r) { n += run_bytes(r, value_bytes()); });
+    return n;
+  }
   // The bytes this rank's fixed runs take from, for one frame.
   virtual void fixed_bytes(std::int64_t /*frame*/, double /*time*/, std::vector<unsigned char>& out) const { out.clear(); }
 };
@@ -87,7 +94,6 @@ class ValueEncoder {
 };
 
 // Bytes of run r.
-inline std::int64_t run_bytes(const Run& r, int value_bytes) { return r.array == Run::kFixed ? r.count : r.count * value_bytes; }
 // Bytes [from, to) of run r (counted from its first byte), encoded to dst: fixed bytes copied,
 // values encoded (a value cut by from or to through a scratch copy).
 void encode_run(const Run& r, std::int64_t from, std::int64_t to, int value_bytes, const ValueEncoder& values,
@@ -107,6 +113,13 @@ class ValueDecoder {
 struct ReadTimes {
   double read = 0, exchange = 0, wait = 0;
 };
+
+// Adds the time since t to `phase`; returns now.
+inline double lap(double t, double& phase) {
+  const double now = MPI_Wtime();
+  phase += now - t;
+  return now;
+}
 
 // How a RunReader reads, the same on every rank.
 struct RunReading {

@@ -49,7 +49,7 @@ namespace {
 // Pieces of a writer's round: the pipeline's stages.
 constexpr int kPieces = 4;
 
-class AggregatedStrategy final : public Strategy {
+class AggregatedStrategy final : public SharedFileStrategy {
  public:
   explicit AggregatedStrategy(bool async) : async_(async) {}
   const char* name() const override { return async_ ? "aggregated-async" : "aggregated"; }
@@ -63,6 +63,7 @@ class AggregatedStrategy final : public Strategy {
     is_writer_ = writers.is_writer;
     windex_ = writers.index;
     writer_ranks_ = std::move(writers.ranks);
+    writer_node_rank_ = std::move(writers.node_rank);
     nwriters_ = static_cast<int>(writer_ranks_.size());
     // Each writer's round: what its buffer holds (at most 1 GiB, one write call a piece), and
     // no more than an even share of the frame (so that every writer has one).
@@ -165,10 +166,6 @@ class AggregatedStrategy final : public Strategy {
     lap(t, times_.wait);
   }
 
-  PhaseTimes phases() const override { return times_; }
-
-  std::map<std::string, std::string> file_hints() const override { return hints_in_use(fh_); }
-
   void abandon() override {
     for (auto& slot : slots_) try {
         complete(slot);
@@ -199,12 +196,15 @@ class AggregatedStrategy final : public Strategy {
     std::size_t run;
     std::int64_t from, to, dst;
   };
+  struct Place {
+    std::int64_t at, bytes;  // in the writer's buffer
+  };
   struct Round {
     std::vector<Cut> local;   // for writers on this rank's node, by piece
     std::vector<Cut> remote;  // for writers on other nodes, by rank
     std::vector<int> scount, sdisp, rcount, rdisp;
     std::int64_t send_bytes = 0, recv_bytes = 0;
-    std::vector<std::int64_t> places;  // writers: (place in the buffer, bytes) of what arrives, in order
+    std::vector<Place> places;  // writers: where what arrives goes, in order
   };
   struct Slot {
     std::vector<MPI_Request> requests;
@@ -295,8 +295,7 @@ class AggregatedStrategy final : public Strategy {
   // Writers: the bytes from other nodes, into the buffer.
   void place_remote(const Round& R, unsigned char* base) const {
     const unsigned char* from = recv_.data();
-    for (std::size_t k = 0; k + 1 < R.places.size(); k += 2) {
-      const std::int64_t at = R.places[k], n = R.places[k + 1];
+    for (const auto& [at, n] : R.places) {
       if (at < 0 || at + n > piece_ * kPieces) throw MpiError("aggregated strategy: bytes fall outside this writer's buffer");
       std::memcpy(base + at, from, static_cast<std::size_t>(n));
       from += n;
@@ -312,16 +311,11 @@ class AggregatedStrategy final : public Strategy {
     own_base_ = window_->mine;
     MPI_Comm_rank(node_comm_, &node_writer_);  // a writer's turn: the node's writers are its first ranks
     // Which writers share this node, and where their buffers are.
-    MPI_Group world_group, node_group;
-    MPI_Comm_group(s_.comm, &world_group);
-    MPI_Comm_group(node_comm_, &node_group);
     local_base_.assign(static_cast<std::size_t>(nwriters_), nullptr);
-    std::vector<int> in_node(static_cast<std::size_t>(nwriters_), MPI_UNDEFINED);
-    MPI_Group_translate_ranks(world_group, nwriters_, writer_ranks_.data(), node_group, in_node.data());
     int remote = 0;
     node_writers_ = 0;
     for (int w = 0; w < nwriters_; ++w) {
-      const int nr = in_node[static_cast<std::size_t>(w)];
+      const int nr = writer_node_rank_[static_cast<std::size_t>(w)];
       if (nr != MPI_UNDEFINED) ++node_writers_;
       if (nr == MPI_UNDEFINED || !s_.shared_memory) {  // shared_memory=0: everything by MPI
         remote = 1;
@@ -329,8 +323,6 @@ class AggregatedStrategy final : public Strategy {
       }
       local_base_[static_cast<std::size_t>(w)] = window_->of(nr);
     }
-    MPI_Group_free(&world_group);
-    MPI_Group_free(&node_group);
     MPI_Allreduce(&remote, &any_remote_, 1, MPI_INT, MPI_MAX, s_.comm);
   }
 
@@ -340,13 +332,6 @@ class AggregatedStrategy final : public Strategy {
     if (finalized) return;
     if (window_) window_->free();
     if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
-  }
-
-  // Adds the time since t to `phase`; returns now.
-  static double lap(double t, double& phase) {
-    const double now = MPI_Wtime();
-    phase += now - t;
-    return now;
   }
 
   // Waits for the slot's file writes and checks that each wrote all its bytes.
@@ -400,45 +385,32 @@ class AggregatedStrategy final : public Strategy {
       std::stable_sort(R.remote.begin(), R.remote.end(), [](const Cut& a, const Cut& b) { return a.writer < b.writer; });
     }
     if (!any_remote_) return;
-    for (auto& R : rounds_plan_) {
-      const auto P = static_cast<std::size_t>(size_);
+    const auto P = static_cast<std::size_t>(size_);
+    for (auto& R : rounds_plan_) {  // each writer learns where the bytes from each rank go
       R.scount.assign(P, 0);
-      R.sdisp.assign(P, 0);
       R.rcount.assign(P, 0);
-      R.rdisp.assign(P, 0);
-      std::vector<int> ncount(P, 0), ndisp(P, 0), mcount(P, 0), mdisp(P, 0);
-      std::vector<std::int64_t> places;  // (dst, bytes) of each cut, by rank
+      std::vector<int> cuts(P, 0), from;
+      std::vector<Place> places;  // by rank
       for (const auto& cut : R.remote) {
         const auto to = static_cast<std::size_t>(writer_ranks_[static_cast<std::size_t>(cut.writer)]);
         R.scount[to] += static_cast<int>(cut.to - cut.from);
-        ncount[to] += 2;
-        places.insert(places.end(), {cut.dst, cut.to - cut.from});
+        ++cuts[to];
+        places.push_back({cut.dst, cut.to - cut.from});
       }
-      MPI_Alltoall(R.scount.data(), 1, MPI_INT, R.rcount.data(), 1, MPI_INT, s_.comm);
-      MPI_Alltoall(ncount.data(), 1, MPI_INT, mcount.data(), 1, MPI_INT, s_.comm);
-      for (std::size_t q = 1; q < P; ++q) {
-        R.sdisp[q] = R.sdisp[q - 1] + R.scount[q - 1];
-        R.rdisp[q] = R.rdisp[q - 1] + R.rcount[q - 1];
-        ndisp[q] = ndisp[q - 1] + ncount[q - 1];
-        mdisp[q] = mdisp[q - 1] + mcount[q - 1];
-      }
-      R.send_bytes = R.sdisp.back() + R.scount.back();
-      R.recv_bytes = R.rdisp.back() + R.rcount.back();
-      R.places.resize(static_cast<std::size_t>(mdisp.back() + mcount.back()));
-      MPI_Alltoallv(places.data(), ncount.data(), ndisp.data(), MPI_INT64_T, R.places.data(), mcount.data(), mdisp.data(),
-                    MPI_INT64_T, s_.comm);
+      R.places = exchange(s_.comm, places, cuts, &from);
+      for (std::size_t q = 0, k = 0; q < P; ++q)
+        for (int c = 0; c < from[q]; ++c) R.rcount[q] += static_cast<int>(R.places[k++].bytes);
+      R.sdisp = displacements(R.scount, R.send_bytes);
+      R.rdisp = displacements(R.rcount, R.recv_bytes);
     }
   }
 
   bool async_;
-  StrategySetup s_;
   int rank_ = 0, size_ = 1;
   bool is_writer_ = false;
   MPI_Comm node_comm_ = MPI_COMM_NULL;
-  MPI_File fh_ = MPI_FILE_NULL;
-  PhaseTimes times_;
   std::unique_ptr<NodeWindow> window_;
-  std::vector<int> writer_ranks_;
+  std::vector<int> writer_ranks_, writer_node_rank_;  // comm ranks of the writers; their ranks on this node, or MPI_UNDEFINED
   std::vector<unsigned char*> local_base_;  // buffers of the writers on this node (null: elsewhere)
   unsigned char* own_base_ = nullptr;       // this writer's buffer
   int nwriters_ = 1, windex_ = 0, any_remote_ = 0;

@@ -12,7 +12,7 @@
 namespace anabranch::pio {
 namespace {
 
-class CollectiveStrategy final : public Strategy {
+class CollectiveStrategy final : public SharedFileStrategy {
  public:
   const char* name() const override { return "collective"; }
 
@@ -20,9 +20,7 @@ class CollectiveStrategy final : public Strategy {
     s_ = setup;
     fh_ = open_shared_file(s_.comm, s_);
     // The buffer: no more than this rank's bytes of a frame, its pages touched now.
-    std::int64_t mine = 0;
-    s_.frame->for_each_run([&](const Run& r) { mine += run_bytes(r, s_.frame->value_bytes()); });
-    buffer_.resize(static_cast<std::size_t>(std::min(most(), mine)));
+    buffer_.resize(static_cast<std::size_t>(std::min(most(), s_.frame->own_bytes())));
   }
 
   // In rounds of at most buffer_bytes a rank (as many rounds on every rank: the most any
@@ -69,16 +67,6 @@ class CollectiveStrategy final : public Strategy {
     times_.wait += MPI_Wtime() - t0 - encode - io;
   }
 
-  PhaseTimes phases() const override { return times_; }
-
-  std::map<std::string, std::string> file_hints() const override { return hints_in_use(fh_); }
-
-  void abandon() override {
-    if (fh_ != MPI_FILE_NULL) MPI_File_close(&fh_);
-  }
-
-  void close() override { close_shared_file(s_.comm, fh_); }
-
  private:
   // A round's bytes on a rank: the buffer, in whole values.
   std::int64_t most() const {
@@ -99,9 +87,6 @@ class CollectiveStrategy final : public Strategy {
     }
   }
 
-  StrategySetup s_;
-  PhaseTimes times_;
-  MPI_File fh_ = MPI_FILE_NULL;
   ViewRounds rounds_;
   std::vector<unsigned char> buffer_, fixed_;
 };

@@ -4,8 +4,6 @@
 // HDF5 allocates when the frame is added, and the aggregated strategy writes every rank's
 // owned values at those chunks' addresses, as it writes a SERAFIN frame. One file per step
 // does the same in a file of its own for each frame, linked to the first one's mesh.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
@@ -13,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/outputs.hpp"
 #include "h5/vtkhdf.hpp"
+#include "io/shared_file.hpp"
 #include "io/strategy.hpp"
 #include "parallel/mpi_util.hpp"
 
@@ -41,9 +40,6 @@ class Hdf5Strategy final : public Strategy {
 
   void open(const StrategySetup& setup) override {
     s_ = setup;
-    long long pid = static_cast<long long>(::getpid());
-    MPI_Bcast(&pid, 1, MPI_LONG_LONG, 0, s_.comm);
-    pid_ = pid;
     MPI_Comm_rank(s_.comm, &rank_);
     int size = 1;
     MPI_Comm_size(s_.comm, &size);
@@ -115,7 +111,7 @@ class Hdf5Strategy final : public Strategy {
 
  private:
   std::string file_name() const { return s_.file_per_step ? vtkhdf::step_path(s_.final_path, steps_) : s_.final_path; }
-  std::string open_name() const { return s_.file_per_step ? file_name() + ".tmp." + std::to_string(pid_) : s_.path; }
+  std::string open_name() const { return step_ ? step_->open_path() : s_.path; }
   static std::string base_name(const std::string& p) {
     const auto slash = p.rfind('/');
     return slash == std::string::npos ? p : p.substr(slash + 1);
@@ -129,8 +125,7 @@ class Hdf5Strategy final : public Strategy {
     if (s_.file_per_step && steps_ > 0) o.mesh_link = base_name(vtkhdf::step_path(s_.final_path, 0));
     {
       const CreatingTemporary creating;
-      if (s_.file_per_step) register_temporary(open_name());
-      step_open_ = s_.file_per_step;
+      if (s_.file_per_step) step_.emplace(s_.comm, file_name(), true);
       out_ = std::make_unique<vtkhdf::Output>(s_.comm, open_name(), s_.header, s_.info, o);
     }
     if (o.mesh_link.empty() && !s_.geometry.empty()) {  // every rank its share of the geometry
@@ -170,12 +165,8 @@ class Hdf5Strategy final : public Strategy {
     close_bytes();
     out_->close();
     out_.reset();
-    collective(s_.comm, [&] {
-      if (rank_ == 0 && std::rename(open_name().c_str(), file_name().c_str()) != 0)
-        throw IoError::from_errno("cannot rename " + open_name() + " to", file_name());
-    });
-    release_temporary(open_name());
-    step_open_ = false;
+    step_->commit();
+    step_.reset();
   }
 
   // Abandoned (a write failed, or the step's file could not be made): the file let go; one
@@ -183,10 +174,7 @@ class Hdf5Strategy final : public Strategy {
   void drop_file() {
     bytes_.reset();
     out_.reset();  // closes the abandoned file, collectively
-    if (!step_open_) return;
-    if (rank_ == 0) ::unlink(open_name().c_str());
-    release_temporary(open_name());
-    step_open_ = false;
+    step_.reset();
   }
 
   MPI_Info info_ = MPI_INFO_NULL;  // the hints with HDF5's defaults, when made here
@@ -198,8 +186,7 @@ class Hdf5Strategy final : public Strategy {
   PhaseTimes done_;  // the byte strategies' closed so far
   vtkhdf::OutputOptions options_;
   std::int64_t steps_ = 0;
-  bool step_open_ = false;  // one file per step: a step's temporary is registered
-  long long pid_ = 0;
+  std::optional<OutputName> step_;  // one file per step: the step's temporary
   std::vector<double> times_;  // one file per step: for the XDMF series
 };
 

@@ -39,7 +39,7 @@ class Stager {
   std::int64_t start_ = 0, used_ = 0;
 };
 
-class IndependentStrategy final : public Strategy {
+class IndependentStrategy final : public SharedFileStrategy {
  public:
   const char* name() const override { return "independent"; }
 
@@ -47,9 +47,7 @@ class IndependentStrategy final : public Strategy {
     s_ = setup;
     fh_ = open_shared_file(s_.comm, s_);
     // The stage: no more than this rank's bytes of a frame, its pages touched now.
-    std::int64_t mine = 0;
-    s_.frame->for_each_run([&](const Run& r) { mine += run_bytes(r, s_.frame->value_bytes()); });
-    stage_ = std::make_unique<Stager>(fh_, s_.final_path, std::min(s_.buffer_bytes, mine));
+    stage_ = std::make_unique<Stager>(fh_, s_.final_path, std::min(s_.buffer_bytes, s_.frame->own_bytes()));
   }
 
   void write(const EncodedFrame& frame) override {
@@ -81,20 +79,7 @@ class IndependentStrategy final : public Strategy {
     times_.wait += MPI_Wtime() - t1;
   }
 
-  PhaseTimes phases() const override { return times_; }
-
-  std::map<std::string, std::string> file_hints() const override { return hints_in_use(fh_); }
-
-  void abandon() override {
-    if (fh_ != MPI_FILE_NULL) MPI_File_close(&fh_);
-  }
-
-  void close() override { close_shared_file(s_.comm, fh_); }
-
  private:
-  StrategySetup s_;
-  PhaseTimes times_;
-  MPI_File fh_ = MPI_FILE_NULL;
   std::vector<unsigned char> fixed_;
   std::unique_ptr<Stager> stage_;
 };

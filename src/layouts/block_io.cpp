@@ -1,12 +1,12 @@
 // Multi-block grids in one file. See block_io.hpp.
 #include "layouts/block_io.hpp"
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <optional>
 
 #include "core/byteorder.hpp"
 #include "core/error.hpp"
@@ -25,24 +25,8 @@
 namespace anabranch::pio {
 namespace {
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 std::string format_for(const std::string& path, const std::string& asked) {
-  if (!asked.empty()) return asked;
-  return ends_with(path, ".h5") || ends_with(path, ".hdf5") || ends_with(path, ".hdf") ? "hdf5" : "raw";
-}
-
-// Shares a description (rank 0's) with every rank.
-BlockFileInfo share(MPI_Comm comm, const std::function<BlockFileInfo()>& read_on_root) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  std::string text;
-  collective(comm, [&] {
-    if (rank == 0) text = read_on_root().to_json();
-  });
-  return BlockFileInfo::from_json(broadcast(comm, std::move(text)));
+  return !asked.empty() ? asked : hdf5_file_name(path) ? "hdf5" : "raw";
 }
 
 // A frame of a block file for the engine (or its grid: the x, y, z arrays): every piece's
@@ -155,7 +139,8 @@ BlockFileOptions BlockFileOptions::parse(const std::string& text) {
 struct BlockWriter::Impl {
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0, size = 1;
-  std::string path, open_path;
+  std::string path;
+  std::optional<OutputName> name;  // where the file is written (a temporary: atomic)
   BlockLayout layout;
   BlockFileOptions options;
   BlockFileInfo info;  // what the file holds so far
@@ -171,7 +156,7 @@ struct BlockWriter::Impl {
   StrategySetup setup(const FrameLayout& runs) const {
     StrategySetup s;
     s.comm = comm;
-    s.path = open_path;
+    s.path = name->open_path();
     s.final_path = path;
     s.frame = &runs;
     s.truncate = info.format == "raw";  // an HDF5 file is HDF5's, made before
@@ -183,6 +168,10 @@ struct BlockWriter::Impl {
     return s;
   }
   void after_frame();
+  // Rank 0: the raw file's description beside it (block_raw's sidecar).
+  void write_sidecar() const {
+    block_raw::write_sidecar(path, {info.blocks, info.variables, info.real_bytes, info.records, info.times, info.provenance});
+  }
   // Collective, after a failure every rank saw (they all threw the same agreed error): lets
   // the file go at once, errors ignored. A raw solver output keeps its complete frames (the
   // failed frame's bytes cut off); an HDF5 file is removed (HDF5 cannot close a file whose
@@ -200,17 +189,17 @@ void BlockWriter::Impl::abandon(std::int64_t complete_frames) {
     } catch (...) {
     }
     strategy.reset();
-    if (info.format == "raw" && open_path == path && rank == 0)
-      (void)::truncate(open_path.c_str(), complete_frames == 0 ? 0 : static_cast<off_t>(info.value_offset(complete_frames, 0, 0) - (info.records ? 4 : 0)));
+    if (info.format == "raw" && !name->temporary() && rank == 0)
+      (void)::truncate(path.c_str(), complete_frames == 0 ? 0 : static_cast<off_t>(info.value_offset(complete_frames, 0, 0) - (info.records ? 4 : 0)));
   }
 #ifdef ANABRANCH_HAVE_HDF5
   if (h5) {
     h5->abandon();
     h5.reset();
-    if (rank == 0) ::unlink(open_path.c_str());
+    if (rank == 0) ::unlink(name->open_path().c_str());
   }
 #endif
-  if (open_path != path && rank == 0) ::unlink(open_path.c_str());
+  name->discard();
 }
 
 BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayout& layout, const std::vector<std::string>& variables,
@@ -249,36 +238,19 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
   });
   // Every rank the same grid, and every point held once.
   {
-    std::vector<std::int64_t> mine;
-    for (const auto& b : layout.blocks) mine.insert(mine.end(), {b.id, b.dims[0], b.dims[1], b.dims[2]});
-    long long n = static_cast<long long>(mine.size());
-    long long root_n = n;
-    MPI_Bcast(&root_n, 1, MPI_LONG_LONG, 0, comm);
-    std::vector<std::int64_t> root = mine;
-    root.resize(static_cast<std::size_t>(root_n));
-    MPI_Bcast(root.data(), static_cast<int>(root_n), MPI_INT64_T, 0, comm);
-    std::vector<std::int64_t> flat;
+    std::vector<std::int64_t> grid, flat;
+    for (const auto& b : layout.blocks) grid.insert(grid.end(), {b.id, b.dims[0], b.dims[1], b.dims[2]});
+    const std::string mine(reinterpret_cast<const char*>(grid.data()), grid.size() * sizeof(std::int64_t));
+    const bool same = broadcast(comm, mine) == mine;
     for (const auto& p : layout.pieces)
       flat.insert(flat.end(), {p.block, p.range[0][0], p.range[0][1], p.range[1][0], p.range[1][1], p.range[2][0], p.range[2][1]});
-    int count = static_cast<int>(flat.size());
-    std::vector<int> counts(static_cast<std::size_t>(m.size)), displs(static_cast<std::size_t>(m.size), 0);
-    MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
-    std::vector<std::int64_t> all;
-    if (m.rank == 0) {
-      for (int r = 1; r < m.size; ++r) displs[static_cast<std::size_t>(r)] = displs[static_cast<std::size_t>(r - 1)] + counts[static_cast<std::size_t>(r - 1)];
-      all.resize(static_cast<std::size_t>(displs.back() + counts.back()));
-    }
-    MPI_Gatherv(flat.data(), count, MPI_INT64_T, all.data(), counts.data(), displs.data(), MPI_INT64_T, 0, comm);
+    const std::vector<std::int64_t> all = gather(comm, flat);
     collective(comm, [&] {
-      if (root != mine) throw UsageError("the ranks describe different grids (block ids or dimensions differ from rank 0's)");
+      if (!same) throw UsageError("the ranks describe different grids (block ids or dimensions differ from rank 0's)");
       if (m.rank != 0) return;
       std::vector<BlockPiece> pieces;
-      for (std::size_t k = 0; k + 7 <= all.size(); k += 7) {
-        BlockPiece p;
-        p.block = all[k];
-        p.range = {{{all[k + 1], all[k + 2]}, {all[k + 3], all[k + 4]}, {all[k + 5], all[k + 6]}}};
-        pieces.push_back(p);
-      }
+      for (std::size_t k = 0; k + 7 <= all.size(); k += 7)
+        pieces.push_back({all[k], {{{all[k + 1], all[k + 2]}, {all[k + 3], all[k + 4]}, {all[k + 5], all[k + 6]}}}});
       check_cover(layout.blocks, pieces);
     });
   }
@@ -286,13 +258,7 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
   hints.merge(options.hints);
   m.options.hints = hints;
   m.mpi_info = hints.to_info();
-  m.open_path = path;
-  if (options.atomic) {
-    long long pid = m.rank == 0 ? static_cast<long long>(::getpid()) : 0;
-    MPI_Bcast(&pid, 1, MPI_LONG_LONG, 0, comm);
-    m.open_path = path + ".tmp." + std::to_string(pid);
-    register_temporary(m.open_path);
-  }
+  m.name.emplace(comm, path, options.atomic);
   try {
     const CreatingTemporary creating;
     if (m.info.format == "hdf5") {
@@ -301,32 +267,21 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
       prov["strategy"] = options.strategy;
       prov["ranks"] = std::to_string(m.size);
       prov["hints"] = hints.str();
-      m.h5 = std::make_unique<block_h5::File>(comm, m.open_path, path, layout.blocks, variables, options.real_bytes, m.mpi_info, prov);
+      m.h5 = std::make_unique<block_h5::File>(comm, m.name->open_path(), path, layout.blocks, variables, options.real_bytes, m.mpi_info, prov);
 #endif
     }
     m.frame = std::make_unique<BlockFrame>(m.layout, m.info, false);
     m.strategy = make_strategy(options.strategy);
     m.strategy->open(m.setup(*m.frame));  // a raw file left from before is truncated there
     collective(comm, [&] {
-      if (m.rank != 0 || m.info.format != "raw" || m.open_path != m.path) return;
+      if (m.rank != 0 || m.info.format != "raw") return;
       m.info.provenance = provenance::facts();
       m.info.provenance["strategy"] = options.strategy;
       m.info.provenance["ranks"] = std::to_string(m.size);
-      block_raw::Description d{m.info.blocks, variables, m.info.real_bytes, m.info.records, {}, m.info.provenance};
-      block_raw::write_sidecar(path, d);
+      if (!m.name->temporary()) m.write_sidecar();
     });
   } catch (...) {
-    if (m.strategy) try {
-        m.strategy->abandon();
-      } catch (...) {
-      }
-#ifdef ANABRANCH_HAVE_HDF5
-    m.h5.reset();
-#endif
-    if (m.open_path != m.path) {
-      if (m.rank == 0) ::unlink(m.open_path.c_str());
-      release_temporary(m.open_path);
-    }
+    m.abandon(0);
     if (m.mpi_info != MPI_INFO_NULL) MPI_Info_free(&m.mpi_info);
     throw;
   }
@@ -335,9 +290,7 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
 BlockWriter::~BlockWriter() {
   Impl& m = *impl_;
   // Not closed: the handles are left to MPI_Finalize (the destructor is not collective); a
-  // tool's temporary goes.
-  if (!m.closed && m.open_path != m.path && m.rank == 0) ::unlink(m.open_path.c_str());
-  if (m.open_path != m.path) release_temporary(m.open_path);
+  // tool's temporary goes (with the name).
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized && m.mpi_info != MPI_INFO_NULL) MPI_Info_free(&m.mpi_info);
@@ -346,34 +299,16 @@ BlockWriter::~BlockWriter() {
 std::int64_t BlockWriter::frames() const { return impl_->info.frames(); }
 const std::string& BlockWriter::path() const { return impl_->path; }
 
-namespace {
-
-// Collective: refuses a frame that would take a raw file past the file-size limit (before a
-// write that would fail halfway).
-void check_limit(MPI_Comm comm, const std::string& path, std::int64_t end, const std::string& what) {
-  collective(comm, [&] {
-    struct rlimit rl {};
-    if (::getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
-    if (end > static_cast<std::int64_t>(rl.rlim_cur))
-      throw IoError("cannot write " + path + ": " + what + " would take it past the file-size limit (ulimit -f, " +
-                    std::to_string(rl.rlim_cur) + " bytes): File too large");
-  });
-}
-
-}  // namespace
-
 void BlockWriter::Impl::after_frame() {
   collective(comm, [&] {
     // MPI-IO libraries may report a failed collective write on an aggregator only, or not in
     // the count (Open MPI): every byte of the frame must be in the file.
     if (rank != 0) return;
-    const std::int64_t end = info.frame_end(info.frames() - 1), bytes = file_size(open_path);
+    const std::int64_t end = info.frame_end(info.frames() - 1), bytes = file_size(name->open_path());
     if (bytes < end)
       throw IoError("cannot write " + path + ": frame " + std::to_string(info.frames() - 1) + " ends at byte " + std::to_string(end) +
-                    " but the file holds " + std::to_string(bytes) + " (" + write_failure_reason(open_path, end) + ")");
-    if (info.format != "raw" || open_path != path) return;
-    block_raw::Description d{info.blocks, info.variables, info.real_bytes, info.records, info.times, info.provenance};
-    block_raw::write_sidecar(path, d);
+                    " but the file holds " + std::to_string(bytes) + " (" + write_failure_reason(name->open_path(), end) + ")");
+    if (info.format == "raw" && !name->temporary()) write_sidecar();
   });
 }
 
@@ -412,7 +347,8 @@ void BlockWriter::begin_frame(double time, const T* const* values) {
   end_frame();
   const std::int64_t f = m.info.frames();
   try {
-    if (m.info.format == "raw") check_limit(m.comm, m.path, m.info.value_offset(f + 1, 0, 0), "frame " + std::to_string(f));
+    if (m.info.format == "raw")
+      collective(m.comm, [&] { check_size_limit(m.path, m.info.value_offset(f + 1, 0, 0), "frame " + std::to_string(f)); });
 #ifdef ANABRANCH_HAVE_HDF5
     if (m.h5) {
       const auto off = m.h5->add_frame(f, time);
@@ -462,36 +398,17 @@ void BlockWriter::close() {
       m.h5.reset();
     }
 #endif
-    // The last line of defence against a write the MPI-IO library reported as complete.
-    collective(m.comm, [&] {
-      if (m.rank != 0 || m.info.format != "raw") return;
-      const std::int64_t expected = m.info.frames() == 0 ? 0 : m.info.value_offset(m.info.frames(), 0, 0) - (m.info.records ? 4 : 0);
-      const std::int64_t size = file_size(m.open_path);
-      if (size != expected)
-        throw IoError("cannot write " + m.path + ": the file holds " + std::to_string(size) + " bytes where " +
-                      std::to_string(m.info.frames()) + " frames make " + std::to_string(expected) + " (" +
-                      write_failure_reason(m.open_path, expected) + ")");
-    });
+    if (m.info.format == "raw")
+      m.name->check_size(m.info.frames() == 0 ? 0 : m.info.value_offset(m.info.frames(), 0, 0) - (m.info.records ? 4 : 0), m.info.frames());
+    m.name->commit();
     collective(m.comm, [&] {
       if (m.rank != 0) return;
-      if (m.open_path != m.path) {
-        refuse_open_input(m.path);
-        if (std::rename(m.open_path.c_str(), m.path.c_str()) != 0) throw IoError::from_errno("cannot rename " + m.open_path + " to", m.path);
-      }
-      if (m.info.format == "raw") {
-        if (m.info.provenance.empty()) {
-          m.info.provenance = provenance::facts();
-          m.info.provenance["strategy"] = m.options.strategy;
-          m.info.provenance["ranks"] = std::to_string(m.size);
-        }
-        block_raw::Description d{m.info.blocks, m.info.variables, m.info.real_bytes, m.info.records, m.info.times, m.info.provenance};
-        try {
-          block_raw::write_sidecar(m.path, d);
+      if (m.info.format == "raw") try {
+          m.write_sidecar();
         } catch (...) {
-          if (m.open_path != m.path) ::unlink(m.path.c_str());
+          if (m.name->temporary()) ::unlink(m.path.c_str());
           throw;
         }
-      }
 #ifdef ANABRANCH_HAVE_HDF5
       if (m.info.format == "hdf5" && m.options.xdmf) block_h5::write_xdmf(m.path, block_h5::describe(m.path));
 #endif
@@ -534,7 +451,11 @@ BlockReader::BlockReader(MPI_Comm comm, const std::string& path, const BlockLayo
   m.comm = comm;
   MPI_Comm_rank(comm, &m.rank);
   m.options = options;
-  m.info = share(comm, [&] { return describe_block_file(path); });
+  std::string description;  // rank 0's, for every rank
+  collective(comm, [&] {
+    if (m.rank == 0) description = describe_block_file(path).to_json();
+  });
+  m.info = BlockFileInfo::from_json(broadcast(comm, std::move(description)));
   collective(comm, [&] { m.input = std::make_unique<FileSource>(path); });
   m.layout = layout;
   collective(comm, [&] {

@@ -35,9 +35,9 @@ ReaderOptions ReaderOptions::parse(const std::string& text) {
 namespace {
 
 // The header as bytes (every field; names and units blank-padded to 16).
-std::vector<char> pack(const FileFacts& f) {
-  std::vector<char> out;
-  auto put = [&](const void* p, std::size_t n) { out.insert(out.end(), static_cast<const char*>(p), static_cast<const char*>(p) + n); };
+std::string pack(const FileFacts& f) {
+  std::string out;
+  auto put = [&](const void* p, std::size_t n) { out.append(static_cast<const char*>(p), n); };
   const serafin::Header& h = f.header;
   const std::int64_t nums[12] = {static_cast<std::int64_t>(h.title.size()), h.nvar(), h.nbv2, h.nelem, h.npoin, h.ndp, h.sizes4,
                                  h.precision == Precision::Double ? 8 : 4, h.byte_order == ByteOrder::Big,
@@ -57,7 +57,7 @@ std::vector<char> pack(const FileFacts& f) {
   return out;
 }
 
-FileFacts unpack(const std::vector<char>& in) {
+FileFacts unpack(const std::string& in) {
   const char* p = in.data();
   auto get = [&](void* dst, std::size_t n) {
     std::memcpy(dst, p, n);
@@ -100,12 +100,7 @@ FileFacts unpack(const std::vector<char>& in) {
 FileFacts broadcast_facts(MPI_Comm comm, int root, const FileFacts& facts) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  std::vector<char> bytes;
-  if (rank == root) bytes = pack(facts);
-  long long n = static_cast<long long>(bytes.size());
-  MPI_Bcast(&n, 1, MPI_LONG_LONG, root, comm);
-  bytes.resize(static_cast<std::size_t>(n));
-  MPI_Bcast(bytes.data(), static_cast<int>(n), MPI_CHAR, root, comm);
+  const std::string bytes = broadcast(comm, rank == root ? pack(facts) : std::string(), root);
   return rank == root ? facts : unpack(bytes);
 }
 

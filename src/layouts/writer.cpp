@@ -1,7 +1,5 @@
 #include "layouts/writer.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <climits>
 #include <cstdio>
@@ -75,18 +73,11 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
   hints.merge(options_.hints);
   info_ = hints.to_info();
 
-  // The temporary name (atomic) is chosen on rank 0 and shared.
-  open_path_ = path_;
-  if (options_.atomic && strategy_->one_file() && !options_.file_per_step) {
-    long long pid = rank_ == 0 ? static_cast<long long>(::getpid()) : 0;
-    MPI_Bcast(&pid, 1, MPI_LONG_LONG, 0, comm_);
-    open_path_ = path_ + ".tmp." + std::to_string(pid);
-    register_temporary(open_path_);
-  }
+  name_.emplace(comm_, path_, options_.atomic && strategy_->one_file() && !options_.file_per_step);
 
   StrategySetup setup;
   setup.comm = comm_;
-  setup.path = open_path_;
+  setup.path = name_->open_path();
   setup.final_path = path_;
   setup.header = header_;
   setup.layout = layout_;
@@ -156,10 +147,7 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
       strategy_->abandon();
     } catch (...) {
     }
-    if (open_path_ != path_) {
-      if (rank_ == 0) ::unlink(open_path_.c_str());
-      release_temporary(open_path_);
-    }
+    name_->discard();
     if (info_ != MPI_INFO_NULL) MPI_Info_free(&info_);
     throw;
   }
@@ -174,8 +162,6 @@ Writer::~Writer() {
     } catch (...) {
     }
   }
-  if (!closed_ && open_path_ != path_ && rank_ == 0) ::unlink(open_path_.c_str());
-  if (open_path_ != path_) release_temporary(open_path_);
   if (info_ != MPI_INFO_NULL) {
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -276,26 +262,13 @@ void Writer::close() {
   try {
     end_frame();
     strategy_->close();
-    // The last line of defence against a write the MPI-IO library reported as complete
-    // (Open MPI's two-phase collective writes report a full disk on the aggregator only, and
-    // not in the count): a shared SERAFIN file has exactly the size its frames give.
-    collective(comm_, [&] {
-      if (rank_ != 0 || !strategy_->serafin_file() || !strategy_->one_file()) return;
-      const std::int64_t expected = layout_.frame_offset(frames_), size = file_size(open_path_);
-      if (size != expected)
-        throw IoError("cannot write " + path_ + ": the file holds " + std::to_string(size) + " bytes where " +
-                      std::to_string(frames_) + " frames make " + std::to_string(expected) + " (" +
-                      write_failure_reason(open_path_, expected) + ")");
-    });
-    if (open_path_ == path_) return;
-    collective(comm_, [&] {
-      if (rank_ != 0) return;
-      refuse_open_input(path_);
-      if (std::rename(open_path_.c_str(), path_.c_str()) != 0) throw IoError::from_errno("cannot rename " + open_path_ + " to", path_);
-    });
+    // Open MPI's two-phase collective writes report a full disk on the aggregator only, and
+    // not in the count: a shared SERAFIN file has exactly the size its frames give.
+    if (strategy_->serafin_file() && strategy_->one_file()) name_->check_size(layout_.frame_offset(frames_), frames_);
+    name_->commit();
   } catch (...) {
     failed_ = true;
-    if (open_path_ != path_ && rank_ == 0) ::unlink(open_path_.c_str());  // a tool's output: nothing partial stays
+    name_->discard();  // a tool's output: nothing partial stays
     throw;
   }
 }

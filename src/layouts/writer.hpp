@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "formats/serafin.hpp"
 #include "parallel/hints.hpp"
 #include "io/ownership.hpp"
+#include "io/shared_file.hpp"
 #include "io/strategy.hpp"
 
 namespace anabranch::pio {
@@ -98,7 +100,8 @@ class Writer {
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
-  std::string path_, open_path_;
+  std::string path_;
+  std::optional<OutputName> name_;  // where the file is written (a temporary: atomic)
   serafin::Header header_;
   serafin::Layout layout_;
   Owned owned_;

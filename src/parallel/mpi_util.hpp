@@ -7,6 +7,7 @@
 #include <exception>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace anabranch::pio {
 
@@ -65,6 +66,59 @@ void collective(MPI_Comm comm, const std::function<void()>& fn);
 // Collective: agrees on a failure captured earlier (nullptr: this rank is fine).
 void agree(MPI_Comm comm, std::exception_ptr error);
 
+// Where each of `counts` starts when they are laid one after another (MPI's displacements);
+// their sum in `total`.
+inline std::vector<int> displacements(const std::vector<int>& counts, std::int64_t& total) {
+  std::vector<int> at(counts.size(), 0);
+  total = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    at[i] = static_cast<int>(total);
+    total += counts[i];
+  }
+  return at;
+}
+// Collective all-to-all of items grouped by destination: `out` holds counts[d] items for rank
+// d, in rank order. Returns what this rank receives, grouped by source rank; in `received`,
+// when given, how many items came from each rank. Items are whole 8-byte words.
+template <class T>
+std::vector<T> exchange(MPI_Comm comm, const std::vector<T>& out, const std::vector<int>& counts, std::vector<int>* received = nullptr) {
+  static_assert(sizeof(T) % 8 == 0, "items of whole 8-byte words");
+  constexpr int words = sizeof(T) / 8;
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  const auto P = static_cast<std::size_t>(size);
+  std::vector<int> rcounts(P), sc(P), rc(P), sd(P + 1, 0), rd(P + 1, 0);
+  check_mpi(MPI_Alltoall(counts.data(), 1, MPI_INT, rcounts.data(), 1, MPI_INT, comm), "MPI_Alltoall");
+  for (std::size_t d = 0; d < P; ++d) {
+    sc[d] = counts[d] * words;
+    rc[d] = rcounts[d] * words;
+    sd[d + 1] = sd[d] + sc[d];
+    rd[d + 1] = rd[d] + rc[d];
+  }
+  std::vector<T> in(static_cast<std::size_t>(rd.back() / words));
+  check_mpi(MPI_Alltoallv(out.data(), sc.data(), sd.data(), MPI_UINT64_T, in.data(), rc.data(), rd.data(), MPI_UINT64_T, comm),
+            "MPI_Alltoallv");
+  if (received) *received = std::move(rcounts);
+  return in;
+}
+// Collective: every rank's items one after another, in rank order, on root (empty
+// elsewhere). Items are whole 8-byte words.
+template <class T>
+std::vector<T> gather(MPI_Comm comm, const std::vector<T>& mine, int root = 0) {
+  static_assert(sizeof(T) % 8 == 0, "items of whole 8-byte words");
+  constexpr int words = sizeof(T) / 8;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int n = static_cast<int>(mine.size()) * words;
+  std::vector<int> counts(static_cast<std::size_t>(size));
+  check_mpi(MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, root, comm), "MPI_Gather");
+  std::int64_t total = 0;
+  const std::vector<int> at = displacements(counts, total);
+  std::vector<T> all(rank == root ? static_cast<std::size_t>(total / words) : 0);
+  check_mpi(MPI_Gatherv(mine.data(), n, MPI_UINT64_T, all.data(), counts.data(), at.data(), MPI_UINT64_T, root, comm), "MPI_Gatherv");
+  return all;
+}
 // MPI datatype for std::int64_t.
 inline MPI_Datatype mpi_int64() { return MPI_INT64_T; }
 

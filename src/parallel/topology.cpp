@@ -144,6 +144,13 @@ NodeWriters choose_writers(MPI_Comm comm, MPI_Comm node_comm, int per_node, cons
       if (r == rank) w.index = static_cast<int>(w.ranks.size());
       w.ranks.push_back(r);
     }
+  MPI_Group world, node;
+  MPI_Comm_group(comm, &world);
+  MPI_Comm_group(node_comm, &node);
+  w.node_rank.assign(w.ranks.size(), MPI_UNDEFINED);
+  MPI_Group_translate_ranks(world, static_cast<int>(w.ranks.size()), w.ranks.data(), node, w.node_rank.data());
+  MPI_Group_free(&world);
+  MPI_Group_free(&node);
   return w;
 }
 

@@ -41,6 +41,7 @@ struct NodeWriters {
   bool is_writer = false;
   int index = 0;               // this writer's number among the writers (writers only)
   std::vector<int> ranks;      // comm ranks of all writers
+  std::vector<int> node_rank;  // per writer: its rank in node_comm (MPI_UNDEFINED: on another node)
 };
 // Collective over comm; node_comm: comm's shared-memory split. per_node 0: automatic, from
 // the file system under `path` (writers_per_node=auto, readers_per_node=auto). One

@@ -54,32 +54,6 @@ int comm_size(MPI_Comm comm) {
   return s;
 }
 
-// All-to-all of items grouped by destination: `out` sorted by destination with counts[d]
-// items for rank d. Returns what this rank receives, grouped by source.
-template <class T>
-std::vector<T> exchange(MPI_Comm comm, const std::vector<T>& out, const std::vector<int>& counts,
-                        std::vector<int>* received = nullptr) {
-  const int size = comm_size(comm);
-  static_assert(sizeof(T) % 8 == 0, "items of whole 8-byte words");
-  constexpr int words = sizeof(T) / 8;
-  std::vector<int> rcounts(static_cast<std::size_t>(size)), sdispl(static_cast<std::size_t>(size) + 1, 0),
-      rdispl(static_cast<std::size_t>(size) + 1, 0), sc(static_cast<std::size_t>(size)), rc(static_cast<std::size_t>(size));
-  check_mpi(MPI_Alltoall(counts.data(), 1, MPI_INT, rcounts.data(), 1, MPI_INT, comm), "MPI_Alltoall");
-  for (int d = 0; d < size; ++d) {
-    const auto i = static_cast<std::size_t>(d);
-    sc[i] = counts[i] * words;
-    rc[i] = rcounts[i] * words;
-    sdispl[i + 1] = sdispl[i] + sc[i];
-    rdispl[i + 1] = rdispl[i] + rc[i];
-  }
-  std::vector<T> in(static_cast<std::size_t>(rdispl.back() / words));
-  check_mpi(MPI_Alltoallv(out.data(), sc.data(), sdispl.data(), MPI_UINT64_T, in.data(), rc.data(), rdispl.data(), MPI_UINT64_T,
-                          comm),
-            "MPI_Alltoallv");
-  if (received) *received = std::move(rcounts);
-  return in;
-}
-
 // Groups items by destination (a stable counting sort); dest(item) in 0..size-1.
 template <class T, class Dest>
 std::vector<T> by_destination(std::vector<T>&& items, int size, Dest dest, std::vector<int>& counts) {
@@ -921,19 +895,14 @@ class PartOutputs {
       for (std::size_t i = 0; i < sizes.size(); ++i) ids_.push_back(out.add(base + partel::suffix(nparts, first_part + static_cast<int>(i))));
       return;
     }
-    const int rank = comm_rank(comm), size = comm_size(comm);
+    const int rank = comm_rank(comm);
     // Every part's size (and lines) on rank 0, in part order (ranks hold consecutive parts).
     std::vector<std::int64_t> mine;
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       mine.push_back(sizes[i]);
       mine.push_back(lines.empty() ? 0 : lines[i]);
     }
-    int n = static_cast<int>(mine.size());
-    std::vector<int> counts(static_cast<std::size_t>(size)), displ(static_cast<std::size_t>(size) + 1, 0);
-    MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
-    for (int r = 0; r < size; ++r) displ[static_cast<std::size_t>(r) + 1] = displ[static_cast<std::size_t>(r)] + counts[static_cast<std::size_t>(r)];
-    std::vector<std::int64_t> all(rank == 0 ? static_cast<std::size_t>(displ.back()) : 0);
-    MPI_Gatherv(mine.data(), n, MPI_INT64_T, all.data(), counts.data(), displ.data(), MPI_INT64_T, 0, comm);
+    const std::vector<std::int64_t> all = gather(comm, mine);
     std::int64_t total = 0, start = 0;
     for (auto v : sizes) total += v;
     MPI_Exscan(&total, &start, 1, MPI_INT64_T, MPI_SUM, comm);

@@ -165,7 +165,9 @@ int ab_reader_variable(const ab_reader* reader, int var, char name[17], char uni
 /* Time of frame (0-based). Not collective. */
 int ab_reader_time(const ab_reader* reader, int64_t frame, double* time);
 /* COLLECTIVE. Every variable of frame (0-based): values receives nvar blocks of nlocal
- * values (variable after variable, each in local node order), as the writer takes them. */
+ * values (variable after variable, each in local node order), as the writer takes them.
+ * After a non-zero return (a damaged record fails the read on every rank) the values are
+ * not the file's. */
 int ab_reader_read_frame(ab_reader* reader, int64_t frame, double* values);
 int ab_reader_read_frame_float(ab_reader* reader, int64_t frame, float* values);
 /* COLLECTIVE. One variable (0-based) of frame: nlocal values. */

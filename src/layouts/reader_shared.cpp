@@ -93,12 +93,15 @@ class OwnNodesReader final : public ReadStrategy {
 
   void read(std::int64_t frame, const std::vector<int>& vars, const ValueDecoder& out) override {
     if (runs_) {
-      collective(comm_, [&] {  // rank 0 checks the records' markers: a damaged file is an error, not values
+      if (frame_->set_variables(vars)) runs_->relayout();
+      runs_->read(frame, out);  // agreed inside
+      // Rank 0 checks the records' markers, once the readers have brought their pages in
+      // (before, each was a read from the disk, one after another): a damaged file is an
+      // error on every rank.
+      collective(comm_, [&] {
         if (markers_)
           for (int v : vars) markers_->check_markers(frame, v);
       });
-      if (frame_->set_variables(vars)) runs_->relayout();
-      runs_->read(frame, out);  // agreed inside
       return;
     }
     const double t0 = MPI_Wtime();

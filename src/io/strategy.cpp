@@ -113,10 +113,10 @@ void check_read(int rc, MPI_Status& st, std::int64_t asked, const std::string& p
                       "the file ends " + std::to_string(asked - got) + " bytes before this rank's values do");
 }
 
-RunReading::Mode RunReading::mode_of(const std::string& strategy) {
-  if (strategy == "collective") return Mode::Collective;
-  if (strategy == "aggregated" || strategy == "aggregated-async") return Mode::Aggregated;
-  return Mode::Independent;
+RunReading RunReading::of(const std::string& strategy, std::int64_t buffer_bytes, int readers_per_node, bool shared_memory) {
+  const bool aggregated = strategy == "aggregated" || strategy == "aggregated-async";
+  return {strategy == "collective" ? Mode::Collective : aggregated ? Mode::Aggregated : Mode::Independent, buffer_bytes,
+          readers_per_node, shared_memory};
 }
 
 void RunReader::read(std::int64_t frame, const ValueDecoder& values) {

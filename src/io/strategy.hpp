@@ -134,8 +134,9 @@ struct RunReading {
   std::int64_t buffer_bytes = 0;  // 0: independent 4 MiB, collective 16 MiB, aggregated 4 MiB (16 when values cross nodes)
   int readers_per_node = 0;       // aggregated: 0 auto (parallel/topology.hpp)
   bool shared_memory = true;      // aggregated: false sends every value by MPI
-  // "independent", "collective", "aggregated" (also "aggregated-async": a writer's name).
-  static Mode mode_of(const std::string& strategy);
+  // For a strategy named "independent", "collective", "aggregated" (also "aggregated-async":
+  // a writer's name).
+  static RunReading of(const std::string& strategy, std::int64_t buffer_bytes, int readers_per_node, bool shared_memory = true);
 };
 
 // The collective strategies' plan (the writer's and RunReader's): a rank's runs of a frame

@@ -480,10 +480,7 @@ void BlockReader::Impl::read(std::int64_t frame, bool grid, T* const* arrays) {
   auto& [runs, reader] = grid ? grid_reader : frame_reader;
   if (!reader) {
     runs = std::make_unique<BlockFrame>(layout, info, grid);
-    RunReading how;
-    how.mode = RunReading::mode_of(options.strategy);
-    how.buffer_bytes = options.buffer_bytes;
-    how.readers_per_node = options.writers_per_node;
+    const RunReading how = RunReading::of(options.strategy, options.buffer_bytes, options.writers_per_node);
     reader = std::make_unique<RunReader>(comm, fh, info.path, *runs, how);
   }
   reader->read(frame, ArrayDecoder<T>(arrays, info.real_bytes));

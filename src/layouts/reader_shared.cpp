@@ -77,10 +77,7 @@ class OwnNodesReader final : public ReadStrategy {
     header_ = facts.header;
     layout_ = serafin::Layout::of(header_);
     fh_ = open_input_file(comm_, path, options.hints);
-    how_.mode = RunReading::mode_of(name());
-    how_.buffer_bytes = options.buffer_bytes;
-    how_.readers_per_node = options.readers_per_node;
-    how_.shared_memory = options.shared_memory;
+    how_ = RunReading::of(name(), options.buffer_bytes, options.readers_per_node, options.shared_memory);
     return facts;
   }
 
@@ -95,9 +92,8 @@ class OwnNodesReader final : public ReadStrategy {
     if (runs_) {
       if (frame_->set_variables(vars)) runs_->relayout();
       runs_->read(frame, out);  // agreed inside
-      // Rank 0 checks the records' markers, once the readers have brought their pages in
-      // (before, each was a read from the disk, one after another): a damaged file is an
-      // error on every rank.
+      // Rank 0 checks the records' markers in the pages the readers have just brought in
+      // (before the read, each was a disk read): a damaged file is an error on every rank.
       collective(comm_, [&] {
         if (markers_)
           for (int v : vars) markers_->check_markers(frame, v);

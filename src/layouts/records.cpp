@@ -388,11 +388,7 @@ void RecordsReader::read(std::int64_t n, const std::int64_t* records, void* cons
   const RecordsFrame frame(m.layout, mine, true);
   std::vector<unsigned char> got(frame.markers().size());
   const PayloadsIn payloads(data, static_cast<int>(n), got);
-  RunReading how;
-  how.mode = RunReading::mode_of(m.options.strategy);
-  how.buffer_bytes = m.options.buffer_bytes;
-  how.readers_per_node = m.options.writers_per_node;
-  RunReader reader(m.comm, m.fh, m.path, frame, how);
+  RunReader reader(m.comm, m.fh, m.path, frame, RunReading::of(m.options.strategy, m.options.buffer_bytes, m.options.writers_per_node));
   reader.read(0, payloads);
   collective(m.comm, [&] {
     if (got == frame.markers()) return;

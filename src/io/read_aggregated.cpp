@@ -71,6 +71,8 @@ struct RunReader::Aggregated {
 
 RunReader::RunReader(MPI_Comm comm, MPI_File fh, std::string path, const FrameLayout& layout, const RunReading& how)
     : comm_(comm), fh_(fh), path_(std::move(path)), layout_(layout), how_(how) {
+  // Where this MPI's collective reads lose overlapping bytes, the same runs read independently.
+  if (how_.mode == RunReading::Mode::Collective && !collective_reads_safe(comm_)) how_.mode = RunReading::Mode::Independent;
   if (how_.mode != RunReading::Mode::Aggregated) return;
   agg_ = std::make_unique<Aggregated>();
   Aggregated& a = *agg_;

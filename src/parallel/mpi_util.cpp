@@ -5,13 +5,14 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "core/error.hpp"
-#ifdef ANABRANCH_HAVE_HDF5
-#endif
 
 namespace anabranch::pio {
 namespace {
@@ -190,10 +191,58 @@ bool MpiSession::started() {
   return initialized != 0;
 }
 
+namespace {
+// Open MPI's version at run time (0 0 0 under another MPI).
+std::array<int, 3> open_mpi_version() {
+  std::array<int, 3> v{0, 0, 0};
+#ifdef OPEN_MPI
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int n = 0;
+  MPI_Get_library_version(text, &n);
+  if (const char* at = std::strstr(text, "Open MPI v")) std::sscanf(at, "Open MPI v%d.%d.%d", &v[0], &v[1], &v[2]);
+#endif
+  return v;
+}
+}  // namespace
+
+bool collective_reads_safe(MPI_Comm comm) {
+  static int known = -1;  // this process's answer, once
+  if (known < 0) {
+    known = 1;
+    const auto v = open_mpi_version();
+    int provided = 0;
+    if (v[0] == 4 && v[1] == 1 && v[2] < 5 && MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) == MPI_SUCCESS) {
+      int index = 0;
+      if (MPI_T_cvar_get_index("fbtl_posix_read_datasieving", &index) == MPI_SUCCESS) {  // absent: ompio not in use
+        MPI_T_cvar_handle handle;
+        int count = 0, on = 1;
+        if (MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
+          if (MPI_T_cvar_read(handle, &on) == MPI_SUCCESS) known = on ? 0 : 1;
+          MPI_T_cvar_handle_free(&handle);
+        }
+      }
+      MPI_T_finalize();
+    }
+  }
+  int all = known;
+  MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, comm);
+  return all == 1;
+}
+
 MpiSession::MpiSession(int* argc, char*** argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
+#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION == 4 && OMPI_MINOR_VERSION == 1 && OMPI_RELEASE_VERSION < 5
+    // Collective reads of overlapping bytes lose data with ompio's read data sieving in this
+    // Open MPI (collective_reads_safe): off, unless the environment chose.
+    ::setenv("OMPI_MCA_fbtl_posix_read_datasieving", "0", 0);
+#endif
+    // Alone (no launcher), Open MPI starts a PMIx server for this one process whose data store
+    // is a file it sizes with ftruncate: under a file-size limit below that size (ulimit -f, a
+    // full disk's stand-in) MPI_Init dies of SIGXFSZ before anabranch can say anything. Its
+    // in-memory store serves one process as well.
+    if (!started_by_launcher()) ::setenv("PMIX_MCA_gds", "hash", 0);
     int provided = 0;
     MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
     owned_ = true;

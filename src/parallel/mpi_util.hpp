@@ -40,6 +40,17 @@ constexpr bool nonblocking_file_writes() {
   return false;
 #endif
 }
+// Whether this MPI's collective reads (MPI_File_read_all) give the file's bytes where ranks
+// ask for overlapping bytes (a node or a record read by several ranks). Open MPI 4.1.0 to
+// 4.1.4's own MPI-IO (ompio, Debian 12's default) does not while its read data sieving is on:
+// it sizes the sieving buffer from the last request of a sorted list, not the largest, and
+// hands out zeros past it (open-mpi/ompi#10546, fixed in 4.1.5). Collective over comm, after
+// a file is open (ompio's components load then): false on every rank when any rank runs such
+// an Open MPI with fbtl_posix_read_datasieving on (MPI_T says which). A command line started
+// by anabranch turns it off before MPI_Init (MpiSession); the readers read independently
+// where it is still on.
+bool collective_reads_safe(MPI_Comm comm);
+
 // Waits for a nonblocking MPI-IO request (MPI_File_iwrite_at, ...) and frees it; returns
 // the MPI return code, the status in `status` (check_written reads both). Polled with
 // MPI_Request_get_status, not MPI_Wait'ed: Open MPI's MPI_Wait on a failed file request

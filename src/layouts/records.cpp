@@ -105,19 +105,34 @@ RecordsOptions RecordsOptions::parse(const std::string& text, bool reading) {
 
 namespace {
 
-// The records of one write or read call, as the engine's frame: the whole file is the one
-// frame; each record is its markers (fixed runs, or when reading, runs of the array after the
-// caller's, to be checked) around its payload (a run of the caller's array k, one byte a value).
+// The records of one write or read call, as the engine's frame: the records some rank gives
+// (or asks for) in this call, end to end; its file segments are the runs of consecutive such
+// records, so that no byte of another record is written (a file kept, or records written by
+// an earlier call) nor read. Each record is its markers (fixed runs, or when reading, runs of
+// the array after the caller's, to be checked) around its payload (a run of the caller's
+// array k, one byte a value).
 class RecordsFrame final : public FrameLayout {
  public:
-  // mine: (record, caller's array), increasing records.
-  RecordsFrame(const RecordsLayout& l, std::vector<std::pair<std::int64_t, int>> mine, bool read_markers)
+  // mine: (record, caller's array), increasing records; used: per record of the layout,
+  // whether any rank gives (asks for) it in this call.
+  RecordsFrame(const RecordsLayout& l, std::vector<std::pair<std::int64_t, int>> mine, const std::vector<int>& used, bool read_markers)
       : l_(l), mine_(std::move(mine)), read_markers_(read_markers) {
     for (const auto& [r, k] : mine_) l_.markers(r, markers_);
+    std::int64_t at = 0;
+    for (std::int64_t r = 0; r < l.count(); ++r) {
+      if (!used[static_cast<std::size_t>(r)]) continue;
+      if (r == 0 || !used[static_cast<std::size_t>(r - 1)]) segments_.push_back({at, l.first(r), 0});
+      segments_.back().bytes += l.bytes(r);
+      at += l.bytes(r);
+    }
+    frame_bytes_ = at;
   }
   int value_bytes() const override { return 1; }
-  std::int64_t frame_bytes() const override { return l_.end() - l_.begin(); }
-  std::pair<std::int64_t, std::int64_t> locate(std::int64_t, std::int64_t at) const override { return {l_.begin() + at, frame_bytes() - at}; }
+  std::int64_t frame_bytes() const override { return frame_bytes_; }
+  std::pair<std::int64_t, std::int64_t> locate(std::int64_t, std::int64_t at) const override {
+    const auto s = std::upper_bound(segments_.begin(), segments_.end(), at, [](std::int64_t a, const Segment& x) { return a < x.at; }) - 1;
+    return {s->offset + (at - s->at), s->at + s->bytes - at};
+  }
   void fixed_bytes(std::int64_t, double, std::vector<unsigned char>& out) const override {
     if (read_markers_) out.clear();
     else out = markers_;
@@ -128,7 +143,9 @@ class RecordsFrame final : public FrameLayout {
     std::int64_t p = 0;  // in markers_
     for (const auto& [r, k] : mine_) {
       const std::int64_t n = l_.payload(r), s = l_.subrecord(), parts = l_.subrecords(r);
-      std::int64_t at = l_.first(r) - l_.begin();
+      const auto seg = std::upper_bound(segments_.begin(), segments_.end(), l_.first(r),
+                                        [](std::int64_t a, const Segment& x) { return a < x.offset; }) - 1;
+      std::int64_t at = seg->at + (l_.first(r) - seg->offset);  // the record's first byte in the frame
       for (std::int64_t i = 0; i < parts; ++i) {
         const std::int64_t len = std::min(s, n - i * s);
         f({at, m, marker_array, p});
@@ -145,11 +162,24 @@ class RecordsFrame final : public FrameLayout {
   const std::vector<unsigned char>& markers() const { return markers_; }
 
  private:
+  struct Segment {
+    std::int64_t at, offset, bytes;  // frame byte, file byte, length
+  };
   const RecordsLayout& l_;
   std::vector<std::pair<std::int64_t, int>> mine_;
   bool read_markers_;
   std::vector<unsigned char> markers_;
+  std::vector<Segment> segments_;
+  std::int64_t frame_bytes_ = 0;
 };
+
+// Per record of the layout, how many ranks give (ask for) it in this call: collective.
+std::vector<int> used_by_all(MPI_Comm comm, const RecordsLayout& l, const std::vector<std::pair<std::int64_t, int>>& mine) {
+  std::vector<int> used(static_cast<std::size_t>(l.count()), 0);
+  for (const auto& [r, k] : mine) used[static_cast<std::size_t>(r)] = 1;
+  if (!used.empty()) MPI_Allreduce(MPI_IN_PLACE, used.data(), static_cast<int>(used.size()), MPI_INT, MPI_SUM, comm);
+  return used;
+}
 
 class Payloads final : public ValueEncoder {
  public:
@@ -257,7 +287,7 @@ RecordsWriter::RecordsWriter(MPI_Comm comm, const std::string& path, const Recor
   m.options.hints = hints;
   m.info = hints.to_info();
   if (!options.keep) {  // made anew: created, an older file cut to nothing
-    const RecordsFrame none(layout, {}, false);
+    const RecordsFrame none(layout, {}, std::vector<int>(static_cast<std::size_t>(layout.count()), 0), false);
     StrategySetup s = m.setup(none);
     s.truncate = true;
     MPI_File fh = open_shared_file(comm, s);
@@ -283,7 +313,8 @@ void RecordsWriter::write(std::int64_t n, const std::int64_t* records, const voi
     m.written[static_cast<std::size_t>(r)] += 1;
     end = std::max(end, m.layout.end(r));
   }
-  const RecordsFrame frame(m.layout, std::move(mine), false);
+  const std::vector<int> used = used_by_all(m.comm, m.layout, mine);
+  const RecordsFrame frame(m.layout, std::move(mine), used, false);
   const Payloads payloads(data);
   std::unique_ptr<Strategy> strategy;
   try {
@@ -385,7 +416,7 @@ void RecordsReader::read(std::int64_t n, const std::int64_t* records, void* cons
     if (m.fh == MPI_FILE_NULL) throw UsageError("read after close: " + m.path);
     mine = mine_of(m.layout, n, records, data, m.path);
   });
-  const RecordsFrame frame(m.layout, mine, true);
+  const RecordsFrame frame(m.layout, mine, used_by_all(m.comm, m.layout, mine), true);
   std::vector<unsigned char> got(frame.markers().size());
   const PayloadsIn payloads(data, static_cast<int>(n), got);
   RunReader reader(m.comm, m.fh, m.path, frame, RunReading::of(m.options.strategy, m.options.buffer_bytes, m.options.writers_per_node));

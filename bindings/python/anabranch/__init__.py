@@ -47,6 +47,21 @@ def _comm(comm):
     raise UsageError(f"not a communicator: {comm!r} (an mpi4py communicator, a Fortran handle or None)")
 
 
+def _agreed(comm, check):
+    """Runs check() (a collective call's argument checks, made here before the call) on every
+    rank of comm: a refusal on any rank is raised on every rank, the lowest rank's, so that no
+    rank is left waiting inside the collective call the others never enter."""
+    try:
+        check()
+        mine = ""
+    except (UsageError, IndexError, KeyError) as e:
+        mine = f"{type(e).__name__}\n{e.args[0] if e.args else e}"
+    agreed = _core.agree(comm, mine)
+    if agreed:
+        kind, _, message = agreed.partition("\n")
+        raise {"UsageError": UsageError, "IndexError": IndexError, "KeyError": KeyError}[kind](message)
+
+
 def _command(*args, names=None):
     """Runs a command as the command line does; returns its report. names: the command
     line's options as this function's caller calls them ({"-n": "parts"}), so that a refused
@@ -404,7 +419,8 @@ class Writer:
         self.single = header.get("precision", "single") in ("single", 4)
         ids = np.ascontiguousarray(global_ids, dtype=np.int32)
         self.nlocal = ids.shape[0]
-        self._w = _core.Writer(_comm(comm), os.fspath(path), self._h, ids, len(self.names), f"strategy={strategy} {options}")
+        self._c = _comm(comm)
+        self._w = _core.Writer(self._c, os.fspath(path), self._h, ids, len(self.names), f"strategy={strategy} {options}")
         self.path = os.fspath(path)
 
     @classmethod
@@ -420,13 +436,19 @@ class Writer:
         self = cls.__new__(cls)
         self._h = None
         self.names, self.single = names, single
-        self._w = _core.Writer.open_merged(_comm(comm), os.fspath(part), os.fspath(geometry), os.fspath(boundary or ""),
+        self._c = _comm(comm)
+        self._w = _core.Writer.open_merged(self._c, os.fspath(part), os.fspath(geometry), os.fspath(boundary or ""),
                                            os.fspath(path), len(names), f"strategy={strategy} {options}")
         self.nlocal = self._w.nlocal()
         self.path = os.fspath(path)
         return self
 
     def _stack(self, values, dtype):
+        out = []
+        _agreed(self._c, lambda: out.append(self._stack_here(values, dtype)))
+        return out[0]
+
+    def _stack_here(self, values, dtype):
         if isinstance(values, dict):
             missing = [n for n in self.names if n not in values]
             if missing:
@@ -496,13 +518,19 @@ class Reader:
         ids = np.ascontiguousarray(global_ids, dtype=np.int32)
         self.nlocal = ids.shape[0]
         self.path = os.fspath(path)
-        self._r = _core.Reader(_comm(comm), self.path, ids, f"strategy={strategy} {options}")
+        self._c = _comm(comm)
+        self._r = _core.Reader(self._c, self.path, ids, f"strategy={strategy} {options}")
         self.nelem, self.npoin, self.ndp, self.nplan, nvar, self.frames = self._r.sizes()
         self.variables = [self._r.variable(v)[0] for v in range(nvar)]
         self.units = [self._r.variable(v)[1] for v in range(nvar)]
         self.times = [self._r.time(k) for k in range(self.frames)]
 
     def _frame(self, k):
+        out = []
+        _agreed(self._c, lambda: out.append(self._frame_here(k)))
+        return out[0]
+
+    def _frame_here(self, k):
         if not isinstance(k, (int, np.integer)):
             raise UsageError(f"frame {k!r}: an integer")
         if k < 0:
@@ -521,11 +549,12 @@ class Reader:
     def read_variable(self, k, name):
         """Collective: one variable (by name or 0-based index) of frame k."""
         k = self._frame(k)
-        if isinstance(name, str):
-            if name not in self.variables:
+
+        def index():
+            if isinstance(name, str) and name not in self.variables:
                 raise KeyError(f"{name!r} is not a variable of {self.path} (it has {', '.join(self.variables)})")
-            name = self.variables.index(name)
-        return self._r.read_variable(k, int(name))
+        _agreed(self._c, index)
+        return self._r.read_variable(k, self.variables.index(name) if isinstance(name, str) else int(name))
 
     def close(self):
         """Collective."""
@@ -604,18 +633,24 @@ class BlockWriter:
 
     def __init__(self, comm, path, layout, variables, options=""):
         self.layout, self.variables, self.path = layout, list(variables), os.fspath(path)
-        self._w = _core.BlockWriter(_comm(comm), self.path, layout._b, self.variables, options)
+        self._c = _comm(comm)
+        self._w = _core.BlockWriter(self._c, self.path, layout._b, self.variables, options)
+
+    def _flat(self, arrays, per_piece):
+        out = []
+        _agreed(self._c, lambda: out.append(self.layout._flat(arrays, per_piece, False)))
+        return out[0]
 
     def write_grid(self, xyz):
-        self._w.write_grid(self.layout._b, self.layout._flat(xyz, 3, False))
+        self._w.write_grid(self.layout._b, self._flat(xyz, 3))
 
     def write_frame(self, time, values):
-        self._w.write_frame(self.layout._b, float(time), len(self.variables), self.layout._flat(values, len(self.variables), False))
+        self._w.write_frame(self.layout._b, float(time), len(self.variables), self._flat(values, len(self.variables)))
 
     def begin_frame(self, time, values):
         """Collective: starts a frame and returns once the values are copied (with
         aggregated-async the bytes go to disk while the caller computes); end_frame() completes."""
-        self._w.write_frame_begin(self.layout._b, float(time), len(self.variables), self.layout._flat(values, len(self.variables), False))
+        self._w.write_frame_begin(self.layout._b, float(time), len(self.variables), self._flat(values, len(self.variables)))
 
     def end_frame(self):
         self._w.write_frame_end()
@@ -638,7 +673,8 @@ class BlockReader:
 
     def __init__(self, comm, path, layout, options=""):
         self.layout, self.path = layout, os.fspath(path)
-        self._r = _core.BlockReader(_comm(comm), self.path, layout._b, options)
+        self._c = _comm(comm)
+        self._r = _core.BlockReader(self._c, self.path, layout._b, options)
         self.frames, self.nvar = self._r.frames()
         self.times = [self._r.time(k) for k in range(self.frames)]
 
@@ -647,12 +683,16 @@ class BlockReader:
         if k < 0:
             k += self.frames
         out = out if out is not None else self.layout.arrays(self.nvar)
-        self._r.read_frame(self.layout._b, int(k), self.nvar, self.layout._flat(out, self.nvar, True))
+        flat = []
+        _agreed(self._c, lambda: flat.append(self.layout._flat(out, self.nvar, True)))
+        self._r.read_frame(self.layout._b, int(k), self.nvar, flat[0])
         return out
 
     def read_grid(self, out=None):
         out = out if out is not None else self.layout.arrays(3)
-        self._r.read_grid(self.layout._b, self.layout._flat(out, 3, True))
+        flat = []
+        _agreed(self._c, lambda: flat.append(self.layout._flat(out, 3, True)))
+        self._r.read_grid(self.layout._b, flat[0])
         return out
 
     def close(self):
@@ -736,12 +776,16 @@ def write_records(path, layout, records, comm=None, options=""):
     write into an existing file, keeping its other bytes) and MPI-IO hints."""
     items = sorted(records.items())
     data = [_payload(v) for _, v in items]
-    for (k, _), d in zip(items, data):
-        if not 0 <= k < len(layout):
-            raise UsageError(f"record {k} is not one of the layout's {len(layout)} (0-based)")
-        if d.size != layout.sizes[k]:
-            raise UsageError(f"record {k} holds {layout.sizes[k]} bytes; its payload has {d.size}")
-    _core.write_records(_comm(comm), os.fspath(path), layout._r, [k for k, _ in items], data, options)
+
+    def check():
+        for (k, _), d in zip(items, data):
+            if not 0 <= k < len(layout):
+                raise UsageError(f"record {k} is not one of the layout's {len(layout)} (0-based)")
+            if d.size != layout.sizes[k]:
+                raise UsageError(f"record {k} holds {layout.sizes[k]} bytes; its payload has {d.size}")
+    c = _comm(comm)
+    _agreed(c, check)
+    _core.write_records(c, os.fspath(path), layout._r, [k for k, _ in items], data, options)
 
 
 def read_records(path, layout, records, comm=None, options=""):
@@ -750,9 +794,13 @@ def read_records(path, layout, records, comm=None, options=""):
     options: "strategy=independent|collective|aggregated buffer_bytes=N readers_per_node=N" and
     MPI-IO hints."""
     records = [int(k) for k in records]
-    for k in records:
-        if not 0 <= k < len(layout):
-            raise UsageError(f"record {k} is not one of the layout's {len(layout)} (0-based)")
+
+    def check():
+        for k in records:
+            if not 0 <= k < len(layout):
+                raise UsageError(f"record {k} is not one of the layout's {len(layout)} (0-based)")
+    c = _comm(comm)
+    _agreed(c, check)
     out = [np.empty(layout.sizes[k], dtype=np.uint8) for k in records]
-    _core.read_records(_comm(comm), os.fspath(path), layout._r, records, out, options)
+    _core.read_records(c, os.fspath(path), layout._r, records, out, options)
     return dict(zip(records, out))

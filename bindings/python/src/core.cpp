@@ -1,6 +1,7 @@
 // anabranch._core: the C API (include/anabranch/anabranch.h) for Python, numpy in and out.
 // Thin on purpose: the Pythonic API is anabranch/__init__.py. Status codes become the
 // exceptions of anabranch.errors (one base class, anabranch.Error).
+#include <climits>
 #include <anabranch/anabranch.h>
 #include <mpi.h>
 #include <nanobind/nanobind.h>
@@ -156,6 +157,23 @@ NB_MODULE(_core, m) {
   });
   m.def("comm_world", [] { return static_cast<long long>(MPI_Comm_c2f(MPI_COMM_WORLD)); });
   m.def("comm_self", [] { return static_cast<long long>(MPI_Comm_c2f(MPI_COMM_SELF)); });
+  // Collective: the lowest rank's non-empty message on every rank ("" when every rank gave
+  // ""): argument checks made in Python before a collective call, agreed so that a refusal on
+  // one rank is raised on all (none left waiting inside the call).
+  m.def("agree", [](long long comm, const std::string& message) {
+    nb::gil_scoped_release released;
+    const MPI_Comm c = comm_of(comm);
+    int rank = 0;
+    MPI_Comm_rank(c, &rank);
+    int who = message.empty() ? INT_MAX : rank;
+    MPI_Allreduce(MPI_IN_PLACE, &who, 1, MPI_INT, MPI_MIN, c);
+    if (who == INT_MAX) return std::string();
+    int n = static_cast<int>(message.size());
+    MPI_Bcast(&n, 1, MPI_INT, who, c);
+    std::string out = rank == who ? message : std::string(static_cast<std::size_t>(n), '\0');
+    MPI_Bcast(out.data(), n, MPI_CHAR, who, c);
+    return out;
+  });
   m.def("comm_rank_size", [](long long comm) {
     int r = 0, s = 1;
     MPI_Comm_rank(comm_of(comm), &r);

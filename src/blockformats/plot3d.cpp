@@ -154,6 +154,7 @@ class ListInput {
   bool next(std::string_view& v) {
     if (left_ > 0) {
       --left_;
+      ++copy_;
       v = rep_;
       return true;
     }
@@ -172,6 +173,8 @@ class ListInput {
       }
     }
     const std::size_t start = at_;
+    token_ = start;
+    copy_ = 0;
     while (at_ < t_.size() && !std::strchr(" \t\r\n,", t_[at_])) ++at_;
     const std::string_view tok = t_.substr(start, at_ - start);
     const auto star = tok.find('*');
@@ -188,10 +191,12 @@ class ListInput {
     v = rep_;
     return true;
   }
-  // Ends the current read: the rest of its last line (and of a repeat) is not read.
+  // Ends the current read: the rest of its last line (and of a repeat) is not read; skipped()
+  // says whether that rest held values.
   void end_read() {
+    skipped_ = skipped_ || left_ > 0;
     left_ = 0;
-    while (at_ < t_.size() && t_[at_] != '\n') ++at_;
+    for (; at_ < t_.size() && t_[at_] != '\n'; ++at_) skipped_ = skipped_ || !std::strchr(" \t\r,", t_[at_]);
     if (at_ < t_.size()) {
       ++at_;
       ++line_;
@@ -204,6 +209,17 @@ class ListInput {
     return left_ == 0;
   }
   std::int64_t offset() const { return base_ + static_cast<std::int64_t>(at_); }
+  // Where the value next() gave last comes from: the byte its value or repeat (r*v) starts at,
+  // and the copies of that repeat before it.
+  std::int64_t token_offset() const { return base_ + static_cast<std::int64_t>(token_); }
+  std::int64_t copies_before() const { return copy_; }
+  bool skipped() const { return skipped_; }
+  // Drops n values (a block's share of a repeat that the block before began).
+  void skip(std::int64_t n) {
+    std::string_view v;
+    for (std::int64_t i = 0; i < n; ++i)
+      if (!next(v)) throw error("fewer values than at open");
+  }
   std::int64_t line() const { return line_; }
   FormatError error(const std::string& what) const {
     return FormatError(path_, base_ == 0 ? "line " + std::to_string(line_) : "values", offset(), what);
@@ -217,6 +233,9 @@ class ListInput {
   std::int64_t line_ = 1;  // counted from the text's start
   std::int64_t left_ = 0;  // copies of rep_ still to hand out
   std::string_view rep_;
+  std::size_t token_ = 0;  // the last value's token
+  std::int64_t copy_ = 0;  // its copy of the token's repeat, from 0
+  bool skipped_ = false;   // a read ended with values left on its line
 };
 
 bool integer_value(std::string_view v, std::int64_t& out) {
@@ -244,9 +263,11 @@ bool real_value(std::string_view v, double& out) {
 bool looks_real(std::string_view v) { return v.find_first_of(".eEdD") != std::string_view::npos; }
 
 // One reading of a formatted grid: count (the block count first), d dimensions per block,
-// k values per point (d coordinates, and IBLANK when k > d). "" and g filled when every
-// block's values are there and nothing follows them.
-std::string try_formatted(std::string_view text, const std::string& path, bool count, int d, int k, Grid& g, std::string& why) {
+// k values per point (d coordinates, and IBLANK when k > d), each block's values a read of its
+// own or (stream) every block's one read. "" and g filled when every block's values are there
+// and nothing follows them; strict: and no read left values on its last line.
+std::string try_formatted(std::string_view text, const std::string& path, bool count, int d, int k, bool stream, bool strict,
+                          Grid& g, std::string& why) {
   ListInput in(text, path, 0);
   std::string_view v;
   std::vector<BlockShape> blocks;
@@ -271,7 +292,7 @@ std::string try_formatted(std::string_view text, const std::string& path, bool c
     in.end_read();
     if (!read_dims(nblocks)) return "dimensions";
   }
-  std::vector<std::int64_t> at, end;
+  std::vector<std::int64_t> at, end, skip;
   for (std::size_t b = 0;; ++b) {
     if (!count) {
       if (in.at_end()) break;
@@ -279,21 +300,26 @@ std::string try_formatted(std::string_view text, const std::string& path, bool c
     } else if (b == blocks.size()) {
       break;
     }
-    at.push_back(in.offset());
     const std::int64_t want = blocks[b].points() * k, coordinates = blocks[b].points() * d;
     for (std::int64_t i = 0; i < want; ++i) {
       if (!in.next(v)) {
         why = "block " + std::to_string(b + 1) + ": the file ends after " + std::to_string(i) + " of its " + std::to_string(want) + " values";
         return "values";
       }
+      if (i == 0) {
+        at.push_back(in.token_offset());
+        skip.push_back(in.copies_before());
+      }
       if (b == 0 && i == 0 && !looks_real(v)) return "coordinates";  // not a grid: a list of integers
       std::int64_t flag = 0;
       if (i >= coordinates && !integer_value(v, flag)) return "IBLANK";  // IBLANK: integers
     }
     end.push_back(in.offset());
-    in.end_read();
+    if (!stream) in.end_read();
   }
+  if (stream) in.end_read();
   if (blocks.empty()) return "blocks";
+  if (strict && in.skipped()) return "values left on a line";
   if (!in.at_end()) {
     why = "values after the last block, at line " + std::to_string(in.line());
     return "values";
@@ -307,8 +333,10 @@ std::string try_formatted(std::string_view text, const std::string& path, bool c
   g.native = !count && blocks.size() > 1;
   g.dimensions = d;
   g.formatted = true;
+  g.stream = stream;
   g.coords_at = at;
   g.coords_end = end;
+  g.coords_skip = skip;
   return "";
 }
 
@@ -339,18 +367,27 @@ Grid read_formatted(const std::string& path, const std::string& text) {
   Grid g;
   g.path = path;
   std::string why, first_why;
-  for (int d : {3, 2}) {
-    if (!count && d != static_cast<int>(first.size())) continue;
-    for (int k : {d + 1, d}) {  // IBLANK first: without it, a read of the coordinates alone may leave it on a line's end
-      why.clear();
-      const std::string failed = try_formatted(text, path, count, d, k, g, why);
-      if (failed.empty()) return g;
-      if (first_why.empty() && !why.empty()) first_why = why;
+  // A read per block first; then, with the block count first, one read for every block (a
+  // single WRITE of the whole grid): a block's values may start where the last one's ended.
+  // First the readings that read every value; then those that leave some at the end of a
+  // read's last line (a count after the dimensions that a program does not read).
+  for (bool strict : {true, false})
+    for (bool stream : {false, true}) {
+      if (stream && !count) break;
+      for (int d : {3, 2}) {
+        if (!count && d != static_cast<int>(first.size())) continue;
+        for (int k : {d + 1, d}) {  // IBLANK first: without it, a read of the coordinates alone may leave it on a line's end
+          why.clear();
+          const std::string failed = try_formatted(text, path, count, d, k, stream, strict, g, why);
+          if (failed.empty()) return g;
+          if (first_why.empty() && !why.empty()) first_why = why;
+        }
+      }
     }
-  }
   throw FormatError(path, "formatted PLOT3D grid", 0,
                     "no reading (" + std::string(count ? "block count first" : "dimensions before each block") +
-                        ", 3D or 2D, with or without IBLANK) accounts for its values" + (first_why.empty() ? "" : ": " + first_why));
+                        ", 3D or 2D, with or without IBLANK, a read per block" + (count ? " or one for the whole grid" : "") +
+                        ") accounts for its values" + (first_why.empty() ? "" : ": " + first_why));
 }
 
 bool looks_formatted(const std::vector<unsigned char>& head) {
@@ -444,6 +481,7 @@ void read_block(const Grid& g, std::size_t b, std::array<std::vector<double>, 3>
     if (!in.read(text.data(), static_cast<std::streamsize>(text.size())))
       throw FormatError(g.path, "block " + std::to_string(b + 1) + " coordinates", g.coords_at[b], "the file ends inside them");
     ListInput values(text, g.path, g.coords_at[b]);
+    values.skip(b < g.coords_skip.size() ? g.coords_skip[b] : 0);
     std::string_view v;
     for (int c = 0; c < g.dimensions; ++c)
       for (std::int64_t i = 0; i < n; ++i) {
@@ -520,8 +558,9 @@ std::string try_solution(const std::vector<unsigned char>& head, std::int64_t si
 // One reading of a formatted solution: multi (the block count first), d dimensions per block
 // (and a function file's count of variables), then per block a q file's 4 header values in a
 // read of their own and the block's values in another. "" and s filled when every block's
-// values are there and nothing follows them.
-std::string try_formatted_solution(std::string_view text, const std::string& path, bool multi, int d, bool function, Solution& s) {
+// values are there and nothing follows them; strict: and no read left values on its line.
+std::string try_formatted_solution(std::string_view text, const std::string& path, bool multi, int d, bool function, bool strict,
+                                   Solution& s) {
   ListInput in(text, path, 0);
   std::string_view v;
   std::int64_t nblocks = 1;
@@ -549,12 +588,12 @@ std::string try_formatted_solution(std::string_view text, const std::string& pat
   }
   in.end_read();
   std::vector<std::int64_t> at, end;
-  double head[4] = {0, 0, 0, 0};
+  double head[4] = {0, 0, 0, 0}, first[4] = {0, 0, 0, 0};  // a q file's first block's free-stream values
   for (std::size_t b = 0; b < blocks.size(); ++b) {
     if (!function) {
       for (double& h : head)
         if (!in.next(v) || !real_value(v, h)) return "header of block " + std::to_string(b + 1);
-      if (b == 0) s.mach = head[0], s.alpha = head[1], s.reynolds = head[2], s.time = head[3];
+      if (b == 0) std::copy(head, head + 4, first);
       in.end_read();
     }
     at.push_back(in.offset());
@@ -565,6 +604,8 @@ std::string try_formatted_solution(std::string_view text, const std::string& pat
     in.end_read();
   }
   if (!in.at_end()) return "values";
+  if (strict && in.skipped()) return "values left on a line";
+  s.mach = first[0], s.alpha = first[1], s.reynolds = first[2], s.time = first[3];
   s.blocks = blocks;
   s.function = function;
   s.nvar = nvar;
@@ -586,17 +627,16 @@ Solution read_formatted_solution(const std::string& path, const std::string& tex
     throw FormatError(path, "line 1", 0, "not a formatted PLOT3D solution: its first line holds " + std::to_string(first.size()) +
                                            " numbers, not the block count or one block's dimensions");
   Solution s;
-  for (bool multi : {true, false}) {
-    if (multi != (first.size() == 1)) continue;
+  const bool multi = first.size() == 1;
+  for (bool strict : {true, false})  // first the readings that read every value
     for (int d : {3, 2})
       for (bool function : {false, true}) {
         if (!multi && static_cast<int>(first.size()) != d + (function ? 1 : 0)) continue;
-        if (try_formatted_solution(text, path, multi, d, function, s).empty()) {
+        if (try_formatted_solution(text, path, multi, d, function, strict, s).empty()) {
           s.path = path;
           return s;
         }
       }
-  }
   throw FormatError(path, "formatted PLOT3D solution", 0,
                     "not a PLOT3D q or function file: no reading (multi- or single-grid, 3D or 2D, q or function file) "
                     "accounts for its values");

@@ -4,7 +4,9 @@
 // list-directed: blanks or commas between values, repeat counts such as 2*-1.); and CFL3D's
 // own grid layout (each block's "jdim kdim idim" before its coordinates, no block count),
 // binary or formatted. Told apart by the file's first bytes and, binary, its size; the
-// formatted layout by the first records and an exact count of the values. Written:
+// formatted layout by the first records and an exact count of the values: a read per block
+// first (each block's values start on a line of their own), then one read for every block
+// (a single WRITE of the whole grid: a block may start where the one before ended). Written:
 // multi-grid 3D "whole" files, Fortran records, double precision, little- or big-endian.
 // Specification: docs/formats/plot3d.md.
 #pragma once
@@ -29,9 +31,13 @@ struct Grid {
   int dimensions = 3;    // 2: x and y only
   bool formatted = false;  // ASCII, Fortran list-directed
   bool native = false;     // CFL3D's layout: each block's dimensions (j k i, j fastest) before its coordinates, no count
-  // Binary: byte offset of each block's x values. Formatted: of the line its values start on,
-  // and (coords_end) the byte after its last value.
-  std::vector<std::int64_t> coords_at, coords_end;
+  // Formatted, one read for the whole grid (a single WRITE of every block's values): a block
+  // may start on the line where the one before ended, or inside a repeat (r*v) that began there.
+  bool stream = false;
+  // Binary: byte offset of each block's x values. Formatted: of the line its values start on
+  // (one read for the grid: of the value, or the repeat, it starts with), the values of that
+  // repeat the blocks before took (coords_skip), and (coords_end) the byte after its last value.
+  std::vector<std::int64_t> coords_at, coords_end, coords_skip;
 };
 
 // True when path is a PLOT3D grid (its first bytes, then its header read as read_header).

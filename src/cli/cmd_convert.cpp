@@ -209,12 +209,13 @@ void broadcast_grid(MPI_Comm comm, plot3d::Grid& g) {
   MPI_Comm_rank(comm, &rank);
   std::vector<std::int64_t> v;
   if (rank == 0) {
-    v = {g.real_bytes, g.big_endian, g.records, g.iblank, g.multi, g.dimensions, g.formatted, g.native,
+    v = {g.real_bytes, g.big_endian, g.records, g.iblank, g.multi, g.dimensions, g.formatted, g.native, g.stream,
          static_cast<std::int64_t>(g.blocks.size()), static_cast<std::int64_t>(g.coords_at.size()),
-         static_cast<std::int64_t>(g.coords_end.size())};
+         static_cast<std::int64_t>(g.coords_end.size()), static_cast<std::int64_t>(g.coords_skip.size())};
     for (const auto& b : g.blocks) v.insert(v.end(), {b.id, b.dims[0], b.dims[1], b.dims[2]});
     v.insert(v.end(), g.coords_at.begin(), g.coords_at.end());
     v.insert(v.end(), g.coords_end.begin(), g.coords_end.end());
+    v.insert(v.end(), g.coords_skip.begin(), g.coords_skip.end());
   }
   share_from_root(comm, v);
   if (rank == 0) return;
@@ -228,7 +229,8 @@ void broadcast_grid(MPI_Comm comm, plot3d::Grid& g) {
   g.dimensions = static_cast<int>(next());
   g.formatted = next() != 0;
   g.native = next() != 0;
-  const auto nb = next(), na = next(), ne = next();
+  g.stream = next() != 0;
+  const auto nb = next(), na = next(), ne = next(), ns = next();
   g.blocks.resize(static_cast<std::size_t>(nb));
   for (auto& b : g.blocks) {
     b.id = next();
@@ -236,6 +238,7 @@ void broadcast_grid(MPI_Comm comm, plot3d::Grid& g) {
   }
   g.coords_at.assign(at, at + na);
   g.coords_end.assign(at + na, at + na + ne);
+  g.coords_skip.assign(at + na + ne, at + na + ne + ns);
 }
 
 // Rank 0's solution header on every rank: its form, blocks, free-stream values and where each

@@ -67,13 +67,16 @@ nlohmann::json describe_blocks(const std::string& path, bool check) {
 
 // A PLOT3D grid: its form and layout, blocks and dimensions; --check reads every coordinate
 // (a formatted value that is not a number is named with its block and byte).
-nlohmann::json describe_plot3d(const std::string& path, bool check) {
-  const plot3d::Grid g = plot3d::read_header(path);
+nlohmann::json describe_plot3d(const plot3d::Grid& g, bool check) {
+  const std::string& path = g.path;
   nlohmann::json j;
   j["file"] = path;
   j["format"] = "blocks-plot3d";
   j["form"] = g.formatted ? "formatted" : "binary";
   j["layout"] = g.multi ? "multi-grid" : g.native ? "CFL3D (dimensions before each block, no count)" : "single-grid";
+  if (g.formatted)  // how the values were written: a WRITE per block, or one for the whole grid
+    j["dialect"] = g.stream ? "one read for every block (a block may start on the line where the one before ended)"
+                            : "a read per block (each block's values start on a line of their own)";
   j["dimensions"] = g.dimensions;
   j["iblank"] = g.iblank;
   j["precision"] = g.formatted ? "text" : g.real_bytes == 8 ? "double" : "single";
@@ -94,9 +97,24 @@ nlohmann::json describe_plot3d(const std::string& path, bool check) {
   j["frames"] = 0;
   j["times"] = nlohmann::json::array();
   j["integrity"] = "OK";
-  if (check) {
+  if (check) {  // every coordinate read, and finite
     std::array<std::vector<double>, 3> xyz;
-    for (std::size_t b = 0; b < g.blocks.size(); ++b) plot3d::read_block(g, b, xyz);
+    for (std::size_t b = 0; b < g.blocks.size(); ++b) {
+      plot3d::read_block(g, b, xyz);
+      const auto& d = g.blocks[b].dims;
+      const std::int64_t n = g.blocks[b].points();
+      for (int c = 0; c < g.dimensions; ++c)
+        for (std::int64_t i = 0; i < n; ++i) {
+          const double x = xyz[static_cast<std::size_t>(c)][static_cast<std::size_t>(i)];
+          if (std::isfinite(x)) continue;
+          const std::string point = "(" + std::to_string(i % d[0] + 1) + ", " + std::to_string(i / d[0] % d[1] + 1) + ", " +
+                                    std::to_string(i / (d[0] * d[1]) + 1) + ")";
+          throw FormatError(path, "block " + std::to_string(g.blocks[b].id) + ", " + "xyz"[c] + " at point " + point,
+                            g.formatted ? g.coords_at[b] : g.coords_at[b] + (c * n + i) * g.real_bytes,
+                            (g.formatted ? "a coordinate of the block whose values start here is " : "the coordinate is ") +
+                                std::string(std::isnan(x) ? "NaN" : "infinite"));
+        }
+    }
     j["checked"] = true;
   }
   return j;
@@ -184,6 +202,7 @@ void print_blocks(const nlohmann::json& j, int max_times) {
     std::printf("%s: %s, %s precision%s, %lld bytes\n", j["file"].get<std::string>().c_str(), j["format"].get<std::string>().c_str(),
                 j["precision"].get<std::string>().c_str(), j["records"] == "fortran" ? ", Fortran records" : "",
                 static_cast<long long>(j["file_bytes"].get<std::int64_t>()));
+  if (j.contains("dialect")) std::printf("  values: %s\n", j["dialect"].get<std::string>().c_str());
   std::printf("  %zu blocks, %lld points%s\n", j["blocks"].size(), static_cast<long long>(j["points"].get<std::int64_t>()),
               j["grid"].get<bool>() ? ", with grid coordinates" : "");
   std::size_t shown = 0;
@@ -295,8 +314,9 @@ nlohmann::json describe(const std::string& path, bool check, bool stats) {
   if (!pio::looks_like_hdf5(path) && !serafin::looks_like_serafin(path)) {
     std::optional<plot3d::Solution> s;
     if (plot3d::is_plot3d(path)) {
+      std::optional<plot3d::Grid> g;
       try {
-        return describe_plot3d(path, check);
+        g = plot3d::read_header(path);
       } catch (const FormatError&) {  // a formatted q file's first lines look like a grid's
         try {
           s = plot3d::read_solution(path);
@@ -304,6 +324,7 @@ nlohmann::json describe(const std::string& path, bool check, bool stats) {
         }
         if (!s) throw;
       }
+      if (g) return describe_plot3d(*g, check);  // a grid: a damaged value is its error
     } else {
       try {
         s = plot3d::read_solution(path);

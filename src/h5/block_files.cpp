@@ -1,6 +1,7 @@
 // Block files of either format, serially. See block_files.hpp.
 #include "h5/block_files.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -59,12 +60,14 @@ std::string check_block_file(const BlockFileInfo& info) {
   std::ifstream in(info.path, std::ios::binary);
   if (!in) return "cannot open " + info.path;
   std::vector<unsigned char> buf;
-  for (std::int64_t f = 0; f < info.frames(); ++f)
+  // The grid's coordinates (frame -1: x, y, z as variables -1, -2, -3), then every frame.
+  for (std::int64_t f = info.has_grid ? -1 : 0; f < info.frames(); ++f)
     for (std::size_t b = 0; b < info.blocks.size(); ++b)
-      for (int v = 0; v < info.nvar(); ++v) {
-        const std::int64_t at = info.value_offset(f, b, v), n = info.blocks[b].points();
-        const std::string where = "frame " + std::to_string(f) + ", block " + std::to_string(info.blocks[b].id) + ", variable " +
-                                  info.variables[static_cast<std::size_t>(v)];
+      for (int v = f < 0 ? -1 : 0; f < 0 ? v >= -3 : v < info.nvar(); v += f < 0 ? -1 : 1) {
+        const std::int64_t at = info.value_offset(std::max<std::int64_t>(f, 0), b, v), n = info.blocks[b].points();
+        const std::string where = f < 0 ? "grid, block " + std::to_string(info.blocks[b].id) + ", coordinate " + "xyz"[-v - 1]
+                                        : "frame " + std::to_string(f) + ", block " + std::to_string(info.blocks[b].id) + ", variable " +
+                                              info.variables[static_cast<std::size_t>(v)];
         if (info.records) {
           for (const std::int64_t m : {at - 4, at + n * rb}) {
             std::int32_t marker = 0;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <future>
 #include <limits>
@@ -249,8 +250,13 @@ void merge_alone(const std::vector<Part>& parts, const MergeOptions& o, const se
   const std::size_t var_bytes = static_cast<std::size_t>(out.npoin * rs);
   std::vector<unsigned char> global(var_bytes * static_cast<std::size_t>(nvar));
   const std::vector<Won> won = won_nodes(parts, out.npoin);
-  const int teams = var_bytes * static_cast<std::size_t>(nvar) >= (std::size_t{1} << 20) && parts.size() > 1 &&
-                            std::thread::hardware_concurrency() > 1 ? 2 : 1;
+  // For tests only, ANABRANCH_TEST_MERGE_TEAMS=forward or reverse: two teams for any frame,
+  // run one after the other in that order, so that a test sees both orders the threads may
+  // take (each node won by one part: the output is the same either way).
+  const char* forced = std::getenv("ANABRANCH_TEST_MERGE_TEAMS");
+  const int turns = forced == nullptr ? 0 : std::string(forced) == "reverse" ? -1 : 1;
+  const int teams = parts.size() > 1 && (turns != 0 || (var_bytes * static_cast<std::size_t>(nvar) >= (std::size_t{1} << 20) &&
+                                                        std::thread::hardware_concurrency() > 1)) ? 2 : 1;
   std::vector<std::size_t> slice{0};  // parts [slice[t], slice[t + 1]) for team t, about equal bytes
   for (int t = 1; t < teams; ++t) {
     std::size_t k = slice.back();
@@ -285,10 +291,14 @@ void merge_alone(const std::vector<Part>& parts, const MergeOptions& o, const se
   Progress progress("merge " + o.output, records);
   for (std::int64_t f = 0; f < frames; ++f) {
     prefetch_to(f + 1 + ahead);
-    std::future<std::int64_t> other;
-    if (teams == 2) other = std::async(std::launch::async, assemble, f, 1);
-    report.bytes_read += assemble(f, 0);
-    if (other.valid()) report.bytes_read += other.get();
+    if (teams == 2 && turns != 0) {
+      for (int t : {turns > 0 ? 0 : 1, turns > 0 ? 1 : 0}) report.bytes_read += assemble(f, t);
+    } else {
+      std::future<std::int64_t> other;
+      if (teams == 2) other = std::async(std::launch::async, assemble, f, 1);
+      report.bytes_read += assemble(f, 0);
+      if (other.valid()) report.bytes_read += other.get();
+    }
     if (opening.valid()) opening.get();  // the output is there (or its error is thrown here)
     const double time = times[static_cast<std::size_t>(f)];
     if (h5) {  // the frame's values in native order

@@ -38,6 +38,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "faults: full disks, file-size limits, signals (test_faults.py)")
     config.addinivalue_line("markers", "formats: what files hold, read back by independent readers (test_roundtrip.py); "
                                        "the emulated-node runs leave these out")
+    config.addinivalue_line("markers", "generated: cases drawn at random (test_gen_*.py), which spread their ranks over "
+                                       "emulated nodes themselves: Open MPI's one-node run takes them")
 
 
 # A process ended by a signal fails the test that ran it, named by the signal, unless the test

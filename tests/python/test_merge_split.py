@@ -1,6 +1,7 @@
 """`anabranch merge` and `split`: partition -> merge and split -> merge give back the
 original bytes, in 2D and 3D, at several P, serially and under mpiexec; parts that disagree
 or are missing give one clear error."""
+import os
 import re
 import shutil
 
@@ -215,12 +216,17 @@ def test_merge_alone_of_large_frames_takes_the_last_parts_value(ab, tmp_path):
         for f in range(len(part.frames)):
             for v in range(len(part.vars)):
                 want[f][v][part.ipobo - 1] = part.frames[f][1][v] + np.array(1000.0 * (k + 1), dtype=part.ftype)
-    r = ab("merge", tmp_path / "p" / "m.slf", "--geo", src, "-o", tmp_path / "out.slf")
-    assert r.returncode == 0, r.stderr
-    got = Slf((tmp_path / "out.slf").read_bytes())
-    for f, (_, vals) in enumerate(got.frames):
-        for v, values in enumerate(vals):
-            assert np.array_equal(values, want[f][v].astype(got.ftype)), (f, v)
+    # the two threads as the machine runs them, then one after the other in each order (the
+    # interleavings a machine's timing may or may not give): the same file each time
+    for order in (None, "forward", "reverse"):
+        env = dict(os.environ, ANABRANCH_PROGRESS="0", **({"ANABRANCH_TEST_MERGE_TEAMS": order} if order else {}))
+        r = run([EXE, "merge", str(tmp_path / "p" / "m.slf"), "--geo", str(src), "-o", str(tmp_path / "out.slf")],
+                capture_output=True, text=True, env=env, timeout=300)
+        assert r.returncode == 0, r.stderr
+        got = Slf((tmp_path / "out.slf").read_bytes())
+        for f, (_, vals) in enumerate(got.frames):
+            for v, values in enumerate(vals):
+                assert np.array_equal(values, want[f][v].astype(got.ftype)), (order, f, v)
 
 
 def test_serial_merge_of_parts_larger_than_a_read_piece(ab, tmp_path):

@@ -1,0 +1,269 @@
+"""CGNS files drawn at random, both ways, against numpy. Written: block files of random
+blocks (flat ones, one point thick, among them), variables and frames converted to CGNS,
+every coordinate and solution value read back with h5py from the file's own HDF5 tree (a
+CGNS file is an HDF5 file), the times in BaseIterativeData. Read: files the CGNS library
+itself writes (a C program over libcgns), zones of cell dimension 2 or 3 in 2 or 3 physical
+dimensions, vertex or cell-centred solutions with rind planes or none, several solutions
+with their times; converted to a block file and compared with numpy's reading of what was
+written (a cell-centred file's blocks are its cells, at the mean of their corners)."""
+import pathlib
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import conftest
+import gen
+
+pytestmark = [pytest.mark.formats, pytest.mark.generated]
+h5py = pytest.importorskip("h5py")
+anabranch = pytest.importorskip("anabranch")
+
+
+def cgns_available():
+    r = gen.ab("convert", "--help")
+    return "cgns" in r.stdout
+
+
+def zones_of(f):
+    """{zone name: h5py group} over every base of a CGNS/HDF5 file."""
+    out = {}
+    for base in f.values():
+        if isinstance(base, h5py.Group) and base.attrs.get("label", b"") in (b"CGNSBase_t", "CGNSBase_t"):
+            for name, z in base.items():
+                if isinstance(z, h5py.Group) and z.attrs.get("label", b"") in (b"Zone_t", "Zone_t"):
+                    out[name] = z
+    return out
+
+
+def data(node):
+    return node[" data"][()]
+
+
+def labelled(group, label):
+    return [(n, g) for n, g in group.items() if isinstance(g, h5py.Group) and g.attrs.get("label", b"") in (label.encode(), label)]
+
+
+@gen.cases(15)
+@given(seed=st.integers(0, 2**32 - 1), nblocks=st.integers(1, 4), nvar=st.integers(1, 3), frames=st.integers(1, 3),
+       names=st.sampled_from([["rho", "u", "p"], ["Density", "MomentumX", "myvar"], ["a", "b", "c"]]))
+def test_block_files_to_cgns_and_back(seed, nblocks, nvar, frames, names):
+    rng = np.random.default_rng(seed)
+    layout = anabranch.BlockLayout()
+    dims = []
+    for b in range(nblocks):
+        d = [int(x) for x in rng.integers(2, 6, 3)]
+        if rng.random() < 0.4:
+            d[2] = 1  # flat: a 2D zone
+        dims.append(d)
+        layout.add_block(b + 1, *d)
+        layout.add_piece(b + 1)
+    names = names[:nvar]
+    xyz = [[rng.uniform(-5, 5, int(np.prod(d))) for _ in range(3)] for d in dims]
+    for b, d in enumerate(dims):
+        if d[2] == 1:
+            xyz[b][2][:] = 0.0 if rng.random() < 0.5 else rng.uniform(-1, 1)  # a flat block's z: one value
+    vals = [[[rng.uniform(-1, 1, int(np.prod(d))) * 10.0 ** rng.integers(-3, 4) for _ in range(nvar)] for d in dims]
+            for _ in range(frames)]
+    times = sorted(float(t) for t in rng.uniform(0, 10, frames))
+    with gen.scratch() as tmp:
+        with anabranch.BlockWriter(None, tmp / "in.h5", layout, names) as w:
+            w.write_grid(xyz)
+            for t, v in zip(times, vals):
+                w.write_frame(t, v)
+        r = gen.ab("convert", tmp / "in.h5", tmp / "out.cgns")
+        conftest.assert_status(r, 0)
+        with h5py.File(tmp / "out.cgns") as f:
+            zones = zones_of(f)
+            assert sorted(zones) == sorted(f"block_{b + 1}" for b in range(nblocks))
+            for b, d in enumerate(dims):
+                z = zones[f"block_{b + 1}"]
+                shape = tuple(reversed(d)) if d[2] > 1 else (d[1], d[0])
+                for c, axis in enumerate("XYZ"):
+                    got = data(z["GridCoordinates"][f"Coordinate{axis}"])
+                    assert got.shape == shape, (b, got.shape, shape)
+                    np.testing.assert_array_equal(got.ravel(), xyz[b][c], err_msg=f"block {b + 1} {axis}")
+                sols = sorted(n for n, _ in labelled(z, "FlowSolution_t"))
+                assert len(sols) == frames
+                for k, s in enumerate(sols):
+                    fields = [n for n, _ in labelled(z[s], "DataArray_t")]
+                    assert len(fields) == nvar
+                    loc = z[s].get("GridLocation")
+                    assert loc is None or bytes(data(loc)).rstrip(b"\0") == b"Vertex"
+                    got = {n: data(z[s][n]).ravel() for n in fields}
+                    # the writer's names or SIDS's for them: the values, in the writer's variable order
+                    assert len(got) == nvar
+                    for v in range(nvar):
+                        match = [n for n in fields if np.array_equal(got[n], vals[k][b][v])]
+                        assert match, f"frame {k} block {b + 1}: no field holds variable {names[v]}"
+            if frames:
+                base_times = []
+                for base in f.values():
+                    if isinstance(base, h5py.Group) and "BaseIterativeData" in base:
+                        base_times.append(list(data(base["BaseIterativeData"]["TimeValues"])))
+                assert base_times and all(t == times for t in base_times), base_times
+        r = gen.ab("convert", tmp / "out.cgns", tmp / "back.h5")
+        conftest.assert_status(r, 0)
+        d = gen.ab("diff", tmp / "back.h5", tmp / "in.h5", "--json")
+        conftest.assert_status(d, 0)
+        assert d.json()["identical"], d.stdout
+        check = shutil.which("cgnscheck")
+        if check:
+            out = subprocess.run([check, tmp / "out.cgns"], capture_output=True, text=True, timeout=120).stdout
+            assert not [line for line in out.splitlines() if line.startswith("ERROR")], out[-2000:]
+
+
+WRITER = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <cgnslib.h>
+/* A CGNS file as a spec describes it (stdin: cell_dim phys_dim nzones nsol nvar location;
+   per zone its points and the solution's rind (2 per cell dimension); the times), every
+   value read from a file of doubles in the order written here. */
+int main(int argc, char** argv) {
+  int cd, pd, nz, ns, nv, loc, fn, B, Z, S, F, C;
+  if (scanf("%d %d %d %d %d %d", &cd, &pd, &nz, &ns, &nv, &loc) != 6) return 2;
+  FILE* in = fopen(argv[2], "rb");
+  if (!in || cg_open(argv[1], CG_MODE_WRITE, &fn) || cg_base_write(fn, "Base", cd, pd, &B)) return 1;
+  const char* coord[3] = {"CoordinateX", "CoordinateY", "CoordinateZ"};
+  for (int z = 0; z < nz; ++z) {
+    long p[3] = {1, 1, 1};
+    int rind[6] = {0, 0, 0, 0, 0, 0};
+    for (int a = 0; a < cd; ++a) scanf("%ld", &p[a]);
+    for (int a = 0; a < 2 * cd; ++a) scanf("%d", &rind[a]);
+    cgsize_t size[9];
+    for (int a = 0; a < cd; ++a) {
+      size[a] = p[a];
+      size[cd + a] = p[a] - 1;
+      size[2 * cd + a] = 0;
+    }
+    char name[33];
+    snprintf(name, sizeof name, "zone_%d", z + 1);
+    if (cg_zone_write(fn, B, name, size, CGNS_ENUMV(Structured), &Z)) return 1;
+    long n = p[0] * p[1] * p[2];
+    double* v = malloc(sizeof(double) * 4096 * 8);
+    for (int c = 0; c < pd; ++c) {
+      if (fread(v, sizeof(double), n, in) != (size_t)n) return 3;
+      if (cg_coord_write(fn, B, Z, CGNS_ENUMV(RealDouble), coord[c], v, &C)) return 1;
+    }
+    long m = 1;
+    for (int a = 0; a < cd; ++a) m *= (loc ? p[a] - 1 : p[a]) + rind[2 * a] + rind[2 * a + 1];
+    for (int s = 0; s < ns; ++s) {
+      char sname[33];
+      snprintf(sname, sizeof sname, "Solution%d", s + 1);
+      if (cg_sol_write(fn, B, Z, sname, loc ? CGNS_ENUMV(CellCenter) : CGNS_ENUMV(Vertex), &S)) return 1;
+      if (cg_goto(fn, B, "Zone_t", Z, "FlowSolution_t", S, "end") || cg_rind_write(rind)) return 1;
+      for (int f = 0; f < nv; ++f) {
+        char fname[33];
+        snprintf(fname, sizeof fname, "Var%d", f + 1);
+        if (fread(v, sizeof(double), m, in) != (size_t)m) return 3;
+        if (cg_field_write(fn, B, Z, S, CGNS_ENUMV(RealDouble), fname, v, &F)) return 1;
+      }
+    }
+    free(v);
+  }
+  double t[64];
+  for (int s = 0; s < ns; ++s) scanf("%lf", &t[s]);
+  cgsize_t count = ns;
+  if (ns && (cg_biter_write(fn, B, "TimeIterValues", ns) || cg_goto(fn, B, "BaseIterativeData_t", 1, "end") ||
+             cg_array_write("TimeValues", CGNS_ENUMV(RealDouble), 1, &count, t)))
+    return 1;
+  return cg_close(fn);
+}
+"""
+
+_program = []
+
+
+def cgns_writer():
+    if not _program:
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if not cc:
+            pytest.skip("no C compiler")
+        folder = pathlib.Path(tempfile.mkdtemp(prefix="ab-cgns-writer-"))
+        (folder / "w.c").write_text(WRITER)
+        r = subprocess.run([cc, "w.c", "-o", "w", "-lcgns"], cwd=folder, capture_output=True, text=True)
+        if r.returncode != 0:
+            pytest.skip(f"CGNS's library is not installed: {r.stderr[-300:]}")
+        _program.append(folder / "w")
+    return _program[0]
+
+
+@gen.cases(20)
+@given(seed=st.integers(0, 2**32 - 1), cell_dim=st.sampled_from([2, 3]), phys_dim=st.sampled_from([2, 3]), nzones=st.integers(1, 3),
+       nsol=st.integers(1, 3), nvar=st.integers(1, 3), cells=st.booleans(), rind=st.booleans())
+def test_files_the_cgns_library_writes_are_read(seed, cell_dim, phys_dim, nzones, nsol, nvar, cells, rind):
+    rng = np.random.default_rng(seed)
+    phys_dim = max(phys_dim, cell_dim)
+    spec = [f"{cell_dim} {phys_dim} {nzones} {nsol} {nvar} {int(cells)}"]
+    doubles = []
+    want_grid, want_vals, want_dims = [], [[] for _ in range(nsol)], []
+    for z in range(nzones):
+        p = [int(x) for x in rng.integers(2, 6, cell_dim)]
+        r = [int(x) for x in rng.integers(0, 2, 2 * cell_dim)] if rind else [0] * (2 * cell_dim)
+        spec.append(" ".join(map(str, p + r)))
+        full = p + [1] * (3 - cell_dim)
+        n = int(np.prod(full))
+        xyz = [rng.uniform(-3, 3, n) for _ in range(phys_dim)] + [np.zeros(n)] * (3 - phys_dim)
+        doubles += xyz[:phys_dim]
+        shape = tuple(reversed(full))  # k, j, i
+        if cells:
+            d = [x - 1 if x > 1 else 1 for x in full]
+            grid = []
+            for c in range(3):
+                a = xyz[c].reshape(shape)
+                sl = [slice(0, -1) if x > 1 else slice(None) for x in reversed(full)]
+                acc, k = np.zeros(tuple(reversed(d))), 0
+                for dk in ((0, 1) if full[2] > 1 else (0,)):
+                    for dj in ((0, 1) if full[1] > 1 else (0,)):
+                        for di in ((0, 1) if full[0] > 1 else (0,)):
+                            acc = acc + a[dk:dk + d[2], dj:dj + d[1], di:di + d[0]]
+                            k += 1
+                grid.append((acc / k).ravel())
+        else:
+            d = full
+            grid = xyz
+        want_dims.append(tuple(d))
+        want_grid.append(grid)
+        core = [x - 1 if cells and x > 1 else x for x in p]
+        padded = [core[a] + r[2 * a] + r[2 * a + 1] for a in range(cell_dim)]
+        for s in range(nsol):
+            per = []
+            for v in range(nvar):
+                a = rng.uniform(-1, 1, tuple(reversed(padded))) * 10.0 ** rng.integers(-2, 3)
+                doubles.append(a.ravel())
+                sel = tuple(slice(r[2 * ax], r[2 * ax] + core[ax]) for ax in reversed(range(cell_dim)))
+                per.append(a[sel].ravel())
+            want_vals[s].append(per)
+    times = sorted(float(t) for t in rng.uniform(0, 10, nsol))
+    spec.append(" ".join(repr(t) for t in times))
+    with gen.scratch() as tmp:
+        np.concatenate(doubles).astype("<f8").tofile(tmp / "values.bin")
+        r = subprocess.run([cgns_writer(), tmp / "in.cgns", tmp / "values.bin"], input="\n".join(spec) + "\n", text=True,
+                           capture_output=True, timeout=60)
+        assert r.returncode == 0, (r.returncode, r.stderr)
+        info = gen.ab("info", tmp / "in.cgns", "--json")
+        conftest.assert_status(info, 0)
+        j = info.json()[0]
+        assert j["location"] == ("CellCenter" if cells else "Vertex")
+        assert [tuple(b["dims"]) for b in j["blocks"]] == want_dims
+        assert j["times"] == pytest.approx(times)
+        conftest.assert_status(gen.ab("convert", tmp / "in.cgns", tmp / "out.h5"), 0)
+        with h5py.File(tmp / "out.h5") as f:
+            off = f["blocks/offsets"][:]
+            assert [tuple(int(x) for x in d) for d in f["blocks/dims"][:]] == want_dims
+            for b in range(nzones):
+                for c, axis in enumerate("xyz"):
+                    np.testing.assert_allclose(f[f"grid/{axis}"][off[b]:off[b + 1]], want_grid[b][c], rtol=0, atol=1e-12,
+                                               err_msg=f"zone {b + 1} {axis}")
+            frames = sorted(f["frames"])
+            assert len(frames) == nsol
+            for s, fr in enumerate(frames):
+                assert f["frames"][fr].attrs["time"] == pytest.approx(times[s])
+                for v in range(nvar):
+                    for b in range(nzones):
+                        np.testing.assert_array_equal(f[f"frames/{fr}/Var{v + 1}"][off[b]:off[b + 1]], want_vals[s][b][v],
+                                                      err_msg=f"solution {s + 1} zone {b + 1} Var{v + 1}")

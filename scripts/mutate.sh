@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Mutation check: does the test suite catch small deliberate bugs in core code?
 #
+#   bash scripts/mutate.sh --changed BASE [--count N] [--seed S] [--list]
+#                                          # unbiased mutants on the lines changed since BASE
+#                                          # (universalmutator's rules; scripts/mutate_changed.py)
+#
+# The list below is the named mutants: each written by hand for a behaviour a user relies on.
 #   bash scripts/mutate.sh                 # every mutation below
 #   bash scripts/mutate.sh ownership-swapped refine-3d-plane0   # some of them
 #   MUTATE_TESTS='mpi_writer|cli' bash scripts/mutate.sh ...    # a ctest -R regex
@@ -15,6 +20,11 @@
 # number of mutations missed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+if [[ ${1:-} == --changed ]]; then
+  shift
+  [[ -x $root/build/venv/bin/python ]] || { echo "mutate: run bash scripts/setup.sh --test first" >&2; exit 2; }
+  exec "$root/build/venv/bin/python" "$root/scripts/mutate_changed.py" "$@"
+fi
 work=${MUTATE_DIR:-$root/build-mutate}
 tests_regex=${MUTATE_TESTS:-}
 
@@ -161,6 +171,18 @@ info-piece-last-word#src/cli/cmd_info.cpp#      const std::int64_t n = std::min(
 block-h5-segment-end#src/layouts/block_io.cpp#return {base + at % array_bytes_, array_bytes_ - at % array_bytes_};#return {base + at % array_bytes_, array_bytes_};#mpi_blocks#a write runs past an HDF5 dataset's end into the next
 block-trailing-marker-of-first#src/layouts/block_io.cpp#f({at + shape.points() * rb, 4, Run::kFixed, static_cast<std::int64_t>(4 * p)});#f({at + shape.points() * rb, 4, Run::kFixed, 0});#mpi_blocks#a record's closing marker holds the first piece's block length
 read-runs-gap#src/io/strategy.cpp#if (used > 0 && (offset != start + used || used + n > most)) flush();#if (used > 0 && (offset < start + used || used + n > most)) flush();#mpi_blocks#the independent reader reads runs that do not follow one another as if they did
+records-kept-file-removed#src/layouts/records.cpp#if (!options.keep && rank == 0) ::unlink(path.c_str());#if (rank == 0) ::unlink(path.c_str());#py:test_gen_records.py -k keep#a write into a kept file (keep=1) that fails removes the file
+records-other-records-zeroed#src/layouts/records.cpp#      if (!used[static_cast<std::size_t>(r)]) continue;#      if (false) continue;#py:test_gen_records.py -k keep#a call writing some records writes zeros over the others (a kept file, an earlier call's records)
+p3d-negative-exponent-sign-alone#src/blockformats/plot3d.cpp#if ((c == '+' || c == '-') && i > 0 && v[i - 1] != 'e'#if ((c == '+') && i > 0 && v[i - 1] != 'e'#py:test_gen_plot3d.py#a formatted real whose negative exponent has no letter (1.5-100) is no number
+p3d-block-starts-mid-repeat#src/blockformats/plot3d.cpp#    values.skip(b < g.coords_skip.size() ? g.coords_skip[b] : 0);#    (void)0;#py:test_gen_plot3d.py -k one_write#a grid written by one WRITE: a block starting inside a repeat gets the repeat's copies the block before took
+p3d-solutions-first-file#src/cli/cmd_convert.cpp#        plot3d::read_solution_block(s, static_cast<std::size_t>(p.block), block);#        plot3d::read_solution_block(sols.front(), static_cast<std::size_t>(p.block), block);#py:test_gen_plot3d.py -k solution#every PLOT3D solution file's frame holds the first file's values
+cgns-cells-flat-zone#src/cgns/cgns_tool.cpp#const std::int64_t step[3] = {z.dims[0] > 1, z.dims[1] > 1, z.dims[2] > 1};#const std::int64_t step[3] = {z.dims[0] > 1, z.dims[1] > 1, 1};#py:test_gen_cgns.py#a 2D zone's cells centred from corners in a third direction it does not have
+mesh-share-converted-in-its-own-order#src/formats/serafin.cpp#static_cast<double>(load<float>(in.data() + 4 * k, g.byte_order))#static_cast<double>(load<float>(in.data() + 4 * k, bo))#py:test_gen_writer.py#a single-precision geometry's coordinates read in the result's byte order when the result is double
+block-grid-unchecked#src/h5/block_files.cpp#  for (std::int64_t f = info.has_grid ? -1 : 0; f < info.frames(); ++f)#  for (std::int64_t f = 0; f < info.frames(); ++f)#py:test_gen_blocks.py#info --check does not read an HDF5 block file's grid
+weights-share-tail-short#src/partition/partition_distributed.cpp#constexpr std::int64_t kTail = 32;#constexpr std::int64_t kTail = 6;#py:test_gen_partition.py#a weight whose digits run past a rank's share of the weights file is cut
+merge-teams-both-write#src/tools/merge.cpp#      if (last[static_cast<std::size_t>(gid[i])] == static_cast<std::int32_t>(k)) {#      if (last[static_cast<std::size_t>(gid[i])] >= 0) {#py:test_gen_merge.py#every part scatters all its nodes: the merge's threads race for the interface nodes
+ompio-overlap-unchecked#src/io/read_aggregated.cpp#  if (how_.mode == RunReading::Mode::Collective && !collective_reads_safe(comm_)) how_.mode = RunReading::Mode::Independent;#  (void)0;#py:test_gen_records.py -k read_back#collective reads of overlapping records under Open MPI 4.1.4's read data sieving (zeros past the sieve)
+python-refusal-one-rank#bindings/python/anabranch/__init__.py#    agreed = _core.agree(comm, mine)#    agreed = mine#py:test_gen_records.py -k keep#a Python argument refused on one rank only: the others wait in the collective call
 EOF
 )
 

@@ -29,12 +29,12 @@ if (( ${#missing[@]} )); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-if (( want_test )) && ! build/venv/bin/python -c 'import pytest, nanobind, mpi4py, h5py, build.env' 2>/dev/null; then
+if (( want_test )) && ! build/venv/bin/python -c 'import pytest, nanobind, mpi4py, h5py, build.env, hypothesis, universalmutator' 2>/dev/null; then
   echo "setup: creating the test virtual environment build/venv" >&2
   mkdir -p build
   [[ -x build/venv/bin/python ]] || python3 -m venv build/venv
   build/venv/bin/pip install -q --disable-pip-version-check numpy pytest xarray-selafin python-serafin h5py matplotlib \
-    mpi4py nanobind scikit-build-core build
+    mpi4py nanobind scikit-build-core build hypothesis universalmutator
 fi
 
 extra=()

@@ -21,6 +21,8 @@ std::string BlockFileInfo::to_json() const {
   j["provenance"] = provenance;
   j["offsets"] = dataset_offsets;
   j["grid_offsets"] = grid_offsets;
+  j["block_offsets"] = block_offsets;
+  j["zones"] = zones;
   return j.dump();
 }
 
@@ -39,6 +41,8 @@ BlockFileInfo BlockFileInfo::from_json(const std::string& text) {
   i.provenance = j["provenance"].get<std::map<std::string, std::string>>();
   i.dataset_offsets = j["offsets"].get<std::vector<std::int64_t>>();
   i.grid_offsets = j["grid_offsets"].get<std::vector<std::int64_t>>();
+  if (j.contains("block_offsets")) i.block_offsets = j["block_offsets"].get<std::vector<std::int64_t>>();
+  if (j.contains("zones")) i.zones = j["zones"].get<std::vector<std::string>>();
   return i;
 }
 
@@ -59,7 +63,11 @@ std::int64_t BlockFileInfo::first_point(std::size_t b) const {
 
 std::int64_t BlockFileInfo::value_offset(std::int64_t frame, std::size_t block, int var) const {
   index();
-  if (format == "hdf5") {
+  if (!block_offsets.empty()) {
+    const std::int64_t a = var < 0 ? -var - 1 : 3 + frame * nvar() + var;
+    return block_offsets.at(static_cast<std::size_t>(a) * blocks.size() + block);
+  }
+  if (format != "raw") {  // hdf5, cgns: one dataset an array
     const std::int64_t base = var >= 0 ? dataset_offsets.at(static_cast<std::size_t>(frame * nvar() + var))
                                        : grid_offsets.at(static_cast<std::size_t>(-var - 1));
     return base + first_point_[block] * real_bytes;
@@ -70,9 +78,15 @@ std::int64_t BlockFileInfo::value_offset(std::int64_t frame, std::size_t block, 
 
 std::int64_t BlockFileInfo::frame_end(std::int64_t frame, bool grid) const {
   index();
-  if (format != "hdf5") return (frame + 1) * raw_offset_.back();
+  if (format == "raw") return (frame + 1) * raw_offset_.back();
   std::int64_t end = 0;
   const int n = grid ? 3 : nvar();
+  if (!block_offsets.empty()) {
+    for (int v = 0; v < n; ++v)
+      for (std::size_t b = 0; b < blocks.size(); ++b)
+        end = std::max(end, value_offset(frame, b, grid ? -(v + 1) : v) + blocks[b].points() * real_bytes);
+    return end;
+  }
   for (int v = 0; v < n; ++v)
     end = std::max(end, (grid ? grid_offsets.at(static_cast<std::size_t>(v)) : dataset_offsets.at(static_cast<std::size_t>(frame * nvar() + v))) +
                             first_point_.back() * real_bytes);

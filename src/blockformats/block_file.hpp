@@ -13,7 +13,7 @@ namespace anabranch {
 
 // What a block file holds, read without MPI (rank 0 reads it and shares it).
 struct BlockFileInfo {
-  std::string path, format;  // "raw" or "hdf5"
+  std::string path, format;  // "raw", "hdf5" or "cgns"
   std::vector<BlockShape> blocks;
   std::vector<std::string> variables;
   int real_bytes = 8;
@@ -22,8 +22,14 @@ struct BlockFileInfo {
   std::vector<double> times;  // one per complete frame
   std::int64_t file_bytes = 0;
   std::map<std::string, std::string> provenance;
-  // hdf5: byte offset of each dataset's values: frame after frame, nvar each; the grid's x, y, z.
+  // hdf5, cgns: byte offset of each dataset's values (every block of one array): frame after
+  // frame, nvar each; the grid's x, y, z.
   std::vector<std::int64_t> dataset_offsets, grid_offsets;
+  // cgns files written by others: each block's array on its own, anywhere in the file: the
+  // offset of block b's array a at [a * blocks + b], a = the grid's x, y, z, then frame after
+  // frame every variable. Empty: the arrays above, every block's concatenated.
+  std::vector<std::int64_t> block_offsets;
+  std::vector<std::string> zones;  // cgns: each block's zone name
 
   // Every field as JSON text, and back (rank 0's description shared with the others).
   std::string to_json() const;

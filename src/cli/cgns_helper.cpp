@@ -33,12 +33,6 @@ std::string helper_path() {
 
 }  // namespace
 
-bool cgns_file_name(const std::string& path) {
-  std::string lower = path;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower.size() > 5 && lower.compare(lower.size() - 5, 5, ".cgns") == 0;
-}
-
 void write_fd(int fd, const void* data, std::size_t n) {
   const auto* p = static_cast<const char*>(data);
   while (n > 0) {

@@ -7,9 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "core/io.hpp"  // cgns_file_name
+
 namespace anabranch::cli {
 
-bool cgns_file_name(const std::string& path);
 // Runs anabranch-cgns with args; feed(fd) writes its stdin, drain(fd) reads its stdout (each
 // may be empty). Throws the helper's own one-line error (naming the file), or IoError when it
 // cannot be run.

@@ -443,43 +443,6 @@ nlohmann::json convert_blocks(const ConvertOptions& o) {
   if (format != "vtm" && format != "hdf5" && format != "raw" && format != "plot3d" && format != "cgns")
     throw UsageError("a multi-block file converts to raw, hdf5, vtm, plot3d or cgns (--to " + format + ")");
   const auto info = pio::describe_block_file(o.input);
-  if (format == "cgns") {  // streamed to the helper: the grid, then frame after frame
-    refuse_open_input(o.output);
-    std::optional<Progress> progress;
-    run_cgns_helper({"write", o.output}, [&](int fd) {
-      nlohmann::json h;
-      nlohmann::json blocks = nlohmann::json::array();
-      for (const auto& b : info.blocks) blocks.push_back({b.id, b.dims[0], b.dims[1], b.dims[2]});
-      h["blocks"] = blocks;
-      h["variables"] = info.variables;
-      h["times"] = info.times;
-      h["grid"] = info.has_grid;
-      const std::string text = h.dump();
-      const std::uint64_t n = text.size();
-      write_fd(fd, "ABBLKS1\n", 8);
-      write_fd(fd, &n, 8);
-      write_fd(fd, text.data(), text.size());
-      std::vector<double> v;
-      if (info.has_grid)
-        for (std::size_t b = 0; b < info.blocks.size(); ++b)
-          for (int c = 0; c < 3; ++c) {
-            pio::read_block_array(info, 0, b, -(c + 1), v);
-            write_fd(fd, v.data(), v.size() * 8);
-          }
-      progress.emplace("convert", info.frames());
-      for (std::int64_t f = 0; f < info.frames(); ++f) {
-        for (std::size_t b = 0; b < info.blocks.size(); ++b)
-          for (int var = 0; var < info.nvar(); ++var) {
-            pio::read_block_array(info, f, b, var, v);
-            write_fd(fd, v.data(), v.size() * 8);
-          }
-        progress->update(f + 1);
-      }
-    }, nullptr);
-    if (progress) progress->finish();
-    return {{"input", o.input}, {"input_format", "blocks-" + info.format}, {"output", o.output}, {"output_format", "cgns"},
-            {"blocks", info.blocks.size()}, {"frames", info.frames()}};
-  }
   if (format == "plot3d") {
     if (!info.has_grid) throw UsageError(o.input + " holds no grid coordinates to write as PLOT3D");
     refuse_open_input(o.output);
@@ -566,7 +529,7 @@ nlohmann::json convert_blocks(const ConvertOptions& o) {
     for (auto& x : a) p.push_back(x.data());
     return p;
   };
-  if (info.has_grid && format == "hdf5") {
+  if (info.has_grid && format != "raw") {
     auto g = arrays(3);
     auto p = pointers(g);
     r.read_grid(p.data());
@@ -603,7 +566,7 @@ Runner add_convert(CLI::App& app, Common& common) {
       ->check(CLI::ExistingFile);
   sub->add_flag("--json", common.json, "print a JSON summary on stdout");
   return [o, &common]() {
-    const bool cgns_in = cgns_file_name(o->input);
+    const bool cgns_in = cgns_file_name(o->input) && !pio::is_block_file(o->input);  // what the engine cannot read: CGNS's library
     const bool grid_in = !cgns_in && !pio::is_block_file(o->input) && plot3d_grid(o->input);
     const std::string format = cgns_in || grid_in || pio::is_block_file(o->input) ? std::string() : target_format(*o);
     if (o->input == o->output) throw UsageError("input and output are the same file: " + o->input);

@@ -21,6 +21,7 @@
 #include "blockformats/plot3d.hpp"
 #include "formats/serafin.hpp"
 #include "layouts/block_io.hpp"
+#include "h5/cgns_files.hpp"
 #include "h5/results.hpp"
 
 namespace anabranch::cli {
@@ -44,9 +45,16 @@ nlohmann::json describe_blocks(const std::string& path, bool check) {
   j["file_bytes"] = i.file_bytes;
   std::int64_t points = 0;
   nlohmann::json blocks = nlohmann::json::array();
-  for (const auto& b : i.blocks) {
+  for (std::size_t k = 0; k < i.blocks.size(); ++k) {
+    const auto& b = i.blocks[k];
     points += b.points();
     blocks.push_back({{"id", b.id}, {"dims", b.dims}});
+    if (k < i.zones.size()) blocks.back()["zone"] = i.zones[k], blocks.back()["points"] = b.dims;
+  }
+  if (i.format == "cgns") {  // read in place: every array contiguous, the zones' points, vertex solutions
+    j["reading"] = "anabranch's engine: each rank reads its zones' arrays where they are";
+    j["location"] = "Vertex";
+    j["skipped_solutions"] = 0;
   }
   j["block_count"] = i.blocks.size();
   j["points"] = points;
@@ -163,6 +171,11 @@ nlohmann::json describe_plot3d_solution(const plot3d::Solution& s, bool check) {
 // vertex solution, the blocks then being the zones' cells), and how many other solutions it
 // holds.
 nlohmann::json describe_cgns(const std::string& path) {
+  std::string why = "not an HDF5 file (ADF)";
+  if (pio::cgns_files::is_cgns_hdf5(path)) {
+    BlockFileInfo info;
+    pio::cgns_files::describe(path, info, why);
+  }
   std::string text;
   run_cgns_helper({"describe", path}, nullptr, [&](int fd) {
     char buf[65536];
@@ -187,6 +200,7 @@ nlohmann::json describe_cgns(const std::string& path) {
   j["bases"] = h["bases"];
   j["location"] = h["location"];
   j["skipped_solutions"] = h["skipped_solutions"];
+  j["reading"] = "CGNS's library, on rank 0: " + why;
   j["integrity"] = "OK";
   return j;
 }
@@ -203,6 +217,7 @@ void print_blocks(const nlohmann::json& j, int max_times) {
                 j["precision"].get<std::string>().c_str(), j["records"] == "fortran" ? ", Fortran records" : "",
                 static_cast<long long>(j["file_bytes"].get<std::int64_t>()));
   if (j.contains("dialect")) std::printf("  values: %s\n", j["dialect"].get<std::string>().c_str());
+  if (j.contains("reading")) std::printf("  read by %s\n", j["reading"].get<std::string>().c_str());
   std::printf("  %zu blocks, %lld points%s\n", j["blocks"].size(), static_cast<long long>(j["points"].get<std::int64_t>()),
               j["grid"].get<bool>() ? ", with grid coordinates" : "");
   std::size_t shown = 0;

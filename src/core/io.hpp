@@ -137,6 +137,8 @@ std::string read_text_file(const std::string& path);
 bool file_exists(const std::string& path);
 // Whether a name ends like an HDF5 file: .h5, .hdf, .hdf5 or .vtkhdf, in any case.
 bool hdf5_file_name(const std::string& path);
+// True when path ends in .cgns (any case).
+bool cgns_file_name(const std::string& path);
 // Throws UsageError when `path` is a file this process has open for reading (compared by
 // device and inode, so ./a.slf, links and other spellings are caught): an output must never
 // replace an input. Every output is checked when it is created and again before its rename.

@@ -11,6 +11,7 @@
 #include "core/io.hpp"
 #ifdef ANABRANCH_HAVE_HDF5
 #include "h5/block_h5.hpp"
+#include "h5/cgns_files.hpp"
 #endif
 
 namespace anabranch::pio {
@@ -22,7 +23,10 @@ bool is_block_file(const std::string& path) {
   try {
     if (block_raw::is_raw_blocks(path)) return true;
 #ifdef ANABRANCH_HAVE_HDF5
-    return block_h5::is_block_h5(path);
+    if (block_h5::is_block_h5(path)) return true;
+    BlockFileInfo info;  // a CGNS file whose arrays the engine reads
+    std::string why;
+    return cgns_files::is_cgns_hdf5(path) && cgns_files::describe(path, info, why);
 #endif
   } catch (const Error&) {
   }
@@ -51,6 +55,12 @@ BlockFileInfo describe_block_file(const std::string& path) {
   }
 #ifdef ANABRANCH_HAVE_HDF5
   if (block_h5::is_block_h5(path)) return block_h5::describe(path);
+  if (cgns_files::is_cgns_hdf5(path)) {
+    BlockFileInfo info;
+    std::string why;
+    if (cgns_files::describe(path, info, why)) return info;
+    throw FormatError(path + ": CGNS's library reads this file, not anabranch's engine: " + why);
+  }
 #endif
   throw FormatError(path + ": not a block file (no HDF5 block table, no " + block_raw::sidecar_path(path) + ")");
 }

@@ -1,6 +1,7 @@
 // Multi-block grids in one file. See block_io.hpp.
 #include "layouts/block_io.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,8 @@
 #include "core/outputs.hpp"
 #include "core/provenance.hpp"
 #include "blockformats/block_raw.hpp"
+#include "blockformats/cgns.hpp"
+#include "formats/hdf5_bytes.hpp"
 #include "parallel/mpi_util.hpp"
 #include "io/shared_file.hpp"
 #include "io/strategy.hpp"
@@ -26,8 +29,13 @@ namespace anabranch::pio {
 namespace {
 
 std::string format_for(const std::string& path, const std::string& asked) {
-  return !asked.empty() ? asked : hdf5_file_name(path) ? "hdf5" : "raw";
+  return !asked.empty() ? asked : hdf5_file_name(path) ? "hdf5" : cgns_file_name(path) ? "cgns" : "raw";
 }
+
+// A CGNS file's arrays: from this byte on (after the superblock), the grid's x, y, z (every
+// block's, one array each), then frame after frame every variable; its tree after them,
+// written at close.
+constexpr std::int64_t kCgnsData = 4096;
 
 // A frame of a block file for the engine (or its grid: the x, y, z arrays): every piece's
 // grid lines of every array, each a run; with records, the markers of a block's record
@@ -35,18 +43,31 @@ std::string format_for(const std::string& path, const std::string& asked) {
 class BlockFrame final : public FrameLayout {
  public:
   BlockFrame(const BlockLayout& l, const BlockFileInfo& info, bool grid)
-      : l_(l), info_(info), grid_(grid), hdf5_(info.format == "hdf5"), narrays_(grid ? 3 : info.nvar()),
+      : l_(l), info_(info), grid_(grid), hdf5_(info.format != "raw"), narrays_(grid ? 3 : info.nvar()),
         records_(info.records && !grid), array_bytes_(info.first_point(info.blocks.size()) * info.real_bytes),
         frame_bytes_(hdf5_ ? narrays_ * array_bytes_ : info.frame_end(0)) {}
   int value_bytes() const override { return info_.real_bytes; }
   std::int64_t frame_bytes() const override { return frame_bytes_; }
   std::pair<std::int64_t, std::int64_t> locate(std::int64_t frame, std::int64_t at) const override {
     if (!hdf5_) return {frame * frame_bytes_ + at, frame_bytes_ - at};
+    if (!info_.block_offsets.empty()) {  // each block's array on its own
+      const auto v = static_cast<int>(at / array_bytes_);
+      const std::int64_t in = at % array_bytes_, point = in / info_.real_bytes;
+      std::size_t lo = 0, hi = info_.blocks.size();  // the block holding `point`
+      while (hi - lo > 1) {
+        const std::size_t mid = (lo + hi) / 2;
+        (info_.first_point(mid) <= point ? lo : hi) = mid;
+      }
+      const std::int64_t from = info_.first_point(lo) * info_.real_bytes;
+      return {info_.value_offset(frame, lo, grid_ ? -(v + 1) : v) + (in - from), info_.first_point(lo + 1) * info_.real_bytes - in};
+    }
     const auto v = static_cast<std::size_t>(at / array_bytes_);  // one dataset per array
     const std::int64_t base = grid_ ? info_.grid_offsets.at(v) : info_.dataset_offsets.at(static_cast<std::size_t>(frame) * narrays_ + v);
     return {base + at % array_bytes_, array_bytes_ - at % array_bytes_};
   }
-  std::int64_t parts() const override { return hdf5_ ? narrays_ : 1; }
+  std::int64_t parts() const override {
+    return !hdf5_ ? 1 : info_.block_offsets.empty() ? narrays_ : narrays_ * static_cast<std::int64_t>(info_.blocks.size());
+  }
   // One marker per piece: its block's record length.
   void fixed_bytes(std::int64_t, double, std::vector<unsigned char>& out) const override {
     out.clear();
@@ -107,7 +128,7 @@ BlockFileOptions BlockFileOptions::parse(const std::string& text) {
   BlockFileOptions o;
   o.hints = parse_options(text, [&](const std::string& k, const std::string& v) {
     if (k == "format") {
-      if (v != "raw" && v != "hdf5") throw UsageError("format=" + v + ": expected raw or hdf5");
+      if (v != "raw" && v != "hdf5" && v != "cgns") throw UsageError("format=" + v + ": expected raw, hdf5 or cgns");
       o.format = v;
     } else if (k == "strategy") {
       if (!writes_frame_layouts(v))
@@ -159,7 +180,7 @@ struct BlockWriter::Impl {
     s.path = name->open_path();
     s.final_path = path;
     s.frame = &runs;
-    s.truncate = info.format == "raw";  // an HDF5 file is HDF5's, made before
+    s.truncate = info.format != "hdf5";  // an HDF5 file is HDF5's, made before
     s.info = mpi_info;
     s.writers_per_node = options.writers_per_node;
     const int mib = options.strategy == "independent" ? 1 : options.strategy == "collective" ? 8 : 4;
@@ -168,6 +189,8 @@ struct BlockWriter::Impl {
     return s;
   }
   void after_frame();
+  // The tree of a CGNS file, after its arrays, and its superblock: rank 0, at close.
+  void write_cgns_tree();
   // Rank 0: the raw file's description beside it (block_raw's sidecar).
   void write_sidecar() const {
     block_raw::write_sidecar(path, {info.blocks, info.variables, info.real_bytes, info.records, info.times, info.provenance});
@@ -175,7 +198,8 @@ struct BlockWriter::Impl {
   // Collective, after a failure every rank saw (they all threw the same agreed error): lets
   // the file go at once, errors ignored. A raw solver output keeps its complete frames (the
   // failed frame's bytes cut off); an HDF5 file is removed (HDF5 cannot close a file whose
-  // writes failed on a full disk without emptying it first); a tool's temporary is removed.
+  // writes failed on a full disk without emptying it first); a tool's temporary (and a CGNS
+  // file, always written under one: its tree comes at close) is removed.
   void abandon(std::int64_t complete_frames);
 };
 
@@ -218,6 +242,7 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
   m.info.variables = variables;
   m.info.real_bytes = options.real_bytes;
   m.info.records = options.records && m.info.format == "raw";
+  const bool cgns = m.info.format == "cgns";
   collective(comm, [&] {
     layout.check();
     if (variables.empty() && m.info.format == "raw") throw UsageError("a raw block file needs at least one variable");
@@ -258,9 +283,13 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
   hints.merge(options.hints);
   m.options.hints = hints;
   m.mpi_info = hints.to_info();
-  m.name.emplace(comm, path, options.atomic);
+  m.name.emplace(comm, path, options.atomic || cgns);  // a CGNS file is one once its tree is written, at close
   try {
     const CreatingTemporary creating;
+    if (cgns) {  // every array's place, known from the grid alone
+      const std::int64_t array = m.info.first_point(layout.blocks.size()) * options.real_bytes;
+      for (int c = 0; c < 3; ++c) m.info.grid_offsets.push_back(kCgnsData + c * array);
+    }
     if (m.info.format == "hdf5") {
 #ifdef ANABRANCH_HAVE_HDF5
       std::map<std::string, std::string> prov;
@@ -299,6 +328,45 @@ BlockWriter::~BlockWriter() {
 std::int64_t BlockWriter::frames() const { return impl_->info.frames(); }
 const std::string& BlockWriter::path() const { return impl_->path; }
 
+void BlockWriter::Impl::write_cgns_tree() {
+  collective(comm, [&] {
+    if (rank != 0) return;
+    const std::string& open = name->open_path();
+    const int fd = ::open(open.c_str(), O_WRONLY);
+    if (fd < 0) throw IoError::from_errno("cannot open", open);
+    auto put = [&](std::int64_t at, const std::string& bytes) {
+      const std::int64_t done = ::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(at));
+      if (done != static_cast<std::int64_t>(bytes.size())) {
+        const int e = errno;
+        ::close(fd);
+        errno = e;
+        throw IoError::from_errno("cannot write the CGNS tree of " + path + " at byte " + std::to_string(at), open);
+      }
+    };
+    cgns::BlockFile tree;
+    tree.blocks = info.blocks;
+    tree.variables = info.variables;
+    tree.times = info.times;
+    tree.real_bytes = info.real_bytes;
+    tree.address = [&](std::int64_t f, std::size_t b, int v) { return info.value_offset(f, b, v); };
+    const std::int64_t data_end = std::max(info.frame_end(0, true), info.frames() ? info.frame_end(info.frames() - 1) : 0);
+    // The file's description (blocks, variables, times, where the arrays are) after the
+    // arrays, for anabranch's readers: the tree is for everyone else.
+    BlockFileInfo described = info;
+    for (const auto& b : info.blocks) described.zones.push_back("block_" + std::to_string(b.id));
+    described.provenance = provenance::facts();
+    described.provenance["strategy"] = options.strategy;
+    described.provenance["ranks"] = std::to_string(size);
+    tree.index = described.to_json();
+    tree.index_address = data_end;
+    put(data_end, tree.index);
+    std::int64_t end = 0;
+    const std::int64_t root = cgns::write_tree(tree, data_end + static_cast<std::int64_t>(tree.index.size()), put, end);
+    put(0, hdf5_bytes::Writer::superblock(root, end));
+    if (::close(fd) != 0) throw IoError::from_errno("cannot close", open);
+  });
+}
+
 void BlockWriter::Impl::after_frame() {
   collective(comm, [&] {
     // MPI-IO libraries may report a failed collective write on an aggregator only, or not in
@@ -317,13 +385,14 @@ void BlockWriter::write_grid(const T* const* xyz) {
   Impl& m = *impl_;
   if (m.closed) throw UsageError("write_grid after close: " + m.path);
   collective(m.comm, [&] {
-    if (m.info.format != "hdf5") throw UsageError("the raw block format holds values only; write the grid to an HDF5 block file (or PLOT3D)");
+    if (m.info.format == "raw") throw UsageError("the raw block format holds values only; write the grid to an HDF5 or CGNS block file (or PLOT3D)");
     if (m.grid_written) throw UsageError("the grid of " + m.path + " is written once");
   });
   try {
-#ifdef ANABRANCH_HAVE_HDF5
     end_frame();
-    m.info.grid_offsets = m.h5->add_grid();
+#ifdef ANABRANCH_HAVE_HDF5
+    if (m.h5) m.info.grid_offsets = m.h5->add_grid();
+#endif
     // Through the engine as a frame of its own: x, y, z.
     const BlockFrame grid(m.layout, m.info, true);
     const auto strategy = make_strategy(m.options.strategy);
@@ -331,7 +400,6 @@ void BlockWriter::write_grid(const T* const* xyz) {
     const ArrayEncoder<T> values(xyz, m.info.real_bytes);
     strategy->write({0, 0.0, &values, nullptr});
     strategy->close();
-#endif
     m.grid_written = true;
     m.info.has_grid = true;
   } catch (...) {
@@ -349,6 +417,11 @@ void BlockWriter::begin_frame(double time, const T* const* values) {
   try {
     if (m.info.format == "raw")
       collective(m.comm, [&] { check_size_limit(m.path, m.info.value_offset(f + 1, 0, 0), "frame " + std::to_string(f)); });
+    if (m.info.format == "cgns") {  // the frame's arrays after the grid and the frames before
+      const std::int64_t array = m.info.first_point(m.info.blocks.size()) * m.info.real_bytes;
+      for (int v = 0; v < m.info.nvar(); ++v) m.info.dataset_offsets.push_back(kCgnsData + (3 + f * m.info.nvar() + v) * array);
+      collective(m.comm, [&] { check_size_limit(m.path, kCgnsData + (3 + (f + 1) * m.info.nvar()) * array, "frame " + std::to_string(f)); });
+    }
 #ifdef ANABRANCH_HAVE_HDF5
     if (m.h5) {
       const auto off = m.h5->add_frame(f, time);
@@ -388,10 +461,32 @@ void BlockWriter::close() {
   Impl& m = *impl_;
   if (m.closed) return;
   end_frame();
+  if (m.info.format == "cgns" && !m.grid_written) {
+    // CGNS wants coordinates: without the caller's, the index space, the blocks one after
+    // another along x.
+    const auto first = m.layout.point_offsets();
+    std::vector<std::vector<double>> xyz;
+    for (std::size_t p = 0; p < m.layout.pieces.size(); ++p) {
+      const auto& piece = m.layout.pieces[p];
+      const auto md = m.layout.memory_dims(p);
+      for (int c = 0; c < 3; ++c) {
+        auto& a = xyz.emplace_back(static_cast<std::size_t>(m.layout.memory_points(p)), 0.0);
+        for (std::int64_t at = 0; at < m.layout.memory_points(p); ++at) {
+          const std::int64_t ijk[3] = {at % md[0], at / md[0] % md[1], at / (md[0] * md[1])};
+          a[static_cast<std::size_t>(at)] = static_cast<double>(piece.range[c][0] + ijk[c] - m.layout.halo[static_cast<std::size_t>(c)] +
+                                                                (c == 0 ? first[static_cast<std::size_t>(piece.block)] : 0));
+        }
+      }
+    }
+    std::vector<const double*> ptr;
+    for (const auto& a : xyz) ptr.push_back(a.data());
+    write_grid(ptr.data());
+  }
   m.closed = true;
   try {
     m.strategy->close();
     m.strategy.reset();
+    if (m.info.format == "cgns") m.write_cgns_tree();
 #ifdef ANABRANCH_HAVE_HDF5
     if (m.h5) {
       m.h5->close();

@@ -1,0 +1,249 @@
+// The CGNS tree of a multi-block file, as bytes. See cgns.hpp.
+#include "blockformats/cgns.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+#include "core/error.hpp"
+#include "formats/hdf5_bytes.hpp"
+
+namespace anabranch::cgns {
+
+namespace h = hdf5_bytes;
+
+std::string sids_name(const std::string& name) {
+  static const std::map<std::string, std::string> known = {
+      {"rho", "Density"}, {"density", "Density"}, {"ro", "Density"}, {"r", "Density"},
+      {"u", "VelocityX"}, {"vx", "VelocityX"}, {"velocityx", "VelocityX"}, {"velocity u", "VelocityX"},
+      {"v", "VelocityY"}, {"vy", "VelocityY"}, {"velocityy", "VelocityY"}, {"velocity v", "VelocityY"},
+      {"w", "VelocityZ"}, {"vz", "VelocityZ"}, {"velocityz", "VelocityZ"}, {"velocity w", "VelocityZ"},
+      {"p", "Pressure"}, {"pressure", "Pressure"}, {"pres", "Pressure"},
+      {"t", "Temperature"}, {"temperature", "Temperature"}, {"temp", "Temperature"},
+      {"rhou", "MomentumX"}, {"rho_u", "MomentumX"}, {"ru", "MomentumX"}, {"momentumx", "MomentumX"},
+      {"rhov", "MomentumY"}, {"rho_v", "MomentumY"}, {"rv", "MomentumY"}, {"momentumy", "MomentumY"},
+      {"rhow", "MomentumZ"}, {"rho_w", "MomentumZ"}, {"rw", "MomentumZ"}, {"momentumz", "MomentumZ"},
+      {"rhoe", "EnergyStagnationDensity"}, {"rho_e", "EnergyStagnationDensity"}, {"re", "EnergyStagnationDensity"},
+      {"e", "EnergyStagnationDensity"}, {"rhoet", "EnergyStagnationDensity"},
+      {"mach", "Mach"}, {"entropy", "Entropy"}, {"enthalpy", "Enthalpy"},
+      {"nut", "ViscosityEddyKinematic"}, {"nu_t", "ViscosityEddyKinematic"}, {"mut", "ViscosityEddy"}, {"mu_t", "ViscosityEddy"},
+      {"vist3d", "ViscosityEddy"}, {"k", "TurbulentEnergyKinetic"}, {"tke", "TurbulentEnergyKinetic"},
+      {"epsilon", "TurbulentDissipation"}, {"omega", "TurbulentDissipationRate"}, {"nutilde", "TurbulentSANuTilde"}};
+  std::string lower = name;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const auto it = known.find(lower);
+  return it == known.end() ? name : it->second;
+}
+
+namespace {
+
+// The dimensional exponents (mass, length, time, temperature, angle) of a SIDS quantity;
+// false for a name SIDS does not define (or a nondimensional one: Mach).
+bool exponents_of(const std::string& sids, std::array<double, 5>& out) {
+  static const std::map<std::string, std::array<double, 5>> table = {
+      {"Density", {1, -3, 0, 0, 0}}, {"VelocityX", {0, 1, -1, 0, 0}}, {"VelocityY", {0, 1, -1, 0, 0}}, {"VelocityZ", {0, 1, -1, 0, 0}},
+      {"Pressure", {1, -1, -2, 0, 0}}, {"Temperature", {0, 0, 0, 1, 0}}, {"MomentumX", {1, -2, -1, 0, 0}},
+      {"MomentumY", {1, -2, -1, 0, 0}}, {"MomentumZ", {1, -2, -1, 0, 0}}, {"EnergyStagnationDensity", {1, -1, -2, 0, 0}},
+      {"Entropy", {1, 2, -2, -1, 0}}, {"Enthalpy", {0, 2, -2, 0, 0}}, {"ViscosityEddyKinematic", {0, 2, -1, 0, 0}},
+      {"ViscosityEddy", {1, -1, -1, 0, 0}}, {"TurbulentEnergyKinetic", {0, 2, -2, 0, 0}}, {"TurbulentDissipation", {0, 2, -3, 0, 0}},
+      {"TurbulentDissipationRate", {0, 0, -1, 0, 0}}, {"TurbulentSANuTilde", {0, 2, -1, 0, 0}},
+      {"CoordinateX", {0, 1, 0, 0, 0}}, {"CoordinateY", {0, 1, 0, 0, 0}}, {"CoordinateZ", {0, 1, 0, 0, 0}}};
+  const auto it = table.find(sids);
+  if (it == table.end()) return false;
+  out = it->second;
+  return true;
+}
+
+// The writer's own names, kept in a Descriptor beside the SIDS ones: a file read back names
+// its variables as they were written.
+constexpr const char* kNamesDescriptor = "anabranch_variables";
+
+using Links = std::vector<std::pair<std::string, std::int64_t>>;
+
+// A node's name, label or type: a null-terminated string of its own length (CGNS's library
+// reads the attribute with the type it is stored with, and writes 33 bytes; the flags
+// attribute it writes it never reads).
+h::Attribute text_attribute(const std::string& name, const std::string& value) {
+  return h::Attribute::string(name, value, static_cast<int>(value.size()) + 1);
+}
+
+// CGNS nodes over HDF5 groups, children first.
+class Tree {
+ public:
+  explicit Tree(std::int64_t first) : w_(first) {}
+
+  // A node: its " data" (if any, made by the caller) and its children; `parents` the nodes
+  // that will hold it (a node shared by many: one object, several hard links).
+  std::int64_t node(const std::string& name, const std::string& label, const char* type, std::int64_t data, const Links& children,
+                    std::int64_t parents = 1) {
+    Links links;
+    if (data >= 0) links.emplace_back(" data", data);
+    links.insert(links.end(), children.begin(), children.end());
+    return w_.group({text_attribute("name", name), text_attribute("label", label), text_attribute("type", type)}, links, parents);
+  }
+  std::int64_t text(const std::string& name, const std::string& label, const std::string& value, const Links& children = {},
+                    std::int64_t parents = 1) {
+    return node(name, label, "C1", w_.compact({}, h::Type::i8(), {value.size()}, value), children, parents);
+  }
+  std::int64_t ints(const std::string& name, const std::string& label, const std::vector<std::int64_t>& v, std::vector<std::uint64_t> dims,
+                    const Links& children = {}) {
+    const bool wide = std::any_of(v.begin(), v.end(), [](std::int64_t x) { return x > 2147483647 || x < -2147483647; });
+    std::string bytes;
+    for (auto x : v) {
+      unsigned char b[8];
+      for (int i = 0; i < 8; ++i) b[i] = static_cast<unsigned char>((static_cast<std::uint64_t>(x) >> (8 * i)) & 0xff);
+      bytes.append(reinterpret_cast<const char*>(b), wide ? 8 : 4);
+    }
+    return node(name, label, wide ? "I8" : "I4", w_.compact({}, wide ? h::Type::i64() : h::Type::i32(), std::move(dims), bytes), children);
+  }
+  std::int64_t reals(const std::string& name, const std::string& label, const std::vector<double>& v, const Links& children = {},
+                     std::int64_t parents = 1) {
+    std::string bytes(v.size() * 8, '\0');
+    if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());
+    return node(name, label, "R8", w_.compact({}, h::Type::f64(), {v.size()}, bytes), children, parents);
+  }
+  // A DataArray_t of a block's values at `address` (dims: C order), with what says what its
+  // values are (a node every array of the same quantity shares: `about`).
+  std::int64_t array(const std::string& name, int real_bytes, const std::vector<std::uint64_t>& dims, std::int64_t address, const Links& about) {
+    const auto type = real_bytes == 8 ? h::Type::f64() : h::Type::f32();
+    return node(name, "DataArray_t", real_bytes == 8 ? "R8" : "R4", w_.dataset({}, type, dims, address), about);
+  }
+  std::int64_t root(const Links& children, const std::string& index, std::int64_t index_address) {
+    const std::string format("IEEE_LITTLE_32\0", 15);
+    std::string version = "HDF5 Version 1.10.8";
+    version.resize(33, '\0');
+    Links links = {{" format", w_.compact({}, h::Type::i8(), {format.size()}, format)},
+                   {" hdf5version", w_.compact({}, h::Type::i8(), {version.size()}, version)}};
+    float v = 3.4f;
+    std::string bytes(4, '\0');
+    std::memcpy(bytes.data(), &v, 4);
+    links.emplace_back("CGNSLibraryVersion",
+                       node("CGNSLibraryVersion", "CGNSLibraryVersion_t", "R4", w_.compact({}, h::Type::f32(), {1}, bytes), {}));
+    if (index_address >= 0) links.emplace_back(" anabranch", w_.dataset({}, h::Type::i8(), {index.size()}, index_address));
+    links.insert(links.end(), children.begin(), children.end());
+    return w_.group({text_attribute("name", "HDF5 MotherNode"), text_attribute("label", "Root Node of HDF5 File"), text_attribute("type", "MT")},
+                    links);
+  }
+  h::Writer& writer() { return w_; }
+
+ private:
+  h::Writer w_;
+};
+
+}  // namespace
+
+std::int64_t write_tree(const BlockFile& file, std::int64_t first, const std::function<void(std::int64_t, const std::string&)>& out,
+                        std::int64_t& end) {
+  Tree t(first);
+  auto flush = [&](bool all) {
+    if (!all && t.writer().bytes().size() < (std::size_t{8} << 20)) return;
+    const std::int64_t at = t.writer().end() - static_cast<std::int64_t>(t.writer().bytes().size());
+    out(at, t.writer().take());
+  };
+  std::vector<std::string> fields;
+  std::string joined;
+  bool renamed = false;
+  for (const auto& name : file.variables) {
+    fields.push_back(sids_name(name));
+    renamed = renamed || fields.back() != name;
+    joined += (joined.empty() ? "" : "\n") + name;
+  }
+  const auto steps = static_cast<std::int64_t>(file.times.size());
+  std::string pointers;  // every zone's FlowSolutionPointers: 32 characters a frame
+  char sol[33];
+  for (std::int64_t f = 0; f < steps; ++f) {
+    std::snprintf(sol, sizeof sol, "FlowSolution%06lld", static_cast<long long>(f));
+    std::string padded(sol);
+    padded.resize(32, ' ');
+    pointers += padded;
+  }
+  // What every array of a quantity shares, one node each, hard-linked from each array: its
+  // DimensionalExponents (or, for Mach, its DataClass). A file of many blocks holds them once,
+  // not once an array (about 300 bytes each).
+  static const char* axes[3] = {"CoordinateX", "CoordinateY", "CoordinateZ"};
+  const auto nb = static_cast<std::int64_t>(file.blocks.size());
+  std::map<std::array<double, 5>, std::int64_t> uses;  // exponents -> arrays that have them
+  std::int64_t machs = 0;
+  auto count = [&](const std::string& name, std::int64_t n) {
+    std::array<double, 5> e;
+    if (name == "Mach") machs += n;
+    else if (exponents_of(name, e)) uses[e] += n;
+  };
+  for (const char* a : axes) count(a, nb);
+  for (const auto& f : fields) count(f, nb * steps);
+  std::map<std::array<double, 5>, std::int64_t> exponents;
+  for (const auto& [e, n] : uses)
+    exponents[e] = t.reals("DimensionalExponents", "DimensionalExponents_t", std::vector<double>(e.begin(), e.end()), {}, n);
+  const std::int64_t nondimensional = machs ? t.text("DataClass", "DataClass_t", "NondimensionalParameter", {}, machs) : -1;
+  auto about = [&](const std::string& name) {
+    std::array<double, 5> e;
+    if (name == "Mach") return Links{{"DataClass", nondimensional}};
+    if (exponents_of(name, e)) return Links{{"DimensionalExponents", exponents.at(e)}};
+    return Links{};
+  };
+  // Nodes every zone holds alike, once: ZoneType, and ZoneIterativeData (the frames' names).
+  const std::int64_t zone_type = t.text("ZoneType", "ZoneType_t", "Structured", {}, nb);
+  std::int64_t iterative = -1;
+  if (steps > 0) {
+    const std::int64_t p = t.node("FlowSolutionPointers", "DataArray_t", "C1",
+                                  t.writer().compact({}, h::Type::i8(), {static_cast<std::uint64_t>(steps), 32}, pointers), {});
+    iterative = t.node("ZoneIterativeData", "ZoneIterativeData_t", "MT", -1, {{"FlowSolutionPointers", p}}, nb);
+  }
+  // Volume blocks in "Base" (cell dimension 3), blocks one point thick in k in "Base2D" (CGNS
+  // wants two points or more in every direction of a zone). Each base lists its zones in the
+  // file's order (their creation order), and each zone's Ordinal is its block's place in the
+  // file: CGNS's library hands zones out in the order of their names.
+  Links zones[2];
+  for (std::size_t b = 0; b < file.blocks.size(); ++b) {
+    const BlockShape& s = file.blocks[b];
+    const bool flat = s.dims[2] == 1;
+    if (s.dims[0] < 2 || s.dims[1] < 2 || (s.dims[2] < 2 && !flat))
+      throw UsageError("block " + std::to_string(s.id) + " (" + std::to_string(s.dims[0]) + " x " + std::to_string(s.dims[1]) + " x " +
+                       std::to_string(s.dims[2]) + "): a CGNS zone has at least 2 points in i and j");
+    const std::size_t cell = flat ? 2 : 3;
+    std::vector<std::uint64_t> dims;  // C order: k, j, i
+    for (std::size_t a = cell; a-- > 0;) dims.push_back(static_cast<std::uint64_t>(s.dims[a]));
+    std::vector<std::int64_t> size;  // points, cells, boundary points, each per direction
+    for (int row = 0; row < 3; ++row)
+      for (std::size_t a = 0; a < cell; ++a) size.push_back(row == 0 ? s.dims[a] : row == 1 ? s.dims[a] - 1 : 0);
+    Links children = {{"ZoneType", zone_type}, {"Ordinal", t.ints("Ordinal", "Ordinal_t", {static_cast<std::int64_t>(b + 1)}, {1})}};
+    Links coords;
+    for (int c = 0; c < 3; ++c)
+      coords.emplace_back(axes[c], t.array(axes[c], file.real_bytes, dims, file.address(0, b, -(c + 1)), about(axes[c])));
+    children.emplace_back("GridCoordinates", t.node("GridCoordinates", "GridCoordinates_t", "MT", -1, coords));
+    for (std::int64_t f = 0; f < steps; ++f) {
+      Links arrays;
+      for (std::size_t v = 0; v < fields.size(); ++v)
+        arrays.emplace_back(fields[v], t.array(fields[v], file.real_bytes, dims, file.address(f, b, static_cast<int>(v)), about(fields[v])));
+      std::snprintf(sol, sizeof sol, "FlowSolution%06lld", static_cast<long long>(f));
+      children.emplace_back(sol, t.node(sol, "FlowSolution_t", "MT", -1, arrays));
+    }
+    if (steps > 0) children.emplace_back("ZoneIterativeData", iterative);
+    const std::string name = "block_" + std::to_string(s.id);
+    zones[flat ? 1 : 0].emplace_back(name, t.ints(name, "Zone_t", size, {3, cell}, children));
+    flush(false);
+  }
+  Links bases;
+  for (int flat = 0; flat < 2; ++flat) {
+    if (zones[flat].empty()) continue;
+    Links children = {{"DataClass", t.text("DataClass", "DataClass_t", "NormalizedByUnknownDimensional")}};
+    if (renamed) children.emplace_back(kNamesDescriptor, t.text(kNamesDescriptor, "Descriptor_t", joined));
+    if (steps > 0) {
+      children.emplace_back("SimulationType", t.text("SimulationType", "SimulationType_t", "TimeAccurate"));
+      const std::int64_t times = t.reals("TimeValues", "DataArray_t", file.times);
+      children.emplace_back("BaseIterativeData", t.ints("BaseIterativeData", "BaseIterativeData_t", {steps}, {1}, {{"TimeValues", times}}));
+    }
+    children.insert(children.end(), zones[flat].begin(), zones[flat].end());
+    const char* name = flat ? "Base2D" : "Base";
+    bases.emplace_back(name, t.ints(name, "CGNSBase_t", {flat ? 2 : 3, 3}, {2}, children));
+  }
+  const std::int64_t root = t.root(bases, file.index, file.index_address);
+  flush(true);
+  end = t.writer().end();
+  return root;
+}
+
+}  // namespace anabranch::cgns

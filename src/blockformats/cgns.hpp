@@ -1,0 +1,41 @@
+// CGNS files as the engine writes them: the SIDS tree of a multi-block structured grid over
+// HDF5 (CGNS's HDF5 mapping: every node a group with name, label and type attributes, its
+// values in a " data" dataset), made as bytes (formats/hdf5_bytes.hpp) once the values are in
+// place. The values of every array (a block's coordinates, a block's variable in a frame) are
+// contiguous datasets at addresses the caller chose and wrote, so no rank needs the tree to
+// write, and the tree costs one rank O(blocks x frames) bytes of memcpy. Specification:
+// docs/formats/cgns.md.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "grid/block_layout.hpp"
+
+namespace anabranch::cgns {
+
+// The SIDS name (CGNS's standard data-name identifiers) of a solver's variable, where its
+// name says which it is (rho, u, p, rhou, nut...); other names stay as they are.
+std::string sids_name(const std::string& name);
+
+// What a multi-block file holds and where each array's values are.
+struct BlockFile {
+  std::vector<BlockShape> blocks;      // in file order; nk = 1: a zone of the 2D base
+  std::vector<std::string> variables;  // the writer's names (the file names them as SIDS does, and keeps the writer's)
+  std::vector<double> times;           // one per frame
+  int real_bytes = 8;
+  // The file address of block b's array `var` in frame f (var -1, -2, -3: the grid's x, y, z).
+  std::function<std::int64_t(std::int64_t f, std::size_t b, int var)> address;
+  // What anabranch reads back at once instead of walking the tree (a hidden child of the root,
+  // " anabranch", which CGNS's library does not list): its bytes, at `index_address`.
+  std::string index;
+  std::int64_t index_address = -1;
+};
+
+// The tree, as bytes from file address `first` on, handed to `out(at, bytes)` in pieces of
+// a few MiB. Returns the root group's address (for the superblock) and sets `end`.
+std::int64_t write_tree(const BlockFile& file, std::int64_t first, const std::function<void(std::int64_t, const std::string&)>& out,
+                        std::int64_t& end);
+
+}  // namespace anabranch::cgns

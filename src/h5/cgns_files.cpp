@@ -1,0 +1,333 @@
+// CGNS files read by the engine. See cgns_files.hpp.
+#include "h5/cgns_files.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "core/error.hpp"
+#include "core/io.hpp"
+#include "h5/h5.hpp"
+#include "h5/vtkhdf.hpp"
+
+namespace anabranch::pio::cgns_files {
+
+using h5::check;
+using h5::check_status;
+using h5::Handle;
+
+namespace {
+
+// A node's children (name, object address), in their creation order where the group keeps
+// it (CGNS's library lists them so), else in the order of their names.
+std::vector<std::pair<std::string, haddr_t>> children(hid_t group) {
+  std::vector<std::pair<std::string, haddr_t>> out;
+  unsigned flags = 0;
+  {
+    Handle gcpl(H5Gget_create_plist(group));
+    if (gcpl.valid()) H5Pget_link_creation_order(gcpl, &flags);
+  }
+  auto add = [](hid_t, const char* name, const H5L_info_t* info, void* data) -> herr_t {
+    if (info->type == H5L_TYPE_HARD)
+      static_cast<std::vector<std::pair<std::string, haddr_t>>*>(data)->emplace_back(name, info->u.address);
+    return 0;
+  };
+  hsize_t at = 0;
+  if (H5Literate(group, (flags & H5P_CRT_ORDER_TRACKED) ? H5_INDEX_CRT_ORDER : H5_INDEX_NAME, H5_ITER_INC, &at, add, &out) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    out.clear();
+  }
+  return out;
+}
+
+std::string label_of(hid_t node, const std::string& path) {
+  return h5::has_attribute(node, "label") ? h5::read_string_attribute(node, "label", path) : std::string();
+}
+
+// A node's " data" as text (C1), or "" when it has none.
+std::string text_of(hid_t node, const std::string& path) {
+  if (!h5::exists(node, " data")) return "";
+  Handle d(check(H5Dopen2(node, " data", H5P_DEFAULT), "cannot open a node's data in", path));
+  Handle space(check(H5Dget_space(d), "H5Dget_space", path));
+  const auto n = H5Sget_simple_extent_npoints(space);
+  std::string s(static_cast<std::size_t>(std::max<hssize_t>(n, 0)), '\0');
+  if (n > 0) check_status(H5Dread(d, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, s.data()), "cannot read a node's data in", path);
+  while (!s.empty() && (s.back() == '\0' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// A node's " data" as integers.
+std::vector<std::int64_t> ints_of(hid_t node, const std::string& path) {
+  if (!h5::exists(node, " data")) return {};
+  Handle d(check(H5Dopen2(node, " data", H5P_DEFAULT), "cannot open a node's data in", path));
+  Handle space(check(H5Dget_space(d), "H5Dget_space", path));
+  std::vector<std::int64_t> v(static_cast<std::size_t>(std::max<hssize_t>(H5Sget_simple_extent_npoints(space), 0)));
+  if (!v.empty()) check_status(H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), "cannot read a node's data in", path);
+  return v;
+}
+
+struct Opened {
+  Handle h;
+  std::string name, label;
+};
+
+// The array of a DataArray_t: its " data" contiguous, little-endian reals of `points` values
+// (C order, reversed dims); its offset, or -1 and `why`.
+std::int64_t locate(hid_t array, const std::string& where, std::int64_t points, int& real_bytes, const std::string& path,
+                    std::string& why) {
+  if (!h5::exists(array, " data")) {
+    why = where + " holds no values";
+    return -1;
+  }
+  Handle d(check(H5Dopen2(array, " data", H5P_DEFAULT), "cannot open " + where + " in", path));
+  Handle dcpl(check(H5Dget_create_plist(d), "H5Dget_create_plist", path));
+  if (H5Pget_layout(dcpl) != H5D_CONTIGUOUS || H5Pget_nfilters(dcpl) > 0) {
+    why = where + " is chunked or compressed";
+    return -1;
+  }
+  Handle type(check(H5Dget_type(d), "H5Dget_type", path));
+  const int rb = static_cast<int>(H5Tget_size(type));
+  if (H5Tget_class(type) != H5T_FLOAT || H5Tget_order(type) != H5T_ORDER_LE || (rb != 4 && rb != 8)) {
+    why = where + " is not little-endian float32 or float64";
+    return -1;
+  }
+  if (real_bytes == 0) real_bytes = rb;
+  if (rb != real_bytes) {
+    why = where + " is float" + std::to_string(8 * rb) + " where other arrays are float" + std::to_string(8 * real_bytes);
+    return -1;
+  }
+  Handle space(check(H5Dget_space(d), "H5Dget_space", path));
+  if (H5Sget_simple_extent_npoints(space) != points) {
+    why = where + " holds " + std::to_string(H5Sget_simple_extent_npoints(space)) + " values for its zone's " + std::to_string(points) +
+          " (rind planes, or cell-centred)";
+    return -1;
+  }
+  const haddr_t at = H5Dget_offset(d);
+  if (at == HADDR_UNDEF) {
+    why = where + " has no storage allocated";
+    return -1;
+  }
+  return static_cast<std::int64_t>(at);
+}
+
+struct Zone {
+  std::string name;
+  BlockShape shape;
+  std::int64_t ordinal = 0;
+  std::vector<std::int64_t> arrays;  // grid x, y, z, then each solution's fields
+};
+
+bool walk(hid_t file, const std::string& path, BlockFileInfo& out, std::string& why) {
+  Handle root(check(H5Gopen2(file, "/", H5P_DEFAULT), "cannot open / in", path));
+  std::vector<Zone> zones;
+  std::vector<std::string> solutions, fields, kept_names;  // the first zone's, which every zone must have
+  std::vector<double> times;
+  int real_bytes = 0;
+  for (const auto& [bname, baddr] : children(root)) {
+    if (bname.empty() || bname[0] == ' ') continue;
+    Handle base(H5Oopen_by_addr(file, baddr));
+    if (!base.valid() || label_of(base, path) != "CGNSBase_t") continue;
+    const auto cell_phys = ints_of(base, path);
+    for (const auto& [name, addr] : children(base)) {
+      if (name.empty() || name[0] == ' ') continue;
+      Handle node(check(H5Oopen_by_addr(file, addr), "cannot open " + bname + "/" + name + " in", path));
+      const std::string label = label_of(node, path);
+      if (label == "Descriptor_t" && name == "anabranch_variables") {
+        kept_names.clear();
+        const std::string t = text_of(node, path);
+        std::size_t a = 0;
+        for (std::size_t b; (b = t.find('\n', a)) != std::string::npos; a = b + 1) kept_names.push_back(t.substr(a, b - a));
+        kept_names.push_back(t.substr(a));
+      }
+      if (label == "BaseIterativeData_t" && times.empty())
+        for (const auto& [tn, ta] : children(node))
+          if (tn == "TimeValues") {
+            Handle tv(check(H5Oopen_by_addr(file, ta), "cannot open TimeValues in", path));
+            Handle d(check(H5Dopen2(tv, " data", H5P_DEFAULT), "cannot open TimeValues in", path));
+            Handle space(check(H5Dget_space(d), "H5Dget_space", path));
+            times.resize(static_cast<std::size_t>(H5Sget_simple_extent_npoints(space)));
+            if (!times.empty())
+              check_status(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, times.data()), "cannot read TimeValues in", path);
+          }
+      if (label != "Zone_t") continue;
+      const std::string where = bname + "/" + name;
+      const auto size = ints_of(node, path);
+      const std::size_t cell = cell_phys.empty() ? 3 : static_cast<std::size_t>(cell_phys[0]);
+      Zone z;
+      z.name = name;
+      if (size.size() != 3 * cell || cell < 1 || cell > 3) {
+        why = where + ": its sizes are not those of a structured zone";
+        return false;
+      }
+      for (std::size_t a = 0; a < cell; ++a) z.shape.dims[a] = size[a];
+      const auto points = z.shape.points();
+      std::vector<Opened> kids;
+      for (const auto& [kn, ka] : children(node)) {
+        if (kn.empty() || kn[0] == ' ') continue;
+        Handle k(check(H5Oopen_by_addr(file, ka), "cannot open " + where + "/" + kn + " in", path));
+        const std::string kl = label_of(k, path);
+        kids.push_back({std::move(k), kn, kl});
+      }
+      std::vector<std::string> zone_solutions;
+      std::map<std::string, std::size_t> solution_node;
+      std::size_t grid = kids.size();
+      for (std::size_t i = 0; i < kids.size(); ++i) {
+        const auto& k = kids[i];
+        if (k.label == "ZoneType_t" && text_of(k.h, path) != "Structured") {
+          why = where + " is not a structured zone";
+          return false;
+        }
+        if (k.label == "Ordinal_t") {
+          const auto o = ints_of(k.h, path);
+          if (!o.empty()) z.ordinal = o[0];
+        }
+        if (k.label == "GridCoordinates_t" && (grid == kids.size() || k.name == "GridCoordinates")) grid = i;
+        if (k.label == "FlowSolution_t") {
+          std::string location = "Vertex";
+          for (const auto& [fn, fa] : children(k.h)) {
+            Handle f(check(H5Oopen_by_addr(file, fa), "cannot open a node in", path));
+            const std::string fl = label_of(f, path);
+            if (fl == "GridLocation_t") location = text_of(f, path);
+            if (fl == "Rind_t") {
+              why = where + "/" + k.name + " has rind planes";
+              return false;
+            }
+          }
+          if (location != "Vertex") {
+            why = where + "/" + k.name + " is located at " + location + " (its cells' centres: CGNS's library reads those)";
+            return false;
+          }
+          zone_solutions.push_back(k.name);
+          solution_node[k.name] = i;
+        }
+        if (k.label == "ZoneIterativeData_t")  // the frames' order, where the file gives it
+          for (const auto& [pn, pa] : children(k.h))
+            if (pn == "FlowSolutionPointers") {
+              Handle p(check(H5Oopen_by_addr(file, pa), "cannot open FlowSolutionPointers in", path));
+              const std::string t = text_of(p, path);
+              std::vector<std::string> order;
+              for (std::size_t at = 0; at < t.size(); at += 32) {
+                std::string s = t.substr(at, 32);
+                while (!s.empty() && (s.back() == ' ' || s.back() == '\0')) s.pop_back();
+                order.push_back(s);
+              }
+              if (!order.empty()) zone_solutions = order;
+            }
+      }
+      if (grid == kids.size()) {
+        why = where + " has no grid coordinates";
+        return false;
+      }
+      std::map<std::string, haddr_t> coords;
+      for (const auto& [cn, ca] : children(kids[grid].h)) coords[cn] = ca;
+      for (const char* c : {"CoordinateX", "CoordinateY", "CoordinateZ"}) {
+        if (!coords.count(c)) {
+          why = where + "/" + kids[grid].name + " has no " + c;
+          return false;
+        }
+        Handle a(check(H5Oopen_by_addr(file, coords[c]), "cannot open a coordinate in", path));
+        z.arrays.push_back(locate(a, where + "/" + kids[grid].name + "/" + c, points, real_bytes, path, why));
+        if (z.arrays.back() < 0) return false;
+      }
+      if (zones.empty()) {
+        solutions = zone_solutions;
+        if (!solutions.empty() && solution_node.count(solutions[0]))
+          for (const auto& [fn, fa] : children(kids[solution_node[solutions[0]]].h)) {
+            Handle f(check(H5Oopen_by_addr(file, fa), "cannot open a node in", path));
+            if (label_of(f, path) == "DataArray_t") fields.push_back(fn);
+          }
+      }
+      for (const auto& s : solutions) {
+        if (!solution_node.count(s)) {
+          why = where + " has no solution " + s + " (the first zone's)";
+          return false;
+        }
+        std::map<std::string, haddr_t> have;
+        for (const auto& [fn, fa] : children(kids[solution_node[s]].h)) have[fn] = fa;
+        for (const auto& f : fields) {
+          if (!have.count(f)) {
+            why = where + "/" + s + " has no " + f + " (the first zone's)";
+            return false;
+          }
+          Handle a(check(H5Oopen_by_addr(file, have[f]), "cannot open a field in", path));
+          z.arrays.push_back(locate(a, where + "/" + s + "/" + f, points, real_bytes, path, why));
+          if (z.arrays.back() < 0) return false;
+        }
+      }
+      zones.push_back(std::move(z));
+    }
+  }
+  if (zones.empty()) {
+    why = "no structured zone in any base";
+    return false;
+  }
+  // The file's order: the zones' Ordinals when every zone has one, else as listed.
+  if (std::all_of(zones.begin(), zones.end(), [](const Zone& z) { return z.ordinal > 0; }))
+    std::stable_sort(zones.begin(), zones.end(), [](const Zone& a, const Zone& b) { return a.ordinal < b.ordinal; });
+  out = BlockFileInfo();
+  out.path = path;
+  out.format = "cgns";
+  out.real_bytes = real_bytes;
+  out.has_grid = true;
+  out.variables = kept_names.size() == fields.size() ? kept_names : fields;
+  out.times = times.size() == solutions.size() ? times : std::vector<double>();
+  for (std::size_t f = 0; out.times.size() < solutions.size(); ++f) out.times.push_back(static_cast<double>(f));
+  const std::size_t narrays = 3 + solutions.size() * fields.size();
+  out.block_offsets.assign(narrays * zones.size(), 0);
+  for (std::size_t b = 0; b < zones.size(); ++b) {
+    auto& z = zones[b];
+    const auto digits = z.name.find_last_not_of("0123456789");
+    z.shape.id = digits + 1 < z.name.size() && digits != std::string::npos ? std::stoll(z.name.substr(digits + 1)) : 0;
+    out.blocks.push_back(z.shape);
+    out.zones.push_back(z.name);
+    for (std::size_t a = 0; a < narrays; ++a) out.block_offsets[a * zones.size() + b] = z.arrays[a];
+  }
+  // Ids from the zones' names (block_7 is block 7) when they are unique, else 1, 2, ...
+  std::vector<std::int64_t> ids;
+  for (const auto& s : out.blocks) ids.push_back(s.id);
+  std::sort(ids.begin(), ids.end());
+  if (ids.front() < 1 || std::adjacent_find(ids.begin(), ids.end()) != ids.end())
+    for (std::size_t b = 0; b < out.blocks.size(); ++b) out.blocks[b].id = static_cast<std::int64_t>(b + 1);
+  return true;
+}
+
+}  // namespace
+
+bool is_cgns_hdf5(const std::string& path) {
+  if (!vtkhdf::is_hdf5(path)) return false;
+  h5::quiet();
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return false;
+  }
+  Handle file(f);
+  return h5::exists(file, " format") && h5::has_attribute(file, "label") &&
+         h5::read_string_attribute(file, "label", path) == "Root Node of HDF5 File";
+}
+
+bool describe(const std::string& path, BlockFileInfo& out, std::string& why) {
+  h5::quiet();
+  Handle file(check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "cannot open", path));
+  if (h5::exists(file, " anabranch")) {  // anabranch's own: its description beside the tree
+    Handle d(check(H5Dopen2(file, " anabranch", H5P_DEFAULT), "cannot open the description in", path));
+    Handle space(check(H5Dget_space(d), "H5Dget_space", path));
+    std::string text(static_cast<std::size_t>(std::max<hssize_t>(H5Sget_simple_extent_npoints(space), 0)), '\0');
+    check_status(H5Dread(d, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()), "cannot read the description in", path);
+    try {
+      out = BlockFileInfo::from_json(text);
+    } catch (const std::exception& e) {
+      throw FormatError(path + ": its description (\" anabranch\") is damaged: " + e.what());
+    }
+  } else if (!walk(file, path, out, why)) {
+    return false;
+  }
+  out.path = path;
+  out.file_bytes = file_size(path);
+  const std::int64_t end = std::max(out.frame_end(0, true), out.frames() ? out.frame_end(out.frames() - 1) : 0);
+  if (out.file_bytes < end)
+    throw FormatError(path, "arrays", out.file_bytes, "the file ends before its arrays do (at byte " + std::to_string(end) + ")");
+  return true;
+}
+
+}  // namespace anabranch::pio::cgns_files

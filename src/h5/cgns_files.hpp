@@ -1,0 +1,23 @@
+// CGNS files (HDF5) as block files the engine reads: rank 0 finds every array's place, and
+// each rank then reads only its own zones' bytes (pio::BlockReader, any strategy). A file
+// anabranch wrote is described by the index it keeps beside the tree (one read); another
+// (CGNS's library, pcgns, a solver) by a walk of its tree: its bases' structured zones, their
+// coordinates and vertex solutions. Arrays stored otherwise (chunked, compressed, with rind
+// planes, cell-centred, another byte order or precision than the rest) are CGNS's library's
+// to read (the helper program, src/cgns): describe() says why. Specification:
+// docs/formats/cgns.md.
+#pragma once
+#include <string>
+
+#include "blockformats/block_file.hpp"
+
+namespace anabranch::pio::cgns_files {
+
+// True when path is an HDF5 file whose root is a CGNS tree's (its " format" and the root
+// node's label).
+bool is_cgns_hdf5(const std::string& path);
+// Serial. True and `out` filled (format "cgns") when the engine reads the file's arrays in
+// place; false and `why` (one line naming the node) when CGNS's library must.
+bool describe(const std::string& path, BlockFileInfo& out, std::string& why);
+
+}  // namespace anabranch::pio::cgns_files

@@ -83,7 +83,9 @@ typedef struct ab_writer ab_writer;
 /* COLLECTIVE. Opens `path` for writing. global_ids: the 1-based global number of each of
  * this rank's nlocal nodes (KNOLG); a node held by several ranks is written by the lowest
  * of them. options: NULL or "key=value" pairs separated by spaces or commas:
- *   strategy=aggregated|aggregated-async|collective|independent|file-per-process|null
+ *   strategy=aggregated|aggregated-async|collective|independent|file-per-process|hdf5|cgns|null
+ *     (default: by the file's name: .h5, .hdf5, .hdf, .vtkhdf: hdf5 (VTKHDF), .cgns: cgns
+ *     (one unstructured zone), else aggregated (SERAFIN))
  *   writers_per_node=auto|N (aggregated, hdf5; auto, the default: 2 per node, or the node's
  *     ranks if fewer, taking turns at the file; hdf5: 1 per node on a node-local file
  *     system, 2 on a parallel one), buffer_bytes=N (default 16 MiB),

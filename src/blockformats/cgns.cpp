@@ -38,6 +38,27 @@ std::string sids_name(const std::string& name) {
   return it == known.end() ? name : it->second;
 }
 
+std::vector<std::string> field_names(const std::vector<std::string>& variables) {
+  static const std::map<std::string, std::string> telemac = {{"VELOCITY U", "VelocityX"}, {"VELOCITY V", "VelocityY"},
+                                                             {"VELOCITY W", "VelocityZ"}};
+  std::vector<std::string> out;
+  for (const auto& v : variables) {
+    std::string t = v.substr(0, v.find_last_not_of(' ') == std::string::npos ? 0 : v.find_last_not_of(' ') + 1);
+    const auto it = telemac.find(t);
+    std::string name = it != telemac.end() ? it->second : sids_name(t);
+    std::replace(name.begin(), name.end(), '/', '_');
+    if (name.empty()) name = "variable";
+    name = name.substr(0, 32);
+    std::string unique = name;
+    for (int k = 2; std::find(out.begin(), out.end(), unique) != out.end(); ++k) {
+      const std::string tail = " (" + std::to_string(k) + ")";
+      unique = name.substr(0, 32 - tail.size()) + tail;
+    }
+    out.push_back(unique);
+  }
+  return out;
+}
+
 namespace {
 
 // The dimensional exponents (mass, length, time, temperature, angle) of a SIDS quantity;
@@ -111,7 +132,12 @@ class Tree {
     const auto type = real_bytes == 8 ? h::Type::f64() : h::Type::f32();
     return node(name, "DataArray_t", real_bytes == 8 ? "R8" : "R4", w_.dataset({}, type, dims, address), about);
   }
-  std::int64_t root(const Links& children, const std::string& index, std::int64_t index_address) {
+  // A contiguous dataset of bytes, hidden from CGNS's library (its name starts with a blank).
+  Links hidden(const std::string& name, const h::Type& type, std::uint64_t count, std::int64_t address) {
+    if (address < 0) return {};
+    return {{name, w_.dataset({}, type, {count}, address)}};
+  }
+  std::int64_t root(const Links& children) {
     const std::string format("IEEE_LITTLE_32\0", 15);
     std::string version = "HDF5 Version 1.10.8";
     version.resize(33, '\0');
@@ -122,7 +148,6 @@ class Tree {
     std::memcpy(bytes.data(), &v, 4);
     links.emplace_back("CGNSLibraryVersion",
                        node("CGNSLibraryVersion", "CGNSLibraryVersion_t", "R4", w_.compact({}, h::Type::f32(), {1}, bytes), {}));
-    if (index_address >= 0) links.emplace_back(" anabranch", w_.dataset({}, h::Type::i8(), {index.size()}, index_address));
     links.insert(links.end(), children.begin(), children.end());
     return w_.group({text_attribute("name", "HDF5 MotherNode"), text_attribute("label", "Root Node of HDF5 File"), text_attribute("type", "MT")},
                     links);
@@ -240,8 +265,88 @@ std::int64_t write_tree(const BlockFile& file, std::int64_t first, const std::fu
     const char* name = flat ? "Base2D" : "Base";
     bases.emplace_back(name, t.ints(name, "CGNSBase_t", {flat ? 2 : 3, 3}, {2}, children));
   }
-  const std::int64_t root = t.root(bases, file.index, file.index_address);
+  Links top = t.hidden(" anabranch", h::Type::i8(), file.index.size(), file.index_address);
+  top.insert(top.end(), bases.begin(), bases.end());
+  const std::int64_t root = t.root(top);
   flush(true);
+  end = t.writer().end();
+  return root;
+}
+
+std::int64_t write_tree(const MeshFile& file, std::int64_t first, const std::function<void(std::int64_t, const std::string&)>& out,
+                        std::int64_t& end) {
+  Tree t(first);
+  const auto fields = field_names(file.variables);
+  std::string joined;
+  bool renamed = false;
+  for (std::size_t v = 0; v < fields.size(); ++v) {
+    renamed = renamed || fields[v] != file.variables[v];
+    joined += (v ? "\n" : "") + file.variables[v];
+  }
+  const auto steps = static_cast<std::int64_t>(file.times.size());
+  std::vector<const char*> axes = {"CoordinateX", "CoordinateY"};
+  if (file.three_d) axes.push_back("CoordinateZ");
+  // Each quantity's exponents once, linked from each of its arrays (see the blocks' tree).
+  std::map<std::array<double, 5>, std::int64_t> uses, exponents;
+  std::array<double, 5> e;
+  for (const char* a : axes)
+    if (exponents_of(a, e)) uses[e] += 1;
+  for (const auto& f : fields)
+    if (exponents_of(f, e)) uses[e] += steps;
+  for (const auto& [x, n] : uses)
+    exponents[x] = t.reals("DimensionalExponents", "DimensionalExponents_t", std::vector<double>(x.begin(), x.end()), {}, n);
+  auto about = [&](const std::string& name) {
+    return exponents_of(name, e) ? Links{{"DimensionalExponents", exponents.at(e)}} : Links{};
+  };
+  Links coords;
+  for (std::size_t c = 0; c < axes.size(); ++c)
+    coords.emplace_back(axes[c], t.array(axes[c], file.real_bytes, {static_cast<std::uint64_t>(file.npoin)},
+                                         c == 0 ? file.x : c == 1 ? file.y : file.z, about(axes[c])));
+  Links children = {{"ZoneType", t.text("ZoneType", "ZoneType_t", "Unstructured")},
+                    {"GridCoordinates", t.node("GridCoordinates", "GridCoordinates_t", "MT", -1, coords)}};
+  // One section of every element: TELEMAC's node order is CGNS's for triangles (TRI_3),
+  // quadrangles (QUAD_4) and prisms (PENTA_6: the bottom triangle, then the top one above it).
+  const int type = file.ndp == 3 ? 5 : file.ndp == 4 ? (file.three_d ? 10 : 7) : file.ndp == 6 ? 14 : file.ndp == 2 ? 3 : 0;
+  if (type == 0) throw UsageError("CGNS has no element of " + std::to_string(file.ndp) + " nodes for this mesh");
+  const std::int64_t range = t.ints("ElementRange", "IndexRange_t", {1, file.nelem}, {2});
+  const std::int64_t conn = t.node("ElementConnectivity", "DataArray_t", "I4",
+                                   t.writer().dataset({}, h::Type::i32(), {static_cast<std::uint64_t>(file.nelem * file.ndp)}, file.connectivity), {});
+  children.emplace_back("Elements", t.ints("Elements", "Elements_t", {type, 0}, {2}, {{"ElementRange", range}, {"ElementConnectivity", conn}}));
+  char sol[33];
+  std::string pointers;
+  for (std::int64_t f = 0; f < steps; ++f) {
+    Links arrays;
+    for (std::size_t v = 0; v < fields.size(); ++v)
+      arrays.emplace_back(fields[v], t.array(fields[v], file.real_bytes, {static_cast<std::uint64_t>(file.npoin)},
+                                             file.address(f, static_cast<int>(v)), about(fields[v])));
+    std::snprintf(sol, sizeof sol, "FlowSolution%06lld", static_cast<long long>(f));
+    children.emplace_back(sol, t.node(sol, "FlowSolution_t", "MT", -1, arrays));
+    std::string padded(sol);
+    padded.resize(32, ' ');
+    pointers += padded;
+  }
+  if (steps > 0) {
+    const std::int64_t p = t.node("FlowSolutionPointers", "DataArray_t", "C1",
+                                  t.writer().compact({}, h::Type::i8(), {static_cast<std::uint64_t>(steps), 32}, pointers), {});
+    children.emplace_back("ZoneIterativeData", t.node("ZoneIterativeData", "ZoneIterativeData_t", "MT", -1, {{"FlowSolutionPointers", p}}));
+  }
+  const std::int64_t zone = t.ints("mesh", "Zone_t", {file.npoin, file.nelem, 0}, {3, 1}, children);
+  Links base = {{"DataClass", t.text("DataClass", "DataClass_t", "NormalizedByUnknownDimensional")}};
+  if (renamed) base.emplace_back(kNamesDescriptor, t.text(kNamesDescriptor, "Descriptor_t", joined));
+  if (steps > 0) {
+    base.emplace_back("SimulationType", t.text("SimulationType", "SimulationType_t", "TimeAccurate"));
+    base.emplace_back("BaseIterativeData", t.ints("BaseIterativeData", "BaseIterativeData_t", {steps}, {1},
+                                                  {{"TimeValues", t.reals("TimeValues", "DataArray_t", file.times)}}));
+  }
+  base.emplace_back("mesh", zone);
+  Links top = t.hidden(" anabranch", h::Type::i8(), file.index.size(), file.index_address);
+  const Links ipobo = t.hidden(" ipobo", h::Type::i32(), static_cast<std::uint64_t>(file.npoin), file.ipobo_address);
+  top.insert(top.end(), ipobo.begin(), ipobo.end());
+  const int cell = file.three_d ? 3 : 2;
+  top.emplace_back("Base", t.ints("Base", "CGNSBase_t", {cell, cell}, {2}, base));
+  const std::int64_t root = t.root(top);
+  const std::int64_t at = t.writer().end() - static_cast<std::int64_t>(t.writer().bytes().size());
+  out(at, t.writer().take());
   end = t.writer().end();
   return root;
 }

@@ -38,4 +38,25 @@ struct BlockFile {
 std::int64_t write_tree(const BlockFile& file, std::int64_t first, const std::function<void(std::int64_t, const std::string&)>& out,
                         std::int64_t& end);
 
+// A mesh result (TELEMAC's triangles, quadrangles or prisms) as one unstructured zone: its
+// nodes' coordinates, its elements (one section, 1-based node numbers as SERAFIN's IKLE),
+// a vertex FlowSolution per frame; every array at an address the caller chose and wrote.
+struct MeshFile {
+  std::int64_t npoin = 0, nelem = 0;
+  int ndp = 3;
+  bool three_d = false;  // prisms: cell dimension 3 and a CoordinateZ
+  std::vector<std::string> variables;
+  std::vector<double> times;
+  int real_bytes = 4;
+  std::int64_t x = -1, y = -1, z = -1, connectivity = -1;  // file addresses
+  std::function<std::int64_t(std::int64_t f, int var)> address;
+  std::string index;  // as BlockFile's; and IPOBO (int32, npoin) hidden beside it
+  std::int64_t index_address = -1, ipobo_address = -1;
+};
+std::int64_t write_tree(const MeshFile& file, std::int64_t first, const std::function<void(std::int64_t, const std::string&)>& out,
+                        std::int64_t& end);
+// The CGNS names of a result's variables: SIDS's where the name says which (VELOCITY U is
+// VelocityX), else the name trimmed, '/' as '_', made unique; at most 32 characters.
+std::vector<std::string> field_names(const std::vector<std::string>& variables);
+
 }  // namespace anabranch::cgns

@@ -47,9 +47,10 @@ std::string target_format(const ConvertOptions& o) {
   std::string lower = o.output;
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (ends_with(lower, ".vtu")) return "vtu";
+  if (ends_with(lower, ".cgns")) return "cgns";
   for (const char* e : {".slf", ".srf", ".sel", ".res", ".geo", ".selafin", ".serafin"})
     if (ends_with(lower, e)) return "serafin";
-  throw UsageError("cannot tell the output format from the name " + o.output + ": give --to serafin, hdf5 or vtu");
+  throw UsageError("cannot tell the output format from the name " + o.output + ": give --to serafin, hdf5, cgns or vtu");
 }
 
 // Every rank writes its block of nodes; T is the file's precision.
@@ -283,7 +284,9 @@ void broadcast_solution(MPI_Comm comm, plot3d::Solution& s) {
 // A PLOT3D grid into an HDF5 block file (the grid, no frame yet), every rank its share of
 // the blocks: rank 0 reads the header, each rank only its blocks' values.
 nlohmann::json convert_plot3d(const ConvertOptions& o) {
-  if (!hdf5_file_name(o.output) && o.to != "hdf5") throw UsageError("a PLOT3D grid converts to an HDF5 block file (.h5): " + o.output);
+  const std::string format = !o.to.empty() ? o.to : hdf5_file_name(o.output) ? "hdf5" : cgns_file_name(o.output) ? "cgns" : "";
+  if (format != "hdf5" && format != "cgns")
+    throw UsageError("a PLOT3D grid converts to an HDF5 block file (.h5) or CGNS (.cgns): " + o.output);
   pio::MpiSession mpi(nullptr, nullptr);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -334,7 +337,7 @@ nlohmann::json convert_plot3d(const ConvertOptions& o) {
     }
   });
   pio::BlockFileOptions wo;
-  wo.format = "hdf5";
+  wo.format = format;
   wo.atomic = true;
   pio::BlockWriter w(MPI_COMM_WORLD, o.output, l, sols.empty() ? std::vector<std::string>{} : sols.front().names(), wo);
   std::vector<std::vector<double>> xyz;
@@ -363,7 +366,7 @@ nlohmann::json convert_plot3d(const ConvertOptions& o) {
     w.write_frame(s.time, vp.data());
   }
   w.close();
-  nlohmann::json j = {{"input", o.input}, {"input_format", "plot3d"}, {"output", o.output}, {"output_format", "blocks-hdf5"},
+  nlohmann::json j = {{"input", o.input}, {"input_format", "plot3d"}, {"output", o.output}, {"output_format", "blocks-" + format},
                       {"blocks", nb}, {"frames", sols.size()}, {"precision", g.real_bytes}, {"big_endian", g.big_endian}, {"records", g.records},
                       {"iblank", g.iblank}};
   if (rank != 0) j["quiet"] = true;
@@ -559,7 +562,7 @@ Runner add_convert(CLI::App& app, Common& common) {
   auto* sub = app.add_subcommand("convert", "Convert between SERAFIN, HDF5 (VTKHDF + XDMF, for ParaView) and VTU; multi-block files between raw, HDF5, VTK MultiBlock (.vtm), PLOT3D grids and CGNS");
   sub->add_option("input", o->input, "SERAFIN or anabranch HDF5 file; a multi-block file (raw or HDF5), a PLOT3D grid or a CGNS file")->required()->check(CLI::ExistingFile);
   sub->add_option("output", o->output, "output file; format from the extension (.slf .h5 .hdf .vtkhdf .vtu; multi-block: .h5 .vtm .xyz .cgns, raw otherwise) or --to")->required();
-  sub->add_option("--to", o->to, "output format (multi-block files: raw, hdf5, vtm, plot3d or cgns; a PLOT3D grid: hdf5; a CGNS file: raw or hdf5)")->check(CLI::IsMember({"serafin", "hdf5", "vtu", "raw", "vtm", "plot3d", "cgns"}));
+  sub->add_option("--to", o->to, "output format (multi-block files: raw, hdf5, vtm, plot3d or cgns; a PLOT3D grid: hdf5 or cgns; a CGNS file: raw or hdf5)")->check(CLI::IsMember({"serafin", "hdf5", "vtu", "raw", "vtm", "plot3d", "cgns"}));
   sub->add_option("--frame", o->frame, "VTU and VTK MultiBlock (.vtm): the frame to write, 0-based (default: the last)");
   sub->add_option("--strategy", o->strategy, "SERAFIN output under mpiexec: the write strategy")->capture_default_str();
   sub->add_option("--solution", o->solutions, "a PLOT3D grid's solution (q or function file, binary), one frame each; repeat for more")
@@ -589,7 +592,7 @@ Runner add_convert(CLI::App& app, Common& common) {
     pio::make_strategy(o->strategy);  // refuses unknown names, also when run alone (where it is not used)
     // Alone (no MPI launcher), every format is written without MPI: its start-up would cost
     // more than converting a small file (HDF5 through its POSIX driver).
-    const bool alone = !pio::started_by_launcher();
+    const bool alone = !pio::started_by_launcher() && format != "cgns";  // CGNS: the engine's, on one rank
     std::optional<pio::MpiSession> mpi;
     if (!alone) mpi.emplace(nullptr, nullptr);
     const MPI_Comm comm = mpi ? MPI_COMM_WORLD : MPI_COMM_NULL;
@@ -614,7 +617,7 @@ Runner add_convert(CLI::App& app, Common& common) {
         if (rank == 0) convert_vtu(*in, o->output, o->frame);
       });
     } else {
-      const std::string strategy = format == "hdf5" ? "hdf5" : o->strategy;
+      const std::string strategy = format == "hdf5" || format == "cgns" ? format : o->strategy;
       if (format == "serafin" && strategy == "hdf5") throw UsageError("--strategy hdf5 writes HDF5: name a .h5 output or --to hdf5");
       if (single)
         convert_parallel<float>(comm, *in, o->output, strategy);

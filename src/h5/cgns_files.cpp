@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <nlohmann/json.hpp>
 
+#include "core/byteorder.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "h5/h5.hpp"
@@ -306,14 +308,31 @@ bool is_cgns_hdf5(const std::string& path) {
          h5::read_string_attribute(file, "label", path) == "Root Node of HDF5 File";
 }
 
+namespace {
+
+// anabranch's own description of a CGNS file it wrote (" anabranch", beside the tree), or "".
+std::string description(hid_t file, const std::string& path) {
+  if (!h5::exists(file, " anabranch")) return "";
+  Handle d(check(H5Dopen2(file, " anabranch", H5P_DEFAULT), "cannot open the description in", path));
+  Handle space(check(H5Dget_space(d), "H5Dget_space", path));
+  std::string text(static_cast<std::size_t>(std::max<hssize_t>(H5Sget_simple_extent_npoints(space), 0)), '\0');
+  check_status(H5Dread(d, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()), "cannot read the description in", path);
+  return text;
+}
+
+constexpr const char* kMeshFormat = "anabranch-cgns-mesh";
+
+}  // namespace
+
 bool describe(const std::string& path, BlockFileInfo& out, std::string& why) {
   h5::quiet();
   Handle file(check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "cannot open", path));
-  if (h5::exists(file, " anabranch")) {  // anabranch's own: its description beside the tree
-    Handle d(check(H5Dopen2(file, " anabranch", H5P_DEFAULT), "cannot open the description in", path));
-    Handle space(check(H5Dget_space(d), "H5Dget_space", path));
-    std::string text(static_cast<std::size_t>(std::max<hssize_t>(H5Sget_simple_extent_npoints(space), 0)), '\0');
-    check_status(H5Dread(d, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()), "cannot read the description in", path);
+  const std::string text = description(file, path);
+  if (text.find(kMeshFormat) != std::string::npos) {
+    why = "a mesh result (one unstructured zone), read as a result file";
+    return false;
+  }
+  if (!text.empty()) {  // anabranch's own: its description beside the tree
     try {
       out = BlockFileInfo::from_json(text);
     } catch (const std::exception& e) {
@@ -328,6 +347,123 @@ bool describe(const std::string& path, BlockFileInfo& out, std::string& why) {
   if (out.file_bytes < end)
     throw FormatError(path, "arrays", out.file_bytes, "the file ends before its arrays do (at byte " + std::to_string(end) + ")");
   return true;
+}
+
+namespace {
+
+// A mesh result the cgns strategy wrote: its arrays where its description says they are,
+// read with pread.
+class MeshResult final : public ResultFile {
+ public:
+  MeshResult(const std::string& path, const std::string& text) : src_(path) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(text);
+      auto unhex = [](const std::string& t) {
+        std::string out;
+        for (std::size_t i = 0; i + 1 < t.size(); i += 2) out.push_back(static_cast<char>(std::stoi(t.substr(i, 2), nullptr, 16)));
+        return out;
+      };
+      h_.title = unhex(j["title"].get<std::string>());
+      for (const auto& v : j["variables"]) h_.variables.push_back({unhex(v[0].get<std::string>()), unhex(v[1].get<std::string>())});
+      const auto ip = j["iparam"].get<std::vector<std::int32_t>>();
+      std::copy(ip.begin(), ip.end(), h_.iparam.begin());
+      if (j.contains("date")) {
+        const auto d = j["date"].get<std::vector<std::int32_t>>();
+        h_.date.emplace();
+        std::copy(d.begin(), d.end(), h_.date->begin());
+      }
+      const auto sizes = j["sizes"].get<std::vector<std::int64_t>>();
+      h_.nelem = sizes.at(0);
+      h_.npoin = sizes.at(1);
+      h_.ndp = static_cast<int>(sizes.at(2));
+      h_.sizes4 = static_cast<std::int32_t>(sizes.at(3));
+      h_.precision = j["precision"] == "double" ? Precision::Double : Precision::Single;
+      h_.byte_order = j["byte_order"] == "little" ? ByteOrder::Little : ByteOrder::Big;
+      times_ = j["times"].get<std::vector<double>>();
+      const auto& a = j["arrays"];
+      x_ = a["x"];
+      y_ = a["y"];
+      ipobo_ = a["ipobo"];
+      conn_ = a["connectivity"];
+      frames_ = a["frames"];
+    } catch (const std::exception& e) {
+      throw FormatError(path + ": its description (\" anabranch\") is damaged: " + e.what());
+    }
+    rs_ = h_.precision == Precision::Double ? 8 : 4;
+    const std::int64_t end = frames_ + static_cast<std::int64_t>(times_.size()) * h_.nvar() * h_.npoin * rs_;
+    if (src_.size() < end) throw FormatError(path, "arrays", src_.size(), "the file ends before its frames do (at byte " + std::to_string(end) + ")");
+  }
+  const char* format() const override { return "cgns"; }
+  const std::string& name() const override { return src_.name(); }
+  std::int64_t file_bytes() const override { return src_.size(); }
+  const serafin::Header& header() const override { return h_; }
+  std::int64_t frame_count() const override { return static_cast<std::int64_t>(times_.size()); }
+  std::vector<double> times() const override { return times_; }
+  Mesh read_mesh() const override {
+    Mesh m;
+    m.nelem = h_.nelem;
+    m.npoin = h_.npoin;
+    m.ndp = h_.ndp;
+    m.nplan = h_.nplan();
+    m.x.resize(static_cast<std::size_t>(h_.npoin));
+    m.y.resize(m.x.size());
+    reals(x_, 0, h_.npoin, m.x.data());
+    reals(y_, 0, h_.npoin, m.y.data());
+    m.ipobo.resize(m.x.size());
+    ints(ipobo_, h_.npoin, m.ipobo.data());
+    m.ikle.resize(static_cast<std::size_t>(h_.nelem * h_.ndp));
+    ints(conn_, h_.nelem * h_.ndp, m.ikle.data());
+    return m;
+  }
+  void read_values(std::int64_t frame, int var, std::int64_t first, std::int64_t count, float* out) const override {
+    reals(value_at(frame, var), first, count, out);
+  }
+  void read_values(std::int64_t frame, int var, std::int64_t first, std::int64_t count, double* out) const override {
+    reals(value_at(frame, var), first, count, out);
+  }
+  std::vector<std::int64_t> in_place(std::int64_t frame, int var) const override { return {value_at(frame, var)}; }
+  std::int64_t in_place_bytes() const override { return h_.npoin * rs_; }
+
+ private:
+  std::int64_t value_at(std::int64_t frame, int var) const {
+    if (frame < 0 || frame >= frame_count() || var < 0 || var >= h_.nvar())
+      throw UsageError("frame " + std::to_string(frame) + " variable " + std::to_string(var) + " out of range in " + name());
+    return frames_ + (frame * h_.nvar() + var) * h_.npoin * rs_;
+  }
+  template <class T>
+  void reals(std::int64_t at, std::int64_t first, std::int64_t count, T* out) const {
+    if (first < 0 || count < 0 || first + count > h_.npoin) throw UsageError("nodes out of range in " + name());
+    std::vector<unsigned char> raw(static_cast<std::size_t>(count * rs_));
+    src_.read_at(at + first * rs_, raw.data(), raw.size());
+    for (std::int64_t i = 0; i < count; ++i)
+      out[i] = rs_ == 8 ? static_cast<T>(load<double>(raw.data() + 8 * i, ByteOrder::Little)) : static_cast<T>(load<float>(raw.data() + 4 * i, ByteOrder::Little));
+  }
+  void ints(std::int64_t at, std::int64_t n, std::int32_t* out) const {
+    src_.read_at(at, out, static_cast<std::size_t>(n * 4));
+    to_order<4>(reinterpret_cast<unsigned char*>(out), static_cast<std::size_t>(n), ByteOrder::Little);  // little-endian to native: its own inverse
+  }
+
+  FileSource src_;
+  serafin::Header h_;
+  std::vector<double> times_;
+  std::int64_t x_ = 0, y_ = 0, ipobo_ = 0, conn_ = 0, frames_ = 0;
+  int rs_ = 4;
+};
+
+}  // namespace
+
+std::unique_ptr<ResultFile> open_mesh(const std::string& path) {
+  h5::quiet();
+  std::string text;
+  {
+    Handle file(check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "cannot open", path));
+    text = description(file, path);
+  }
+  if (text.find(kMeshFormat) == std::string::npos)
+    throw FormatError(path + ": a CGNS file that is not a mesh result anabranch wrote (multi-block CGNS files convert to block files; "
+                             "unstructured ones from other writers are not read)");
+  return std::make_unique<MeshResult>(path, text);
 }
 
 }  // namespace anabranch::pio::cgns_files

@@ -7,9 +7,11 @@
 // to read (the helper program, src/cgns): describe() says why. Specification:
 // docs/formats/cgns.md.
 #pragma once
+#include <memory>
 #include <string>
 
 #include "blockformats/block_file.hpp"
+#include "h5/results.hpp"
 
 namespace anabranch::pio::cgns_files {
 
@@ -19,5 +21,9 @@ bool is_cgns_hdf5(const std::string& path);
 // Serial. True and `out` filled (format "cgns") when the engine reads the file's arrays in
 // place; false and `why` (one line naming the node) when CGNS's library must.
 bool describe(const std::string& path, BlockFileInfo& out, std::string& why);
+// A mesh result anabranch wrote as CGNS (one unstructured zone: the cgns write strategy), as
+// a result file: its SERAFIN header, mesh and frames, each array read where it is. Throws
+// FormatError for any other CGNS file.
+std::unique_ptr<ResultFile> open_mesh(const std::string& path);
 
 }  // namespace anabranch::pio::cgns_files

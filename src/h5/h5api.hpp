@@ -49,7 +49,7 @@ struct Global {
   X(H5Fclose) X(H5Fcreate) X(H5Fflush) X(H5Fget_eoa) X(H5Fget_filesize) X(H5Fget_vfd_handle) X(H5Fopen) \
   X(H5Gclose) X(H5Gcreate2) X(H5Gget_create_plist) X(H5Gget_info) X(H5Gopen2) \
   X(H5Iget_name) X(H5Iget_type) X(H5Lcreate_external) X(H5Lexists) X(H5Literate) X(H5Oopen_by_addr) \
-  X(H5Pget_layout) X(H5Pget_link_creation_order) X(H5Pget_nfilters) \
+  X(H5Pget_chunk) X(H5Pget_layout) X(H5Pget_link_creation_order) X(H5Pget_nfilters) \
   X(H5Pclose) X(H5Pcreate) X(H5Pset_alignment) X(H5Pset_all_coll_metadata_ops) X(H5Pset_alloc_time) \
   X(H5Pset_chunk) X(H5Pset_chunk_cache) X(H5Pset_coll_metadata_write) X(H5Pset_dxpl_mpio) X(H5Pset_fapl_mpio) X(H5Pset_fill_time) \
   X(H5Pset_layout) \
@@ -118,6 +118,7 @@ AB_H5_GLOBALS(AB_H5_NAME)
 #define H5Literate AB_H5_LAZY(H5Literate)
 #define H5Oopen_by_addr AB_H5_LAZY(H5Oopen_by_addr)
 #define H5Pget_layout AB_H5_LAZY(H5Pget_layout)
+#define H5Pget_chunk AB_H5_LAZY(H5Pget_chunk)
 #define H5Pget_link_creation_order AB_H5_LAZY(H5Pget_link_creation_order)
 #define H5Pget_nfilters AB_H5_LAZY(H5Pget_nfilters)
 #define H5Gopen2 AB_H5_LAZY(H5Gopen2)

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/io.hpp"
 #ifdef ANABRANCH_HAVE_HDF5
+#include "h5/cgns_files.hpp"
 #include "h5/vtkhdf.hpp"
 #endif
 
@@ -70,6 +71,10 @@ class Hdf5File final : public ResultFile {
     for (const auto& [k, v] : in_.provenance()) e["provenance." + k] = v;
     return e;
   }
+  std::vector<std::int64_t> in_place(std::int64_t frame, int var) const override { return in_.in_place(frame, var); }
+  std::int64_t in_place_bytes() const override {
+    return in_.chunk_values() * (in_.header().precision == Precision::Double ? 8 : 4);
+  }
 
  private:
   vtkhdf::Input in_;
@@ -86,6 +91,7 @@ std::unique_ptr<ResultFile> ResultFile::open(const std::string& path) {
   }
   if (hdf5_bytes) {
 #ifdef ANABRANCH_HAVE_HDF5
+    if (cgns_files::is_cgns_hdf5(path)) return cgns_files::open_mesh(path);
     return std::make_unique<Hdf5File>(path);
 #else
     throw UsageError(path + " is an HDF5 file: this anabranch was built without HDF5");

@@ -35,6 +35,12 @@ class ResultFile {
   virtual std::map<std::string, std::string> extras() const { return {}; }
   // The SERAFIN reader behind, when format() is "serafin" (integrity, offsets).
   virtual const serafin::Reader* serafin_reader() const { return nullptr; }
+  // Where the values of `var` in `frame` lie when the engine reads them in place (an HDF5
+  // file's unfiltered chunks, a CGNS file's arrays): the file offsets of equal pieces of
+  // in_place_bytes() bytes each, in node order, little-endian; empty when they are not there
+  // as they are (compressed: HDF5's own reads).
+  virtual std::vector<std::int64_t> in_place(std::int64_t /*frame*/, int /*var*/) const { return {}; }
+  virtual std::int64_t in_place_bytes() const { return 0; }
 };
 
 // Writes the whole of `in` as a SERAFIN file (serially, streaming one variable of one frame

@@ -980,6 +980,42 @@ void Input::read_nodes(std::int64_t frame, int var, const std::int64_t* nodes, s
   h5::read_elements<T>(m.data[static_cast<std::size_t>(var)], index.data(), n, out, m.xfer, m.path);
 }
 
+std::int64_t Input::chunk_values() const {
+  const auto lock = hdf5_lock();
+  const Impl& m = *impl_;
+  std::int64_t chunk = 0;
+  for (const auto& d : m.data) {
+    Handle dcpl(H5Dget_create_plist(d));
+    hsize_t dim = 0;
+    if (!dcpl.valid() || H5Pget_layout(dcpl) != H5D_CHUNKED || H5Pget_nfilters(dcpl) != 0 || H5Pget_chunk(dcpl, 1, &dim) != 1) return 0;
+    if (dim == 0 || m.header.npoin % static_cast<std::int64_t>(dim) != 0 || (chunk != 0 && chunk != static_cast<std::int64_t>(dim))) return 0;
+    chunk = static_cast<std::int64_t>(dim);
+  }
+  return chunk;
+}
+
+std::vector<std::int64_t> Input::in_place(std::int64_t frame, int var) const {
+  const std::int64_t chunk = chunk_values();
+  const auto lock = hdf5_lock();
+  const Impl& m = *impl_;
+  if (chunk == 0 || frame < 0 || frame >= m.frames || var < 0 || var >= m.header.nvar()) return {};
+  const std::int64_t rs = m.header.precision == Precision::Double ? 8 : 4;
+  std::vector<std::int64_t> out;
+  for (std::int64_t at = frame * m.header.npoin; at < (frame + 1) * m.header.npoin; at += chunk) {
+    const hsize_t coord = static_cast<hsize_t>(at);
+    unsigned filters = 0;
+    haddr_t addr = HADDR_UNDEF;
+    hsize_t bytes = 0;
+    if (H5Dget_chunk_info_by_coord(m.data[static_cast<std::size_t>(var)], &coord, &filters, &addr, &bytes) < 0 || addr == HADDR_UNDEF ||
+        filters != 0 || static_cast<std::int64_t>(bytes) != chunk * rs) {
+      H5Eclear2(H5E_DEFAULT);
+      return {};
+    }
+    out.push_back(static_cast<std::int64_t>(addr));
+  }
+  return out;
+}
+
 template void Input::read_values<float>(std::int64_t, int, std::int64_t, std::int64_t, float*) const;
 template void Input::read_values<double>(std::int64_t, int, std::int64_t, std::int64_t, double*) const;
 template void Input::read_nodes<float>(std::int64_t, int, const std::int64_t*, std::int64_t, float*) const;

@@ -160,6 +160,12 @@ class Input {
   // Values of the listed nodes (0-based, increasing): a rank reads its own nodes only.
   template <class T>
   void read_nodes(std::int64_t frame, int var, const std::int64_t* nodes, std::int64_t n, T* out) const;
+  // The values of a frame's variable as stored, for the engine to read in place: the chunks'
+  // addresses (chunk_values() values each), in node order; empty when a chunk is filtered or
+  // not allocated. chunk_values(): 0 when the datasets are not chunked so that a frame is
+  // whole chunks, unfiltered (another tool's copy: HDF5's own reads).
+  std::vector<std::int64_t> in_place(std::int64_t frame, int var) const;
+  std::int64_t chunk_values() const;
 
  private:
   struct Impl;

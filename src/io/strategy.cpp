@@ -16,6 +16,7 @@ std::unique_ptr<Strategy> make_file_per_process_strategy();
 std::unique_ptr<Strategy> make_independent_strategy();
 std::unique_ptr<Strategy> make_collective_strategy();
 std::unique_ptr<Strategy> make_aggregated_strategy(bool async);
+std::unique_ptr<Strategy> make_cgns_strategy();
 #ifdef ANABRANCH_HAVE_HDF5
 std::unique_ptr<Strategy> make_hdf5_strategy();
 constexpr bool kHdf5 = true;
@@ -32,6 +33,8 @@ const std::vector<StrategyInfo>& strategies() {
       {"aggregated-async", "aggregated, with nonblocking collective writes overlapped with the caller's next step", true, ""},
       {"hdf5", "one VTKHDF file (ParaView, XDMF sidecar): HDF5 makes it, aggregated writes put the values in its chunks", kHdf5,
        "this anabranch was built without parallel HDF5 (install libhdf5-openmpi-dev and reconfigure)"},
+      {"cgns", "one CGNS file (ParaView, CGNS tools): an unstructured zone, the values at their places by aggregated writes, the tree at close",
+       true, ""},
       {"null", "encodes and exchanges nothing, writes nothing (tests, overhead measurements)", true, ""},
   };
   return list;
@@ -44,6 +47,7 @@ std::unique_ptr<Strategy> make_strategy(const std::string& name) {
   if (name == "aggregated") return make_aggregated_strategy(false);
   if (name == "aggregated-async") return make_aggregated_strategy(true);
   if (name == "null") return make_null_strategy();
+  if (name == "cgns") return make_cgns_strategy();
 #ifdef ANABRANCH_HAVE_HDF5
   if (name == "hdf5") return make_hdf5_strategy();
 #endif

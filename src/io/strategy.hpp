@@ -319,6 +319,9 @@ class Strategy {
   virtual bool encodes_owned() const { return true; }
   // true: everything goes to the one file setup.path (the writer may rename it at close).
   virtual bool one_file() const { return true; }
+  // true: the file is whole only once closed (cgns: its tree comes last): the writer makes it
+  // under a temporary name, renamed at close.
+  virtual bool written_at_close() const { return false; }
   // The hints the MPI-IO library holds for the open shared file (MPI_File_get_info), on
   // ranks that have it open; empty elsewhere and for strategies without an MPI file.
   virtual std::map<std::string, std::string> file_hints() const { return {}; }

@@ -4,10 +4,13 @@
 // values: io/read_aggregated.cpp), `independent` (each rank's runs that follow one another
 // in one MPI_File_read_at), `collective` (each round through one indexed view and
 // MPI_File_read_all: MPI-IO's two-phase reading). Only rank 0 parses the header and checks
-// the records' markers. HDF5 files are no byte layout (HDF5 places the datasets):
-// `independent` and `aggregated` open the file on each rank alone and read a selection of
-// its nodes; `hdf5` the same over parallel HDF5, the file opened by all ranks together (the
-// MPI-IO driver, collective metadata).
+// the records' markers. HDF5 files (VTKHDF, a CGNS mesh result) take the same byte path
+// where their values are stored as they are (VTKHDF's unfiltered chunks, CGNS's contiguous
+// arrays): rank 0 finds each frame's variables' places (a few words) and the readers read
+// them as they read a SERAFIN file's records. `hdf5` reads HDF5 selections over parallel
+// HDF5, the file opened by all ranks together (the MPI-IO driver, collective metadata); so
+// do `independent` and `aggregated`, each rank alone, where the values are compressed.
+#include <cstring>
 #include <memory>
 
 #include "core/error.hpp"
@@ -51,15 +54,30 @@ class OwnNodesReader final : public ReadStrategy {
     FileFacts facts;
     if (hdf5) {
 #ifdef ANABRANCH_HAVE_HDF5
+      long long piece = 0;  // bytes of one piece of a variable's frame, where the engine reads them in place
       collective(comm_, [&] {
-        h5_ = std::make_unique<vtkhdf::Input>(path, mode_ == Mode::Hdf5 ? comm_ : MPI_COMM_NULL);
         if (rank != 0) return;  // the others take rank 0's facts
-        facts.header = h5_->header();
-        facts.frames = h5_->frame_count();
-        facts.times = h5_->times();
+        located_file_ = ResultFile::open(path);
+        facts.header = located_file_->header();
+        facts.frames = located_file_->frame_count();
+        facts.times = located_file_->times();
         facts.order = native_byte_order();
+        if (mode_ != Mode::Hdf5 && (facts.frames == 0 || !located_file_->in_place(0, 0).empty())) piece = located_file_->in_place_bytes();
       });
-      return broadcast_facts(comm_, 0, facts);
+      MPI_Bcast(&piece, 1, MPI_LONG_LONG, 0, comm_);
+      facts = broadcast_facts(comm_, 0, facts);
+      if (piece > 0) {
+        stretch_ = piece;
+        header_ = facts.header;
+        layout_ = serafin::Layout::of(header_);
+        collective(comm_, [&] { input_ = std::make_unique<FileSource>(path); });
+        fh_ = open_input_file(comm_, path, options.hints);
+        how_ = RunReading::of(name(), options.buffer_bytes, options.readers_per_node, options.shared_memory);
+        return facts;
+      }
+      located_file_.reset();
+      collective(comm_, [&] { h5_ = std::make_unique<vtkhdf::Input>(path, mode_ == Mode::Hdf5 ? comm_ : MPI_COMM_NULL); });
+      return facts;
 #else
       collective(comm_, [&] { throw UsageError(path + " is an HDF5 file and this anabranch was built without HDF5"); });
 #endif
@@ -85,12 +103,30 @@ class OwnNodesReader final : public ReadStrategy {
     need_ = &need;
     if (fh_ == MPI_FILE_NULL) return;
     frame_ = std::make_unique<SerafinFrame>(header_, layout_, need, SerafinFrame::Role::Values);
-    runs_ = std::make_unique<RunReader>(comm_, fh_, path_, *frame_, how_);
+    if (stretch_ > 0) located_ = std::make_unique<StretchedFrame>(*frame_, stretch_);
+    runs_ = std::make_unique<RunReader>(comm_, fh_, path_, located_ ? static_cast<const FrameLayout&>(*located_) : *frame_, how_);
   }
 
   void read(std::int64_t frame, const std::vector<int>& vars, const ValueDecoder& out) override {
     if (runs_) {
       if (frame_->set_variables(vars)) runs_->relayout();
+      if (located_) {  // rank 0 says where the frame's variables are
+        std::vector<std::int64_t> at;
+        collective(comm_, [&] {
+          if (!located_file_) return;
+          for (int v : vars) {
+            const auto pieces = located_file_->in_place(frame, v);
+            if (pieces.empty())
+              throw FormatError(path_ + ": frame " + std::to_string(frame) + " of variable " + std::to_string(v + 1) +
+                                " is not stored as its first frame is (compressed, or not written)");
+            at.insert(at.end(), pieces.begin(), pieces.end());
+          }
+        });
+        const std::string bytes = broadcast(comm_, std::string(reinterpret_cast<const char*>(at.data()), at.size() * sizeof(std::int64_t)));
+        at.resize(bytes.size() / sizeof(std::int64_t));
+        std::memcpy(at.data(), bytes.data(), bytes.size());
+        located_->set(frame, at);
+      }
       runs_->read(frame, out);  // agreed inside
       // Rank 0 checks the records' markers in the pages the readers have just brought in
       // (before the read, each was a disk read): a damaged file is an error on every rank.
@@ -130,6 +166,7 @@ class OwnNodesReader final : public ReadStrategy {
 #ifdef ANABRANCH_HAVE_HDF5
     h5_.reset();
 #endif
+    located_file_.reset();
     markers_.reset();
     if (runs_) times_ = runs_->times();
     runs_.reset();
@@ -157,6 +194,11 @@ class OwnNodesReader final : public ReadStrategy {
   MPI_File fh_ = MPI_FILE_NULL;
   RunReading how_;
   std::unique_ptr<SerafinFrame> frame_;
+  // HDF5 files read in place: rank 0's file (where each frame's values are), the pieces'
+  // bytes, the frame over them.
+  std::unique_ptr<ResultFile> located_file_;
+  std::int64_t stretch_ = 0;
+  std::unique_ptr<StretchedFrame> located_;
   std::unique_ptr<RunReader> runs_;
   const std::vector<std::int64_t>* need_ = nullptr;
   ReadTimes times_;

@@ -45,6 +45,7 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
     : comm_(comm), path_(path), header_(out.header), nlocal_(nlocal), options_(options) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
+  if (options_.strategy.empty()) options_.strategy = hdf5_file_name(path_) ? "hdf5" : cgns_file_name(path_) ? "cgns" : "aggregated";
   // Every rank must describe the same file.
   collective(comm_, [&] {
     strategy_ = make_strategy(options_.strategy);
@@ -73,7 +74,7 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
   hints.merge(options_.hints);
   info_ = hints.to_info();
 
-  name_.emplace(comm_, path_, options_.atomic && strategy_->one_file() && !options_.file_per_step);
+  name_.emplace(comm_, path_, (options_.atomic || strategy_->written_at_close()) && strategy_->one_file() && !options_.file_per_step);
 
   StrategySetup setup;
   setup.comm = comm_;

@@ -26,7 +26,7 @@
 namespace anabranch::pio {
 
 struct WriterOptions {
-  std::string strategy = "aggregated";
+  std::string strategy;  // empty: by the file's name (.h5, .hdf5, .hdf, .vtkhdf: hdf5; .cgns: cgns), else aggregated
   int writers_per_node = 0;  // aggregated strategies and hdf5; 0: auto (parallel/topology.hpp)
   bool shared_memory = true;  // aggregated: node-local values through shared memory (0: all by MPI messages)
   std::int64_t buffer_bytes = std::int64_t{16} << 20;  // aggregation buffer per writer and round

@@ -27,9 +27,7 @@
 #include "io/strategy.hpp"
 #include "parallel/topology.hpp"
 #include "layouts/writer.hpp"
-#ifdef ANABRANCH_HAVE_HDF5
-#include "h5/vtkhdf.hpp"
-#endif
+#include "h5/results.hpp"
 
 namespace anabranch::pio {
 namespace {
@@ -444,7 +442,8 @@ nlohmann::json bench(MPI_Comm comm, const BenchOptions& o, bool print) {
   std::uint64_t reference = 0;
   for (const auto& name : names) {
     const bool fpp = name == "file-per-process", hdf5 = name == "hdf5", null = name == "null";
-    const std::string path = o.dir + "/anabranch-bench-" + name + (hdf5 ? ".h5" : ".slf");
+    const bool other = hdf5 || name == "cgns";  // a file of another format than SERAFIN
+    const std::string path = o.dir + "/anabranch-bench-" + name + (hdf5 ? ".h5" : other ? ".cgns" : ".slf");
     const ScratchFile scratch(path), scratch_xdmf(path + ".xmf"),
         scratch_mine(fpp ? path + partel::suffix(size, rank) : path + ".unused");
     std::vector<double> t_open, t_write, t_close, t_sync;
@@ -496,7 +495,7 @@ nlohmann::json bench(MPI_Comm comm, const BenchOptions& o, bool print) {
       // Every collective call stays outside the try blocks: a failed check on one rank
       // must not leave the others waiting.
       int ok = 1;
-      if (!fpp && !hdf5 && !null && rank == 0) {
+      if (!fpp && !other && !null && rank == 0) {
         try {
           const std::uint64_t h = checksum(path);
           if (reference == 0) reference = h;
@@ -508,26 +507,20 @@ nlohmann::json bench(MPI_Comm comm, const BenchOptions& o, bool print) {
       if (!null && rep == o.repeat - 1) {
         try {
             std::vector<float> buf;
-            if (hdf5) {
-  #ifdef ANABRANCH_HAVE_HDF5
-              // Each rank reads its own nodes (sorted), as a restart does.
-              vtkhdf::Input in(path);
-              std::vector<std::int64_t> nodes(d.knolg.begin(), d.knolg.end());
-              for (auto& n : nodes) --n;
-              std::sort(nodes.begin(), nodes.end());
-              buf.resize(nodes.size());
+            if (other) {  // each rank its own nodes, as a restart does
+              const auto in = ResultFile::open(path);
+              buf.resize(static_cast<std::size_t>(in->header().npoin));
               for (int f = 0; f < o.frames && ok; ++f)
                 for (int v = 0; v < o.vars && ok; ++v) {
-                  in.read_nodes(f, v, nodes.data(), static_cast<std::int64_t>(nodes.size()), buf.data());
-                  for (std::size_t i = 0; i < nodes.size(); ++i)
-                    if (buf[i] != value_of(static_cast<std::int32_t>(nodes[i] + 1), v, f)) ok = 0;
+                  in->read_values(f, v, 0, in->header().npoin, buf.data());
+                  for (const auto g : d.knolg)
+                    if (buf[static_cast<std::size_t>(g - 1)] != value_of(g, v, f)) ok = 0;
                 }
-              ok = ok && in.frame_count() == o.frames;
-  #endif
+              ok = ok && in->frame_count() == o.frames;
             }
             std::unique_ptr<serafin::Reader> rp;
-            if (!hdf5) rp = std::make_unique<serafin::Reader>(mine);
-            for (int f = 0; f < o.frames && ok && !hdf5; ++f)
+            if (!other) rp = std::make_unique<serafin::Reader>(mine);
+            for (int f = 0; f < o.frames && ok && !other; ++f)
               for (int v = 0; v < o.vars && ok; ++v) {
                 if (fpp) {
                   buf.resize(static_cast<std::size_t>(nloc));

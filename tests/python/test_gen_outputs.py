@@ -90,8 +90,10 @@ def test_outputs_are_whole_or_absent(inputs, command, fraction, ranks):
         assert digest(inputs) == before, "an input changed"
         if r.returncode == 0:
             got = digest(out)
-            assert got == complete or (command.startswith("convert-h5") or command in ("merge-h5",)) and set(got) == set(complete), \
-                (command, limit)
+            assert set(got) == set(complete), (command, limit)
+            for name in got:  # the same bytes, where no provenance (a time, the ranks) is written
+                if name.suffix in (".slf", ".cli", ".dat", ".xyz") or name.name.startswith("m.slf"):
+                    assert got[name] == complete[name], (command, limit, name)
             for name in outs or []:
                 if name.endswith((".slf", ".h5")):
                     conftest.assert_status(gen.ab("info", "--check", out / name), 0)

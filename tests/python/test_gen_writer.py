@@ -106,14 +106,14 @@ def ownership(rng, npoin, ranks):
 
 @gen.cases(30)
 @given(seed=st.integers(0, 2**32 - 1), nx=st.integers(2, 40), ny=st.integers(2, 30), ranks=st.integers(1, 5),
-       nodes=st.integers(1, 3), strategy=st.sampled_from(["aggregated", "aggregated-async", "collective", "independent", "hdf5"]),
+       nodes=st.integers(1, 3), strategy=st.sampled_from(["aggregated", "aggregated-async", "collective", "independent", "hdf5", "cgns"]),
        geo_real=st.sampled_from(["f4", "f8"]), geo_order=st.sampled_from("<>"), nvar=st.integers(1, 3), frames=st.integers(1, 3),
        from_geometry=st.booleans(), owner=st.sampled_from(["", "lowest", "highest"]), reread=st.integers(1, 5))
 def test_writer_and_reader_on_random_cases(seed, nx, ny, ranks, nodes, strategy, geo_real, geo_order, nvar, frames, from_geometry,
                                            owner, reread):
     """A case: a mesh, the ranks' nodes, a strategy; a result written in every form (both
-    precisions, both byte orders: HDF5's are native), each against numpy; one of them read
-    back on another rank count."""
+    precisions, both byte orders: HDF5's and CGNS's are native), each against numpy; one of
+    them read back on another rank count (HDF5 and CGNS in place, as SERAFIN is)."""
     rng = np.random.default_rng(seed)
     nodes = min(nodes, ranks)
     ikle, x, y, ipobo = gen.triangles(nx, ny, rng)
@@ -126,7 +126,7 @@ def test_writer_and_reader_on_random_cases(seed, nx, ny, ranks, nodes, strategy,
     names = [(f"VAR {v}", "M/S") for v in range(nvar)]
     date = [int(d) for d in rng.integers(1, 28, 6)]
     header = {"title": f"case {seed % 1000}", "variables": names, "date": date}
-    forms = [("single", False), ("double", True)] if strategy == "hdf5" else \
+    forms = [("single", False), ("double", True)] if strategy in ("hdf5", "cgns") else \
         [(p, b) for p in ("single", "double") for b in (False, True)]
     ids, holders = ownership(rng, npoin, ranks)
     options = []
@@ -149,7 +149,7 @@ def test_writer_and_reader_on_random_cases(seed, nx, ny, ranks, nodes, strategy,
         else:
             header["mesh"] = {"ikle": ikle, "x": geo.x.astype(float), "y": geo.y.astype(float), "ipobo": ipobo}
             iparam = None
-        out = tmp / ("out.h5" if strategy == "hdf5" else "out.slf")
+        out = tmp / {"hdf5": "out.h5", "cgns": "out.cgns"}.get(strategy, "out.slf")
         spec = dict(mode="write", ids=[[int(g) for g in i] for i in ids], header=header, strategy=strategy,
                     options=" ".join(options), times=times, rank_values=rank_values, forms=forms)
         (tmp / "spec.py").write_text(repr({k: (v if k != "header" else {**v, "mesh": {a: b.tolist() for a, b in v["mesh"].items()}}
@@ -172,6 +172,19 @@ def test_writer_and_reader_on_random_cases(seed, nx, ny, ranks, nodes, strategy,
                     for j in range(nvar):
                         got = v[f"PointData/VAR {j}"][:].reshape(frames, npoin)
                         np.testing.assert_array_equal(got, data[:, j, :], err_msg=f"{precision}: variable {j}")
+                continue
+            if strategy == "cgns":  # CGNS's tree, read with h5py: one unstructured zone
+                with h5py.File(path) as f:
+                    z = f["Base/mesh"]
+                    assert list(z[" data"][()].ravel()) == [npoin, len(ikle), 0]
+                    np.testing.assert_array_equal(z["GridCoordinates/CoordinateX/ data"][()], geo.x.astype(real))
+                    np.testing.assert_array_equal(z["GridCoordinates/CoordinateY/ data"][()], geo.y.astype(real))
+                    np.testing.assert_array_equal(z["Elements/ElementConnectivity/ data"][()], ikle.ravel())
+                    assert list(f["Base/BaseIterativeData/TimeValues/ data"][()]) == times
+                    for fr in range(frames):
+                        for j in range(nvar):
+                            np.testing.assert_array_equal(z[f"FlowSolution{fr:06d}/VAR {j}/ data"][()], data[fr, j, :],
+                                                          err_msg=f"{precision}: frame {fr} variable {j}")
                 continue
             want = gen.serafin(f"case {seed % 1000}".ljust(72) + ("SERAFIND" if precision == "double" else "SERAFIN "), names, ikle,
                                ipobo, geo.x, geo.y, [(t, list(data[f])) for f, t in enumerate(times)], order=order, real=real,
@@ -198,7 +211,8 @@ def test_writer_and_reader_on_random_cases(seed, nx, ny, ranks, nodes, strategy,
         if rng.random() < 0.5:  # a partition of the nodes, each rank's sorted (a partitioner's KNOLG)
             cut = np.sort(rng.integers(0, npoin + 1, reread - 1))
             rids = [list(range(a + 1, b + 1)) for a, b in zip(np.r_[0, cut], np.r_[cut, npoin])]
-        rstrategy = str(rng.choice(["hdf5", "aggregated", "independent"] if strategy == "hdf5" else ["aggregated", "independent", "collective"]))
+        rstrategy = str(rng.choice(["hdf5", "aggregated", "independent"] if strategy == "hdf5" else ["aggregated", "independent"]
+                                   if strategy == "cgns" else ["aggregated", "independent", "collective"]))
         ropts = []
         if rng.random() < 0.5:
             ropts.append(f"buffer_bytes={int(rng.choice([1024, 1030, 4096, 9999]))}")
@@ -209,7 +223,7 @@ def test_writer_and_reader_on_random_cases(seed, nx, ny, ranks, nodes, strategy,
         spec = dict(mode="read", ids=rids, strategy=rstrategy, options=" ".join(ropts),
                     frames=sorted({int(f) for f in rng.integers(0, frames, 2)}), whole=bool(rng.integers(0, 2)),
                     variables=sorted({int(k) for k in rng.integers(0, nvar, 2)}),
-                    want={"times": times if strategy == "hdf5" else [float(np.array(t, real)) for t in times],
+                    want={"times": times if strategy in ("hdf5", "cgns") else [float(np.array(t, real)) for t in times],
                           "values": str(tmp / "values.npy")}, rank_values=False)
         (tmp / "spec.py").write_text(repr(spec))
         env = dict(gen.nodes(min(reread, int(rng.integers(1, 4)))),  # and collective_reads_safe's two answers:

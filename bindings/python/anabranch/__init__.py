@@ -47,6 +47,11 @@ def _comm(comm):
     raise UsageError(f"not a communicator: {comm!r} (an mpi4py communicator, a Fortran handle or None)")
 
 
+def _with_strategy(strategy, options):
+    """A writer's options: the strategy when given (None: by the file's name), then the rest."""
+    return f"strategy={strategy} {options}" if strategy else options
+
+
 def _agreed(comm, check):
     """Runs check() (a collective call's argument checks, made here before the call) on every
     rank of comm: a refusal on any rank is raised on every rank, the lowest rank's, so that no
@@ -403,12 +408,13 @@ class Writer:
                               knolg, strategy="aggregated") as w:
             w.write_frame(time, {"DEPTH": depth})
 
-    strategy: aggregated (default), aggregated-async, collective, independent,
-    file-per-process (needs local_mesh=(ikle_local (nelem, ndp), x, y)), hdf5.
+    strategy: aggregated, aggregated-async, collective, independent, file-per-process (needs
+    local_mesh=(ikle_local (nelem, ndp), x, y)), hdf5 (VTKHDF), cgns (one unstructured zone);
+    None (the default): by the file's name (.h5: hdf5, .cgns: cgns), else aggregated.
     options: more "key=value" writer options and MPI-IO hints ("file_per_step=1 cb_nodes=4").
     """
 
-    def __init__(self, comm, path, header, global_ids, strategy="aggregated", options="", local_mesh=None):
+    def __init__(self, comm, path, header, global_ids, strategy=None, options="", local_mesh=None):
         self._h = _header(header)
         if local_mesh is not None:
             ikle, x, y = local_mesh
@@ -420,11 +426,11 @@ class Writer:
         ids = np.ascontiguousarray(global_ids, dtype=np.int32)
         self.nlocal = ids.shape[0]
         self._c = _comm(comm)
-        self._w = _core.Writer(self._c, os.fspath(path), self._h, ids, len(self.names), f"strategy={strategy} {options}")
+        self._w = _core.Writer(self._c, os.fspath(path), self._h, ids, len(self.names), _with_strategy(strategy, options))
         self.path = os.fspath(path)
 
     @classmethod
-    def merged(cls, comm, part, geometry, path, boundary="", strategy="aggregated", options=""):
+    def merged(cls, comm, part, geometry, path, boundary="", strategy=None, options=""):
         """The file `anabranch merge` (gretel) would make of the ranks' part files, written as
         they run: each rank names its own part (a SERAFIN file whose header and mesh a solver
         such as TELEMAC wrote: IPOBO holds its KNOLG; its frames are not read); the global
@@ -438,7 +444,7 @@ class Writer:
         self.names, self.single = names, single
         self._c = _comm(comm)
         self._w = _core.Writer.open_merged(self._c, os.fspath(part), os.fspath(geometry), os.fspath(boundary or ""),
-                                           os.fspath(path), len(names), f"strategy={strategy} {options}")
+                                           os.fspath(path), len(names), _with_strategy(strategy, options))
         self.nlocal = self._w.nlocal()
         self.path = os.fspath(path)
         return self
@@ -714,7 +720,7 @@ def write(path, mesh, variables, frames, title="", precision="single", big_endia
     iterable of (time, values) with values as Writer.write_frame takes them."""
     path = os.fspath(path)
     if strategy is None:
-        strategy = "hdf5" if path.lower().endswith(_HDF5_EXT) else "aggregated"
+        strategy = "hdf5" if path.lower().endswith(_HDF5_EXT) else "cgns" if path.lower().endswith(".cgns") else "aggregated"
     spec = {"title": title, "variables": variables, "precision": precision, "big_endian": big_endian, "date": date,
             "iparam": iparam, "mesh": mesh}
     npoin = (mesh.npoin if isinstance(mesh, Mesh) else len(mesh["x"]))

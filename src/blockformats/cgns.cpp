@@ -5,6 +5,8 @@
 #include <array>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
 #include <cstring>
 #include <map>
 
@@ -36,6 +38,22 @@ std::string sids_name(const std::string& name) {
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   const auto it = known.find(lower);
   return it == known.end() ? name : it->second;
+}
+
+void finish_index(std::string& index, std::int64_t end) {
+  const std::string placeholder = kEndPlaceholder;
+  const auto at = index.find(placeholder);
+  if (at == std::string::npos) throw std::logic_error("a CGNS index without its end's placeholder");
+  char digits[32];
+  std::snprintf(digits, sizeof digits, "%020lld", static_cast<long long>(end));
+  index.replace(at + placeholder.size() - 21, 20, digits);
+}
+
+std::int64_t index_end(const std::string& index) {
+  const std::string key = "\"tree_end\":\"";
+  const auto at = index.find(key);
+  if (at == std::string::npos || at + key.size() + 20 > index.size()) return -1;
+  return std::atoll(index.substr(at + key.size(), 20).c_str());
 }
 
 std::vector<std::string> field_names(const std::vector<std::string>& variables) {

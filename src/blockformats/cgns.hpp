@@ -15,6 +15,14 @@
 
 namespace anabranch::cgns {
 
+// anabranch's description of a file it wrote records where the file ends (its tree's end):
+// a file changed since (by another tool) is walked instead. The end goes in a fixed-width
+// field, so that the description's length does not depend on it: finish_index() puts it in
+// the text made with kEndPlaceholder, index_end() reads it back (-1: none).
+constexpr const char* kEndPlaceholder = "\"tree_end\":\"00000000000000000000\"";
+void finish_index(std::string& index, std::int64_t end);
+std::int64_t index_end(const std::string& index);
+
 // The SIDS name (CGNS's standard data-name identifiers) of a solver's variable, where its
 // name says which it is (rho, u, p, rhou, nut...); other names stay as they are.
 std::string sids_name(const std::string& name);

@@ -23,6 +23,7 @@
 #include "formats/vtu.hpp"
 #include "layouts/block_io.hpp"
 #include "parallel/mpi_util.hpp"
+#include "h5/cgns_files.hpp"
 #include "h5/results.hpp"
 #include "io/strategy.hpp"
 #include "h5/vtkhdf.hpp"
@@ -569,7 +570,8 @@ Runner add_convert(CLI::App& app, Common& common) {
       ->check(CLI::ExistingFile);
   sub->add_flag("--json", common.json, "print a JSON summary on stdout");
   return [o, &common]() {
-    const bool cgns_in = cgns_file_name(o->input) && !pio::is_block_file(o->input);  // what the engine cannot read: CGNS's library
+    // A CGNS input the engine cannot read (as a block file or a mesh result): CGNS's library.
+    const bool cgns_in = cgns_file_name(o->input) && !pio::is_block_file(o->input) && !pio::cgns_files::is_mesh_result(o->input);
     const bool grid_in = !cgns_in && !pio::is_block_file(o->input) && plot3d_grid(o->input);
     const std::string format = cgns_in || grid_in || pio::is_block_file(o->input) ? std::string() : target_format(*o);
     if (o->input == o->output) throw UsageError("input and output are the same file: " + o->input);

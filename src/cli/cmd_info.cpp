@@ -325,7 +325,7 @@ NonFinite non_finite(const serafin::Reader& r, const std::function<void()>& firs
 
 nlohmann::json describe(const std::string& path, bool check, bool stats) {
   if (pio::is_block_file(path)) return describe_blocks(path, check);
-  if (cgns_file_name(path)) return describe_cgns(path);
+  if (cgns_file_name(path) && !pio::cgns_files::is_mesh_result(path)) return describe_cgns(path);
   if (!pio::looks_like_hdf5(path) && !serafin::looks_like_serafin(path)) {
     std::optional<plot3d::Solution> s;
     if (plot3d::is_plot3d(path)) {
@@ -456,6 +456,10 @@ void print_text(const nlohmann::json& j, int max_times) {
                 j["precision"].get<std::string>().c_str(), j["byte_order"].get<std::string>().c_str(),
                 thousands(j["file_bytes"].get<long long>()).c_str(), thousands(j["header_bytes"].get<long long>()).c_str(),
                 thousands(j["frame_bytes"].get<long long>()).c_str());
+  else if (j["format"] == "cgns")
+    std::printf("  format     CGNS (one unstructured zone), %s precision, %s bytes; from %s-endian SERAFIN\n",
+                j["precision"].get<std::string>().c_str(), thousands(j["file_bytes"].get<long long>()).c_str(),
+                j["byte_order"].get<std::string>().c_str());
   else
     std::printf("  format     HDF5 (VTKHDF %s), %s precision, %s bytes; from %s-endian SERAFIN\n",
                 j.value("vtkhdf_version", "?").c_str(), j["precision"].get<std::string>().c_str(),

@@ -1,6 +1,8 @@
 // CGNS files read by the engine. See cgns_files.hpp.
 #include "h5/cgns_files.hpp"
 
+#include "blockformats/cgns.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -332,7 +334,7 @@ bool describe(const std::string& path, BlockFileInfo& out, std::string& why) {
     why = "a mesh result (one unstructured zone), read as a result file";
     return false;
   }
-  if (!text.empty()) {  // anabranch's own: its description beside the tree
+  if (!text.empty() && cgns::index_end(text) == file_size(path)) {  // anabranch's own, unchanged: its description
     try {
       out = BlockFileInfo::from_json(text);
     } catch (const std::exception& e) {
@@ -453,6 +455,12 @@ class MeshResult final : public ResultFile {
 
 }  // namespace
 
+bool is_mesh_result(const std::string& path) {
+  if (!is_cgns_hdf5(path)) return false;
+  Handle file(check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "cannot open", path));
+  return description(file, path).find(kMeshFormat) != std::string::npos;
+}
+
 std::unique_ptr<ResultFile> open_mesh(const std::string& path) {
   h5::quiet();
   std::string text;
@@ -460,6 +468,9 @@ std::unique_ptr<ResultFile> open_mesh(const std::string& path) {
     Handle file(check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "cannot open", path));
     text = description(file, path);
   }
+  if (!text.empty() && cgns::index_end(text) != file_size(path))
+    throw FormatError(path + ": a CGNS mesh result changed since anabranch wrote it (its size is not the " +
+                      std::to_string(cgns::index_end(text)) + " bytes its description says)");
   if (text.find(kMeshFormat) == std::string::npos)
     throw FormatError(path + ": a CGNS file that is not a mesh result anabranch wrote (multi-block CGNS files convert to block files; "
                              "unstructured ones from other writers are not read)");

@@ -25,5 +25,7 @@ bool describe(const std::string& path, BlockFileInfo& out, std::string& why);
 // a result file: its SERAFIN header, mesh and frames, each array read where it is. Throws
 // FormatError for any other CGNS file.
 std::unique_ptr<ResultFile> open_mesh(const std::string& path);
+// True when path is a mesh result anabranch wrote as CGNS (open_mesh reads it).
+bool is_mesh_result(const std::string& path);
 
 }  // namespace anabranch::pio::cgns_files

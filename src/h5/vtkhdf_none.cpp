@@ -2,6 +2,7 @@
 // once, saying why, and a mesh is read from SERAFIN only (partition refuses an HDF5 mesh).
 #include "core/error.hpp"
 #include "core/io.hpp"
+#include "h5/cgns_files.hpp"
 #include "h5/results.hpp"
 #include "h5/vtkhdf.hpp"
 
@@ -32,3 +33,16 @@ std::shared_ptr<const ByteSource> serafin_source(const std::string& path) {
 }
 
 }  // namespace anabranch::pio::vtkhdf
+
+// CGNS files are written without HDF5 (formats/hdf5_bytes); reading them needs it.
+namespace anabranch::pio::cgns_files {
+bool is_cgns_hdf5(const std::string&) { return false; }
+bool describe(const std::string& path, BlockFileInfo&, std::string& why) {
+  why = path + ": this anabranch was built without HDF5, which reading CGNS files needs";
+  return false;
+}
+std::unique_ptr<ResultFile> open_mesh(const std::string& path) {
+  throw UsageError(path + ": this anabranch was built without HDF5, which reading CGNS files needs");
+}
+bool is_mesh_result(const std::string&) { return false; }
+}  // namespace anabranch::pio::cgns_files

@@ -221,11 +221,13 @@ class CgnsStrategy final : public Strategy {
       m.connectivity = conn_;
       m.address = [&](std::int64_t f, int v) { return frames_at_ + (f * h.nvar() + v) * array_; };
       m.index = index.dump();
+      m.index.insert(1, std::string(cgns::kEndPlaceholder) + ",");
       m.index_address = frames_at_ + static_cast<std::int64_t>(times_.size()) * h.nvar() * array_;
       m.ipobo_address = ipobo_;
-      put(m.index_address, m.index);
       std::int64_t end = 0;
       const std::int64_t root = cgns::write_tree(m, m.index_address + static_cast<std::int64_t>(m.index.size()), put, end);
+      cgns::finish_index(m.index, end);
+      put(m.index_address, m.index);
       put(0, hdf5_bytes::Writer::superblock(root, end));
       if (::close(fd) != 0) throw IoError::from_errno("cannot close", s_.path);
     });

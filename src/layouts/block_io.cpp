@@ -358,10 +358,12 @@ void BlockWriter::Impl::write_cgns_tree() {
     described.provenance["strategy"] = options.strategy;
     described.provenance["ranks"] = std::to_string(size);
     tree.index = described.to_json();
+    tree.index.insert(1, std::string(cgns::kEndPlaceholder) + ",");
     tree.index_address = data_end;
-    put(data_end, tree.index);
     std::int64_t end = 0;
     const std::int64_t root = cgns::write_tree(tree, data_end + static_cast<std::int64_t>(tree.index.size()), put, end);
+    cgns::finish_index(tree.index, end);
+    put(data_end, tree.index);
     put(0, hdf5_bytes::Writer::superblock(root, end));
     if (::close(fd) != 0) throw IoError::from_errno("cannot close", open);
   });

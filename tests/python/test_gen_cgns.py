@@ -6,6 +6,7 @@ itself writes (a C program over libcgns), zones of cell dimension 2 or 3 in 2 or
 dimensions, vertex or cell-centred solutions with rind planes or none, several solutions
 with their times; converted to a block file and compared with numpy's reading of what was
 written (a cell-centred file's blocks are its cells, at the mean of their corners)."""
+import json
 import pathlib
 import shutil
 import subprocess
@@ -267,3 +268,65 @@ def test_files_the_cgns_library_writes_are_read(seed, cell_dim, phys_dim, nzones
                     for b in range(nzones):
                         np.testing.assert_array_equal(f[f"frames/{fr}/Var{v + 1}"][off[b]:off[b + 1]], want_vals[s][b][v],
                                                       err_msg=f"solution {s + 1} zone {b + 1} Var{v + 1}")
+
+
+PARAVIEW = r"""
+import json, sys
+from paraview import simple, servermanager as sm
+r = simple.CGNSSeriesReader(FileNames=[sys.argv[1]])
+r.UpdatePipelineInformation()
+r.Bases = list(r.GetProperty("BaseInfo")[::2])
+r.PointArrayStatus = list(r.GetProperty("PointArrayInfo")[::2])
+times = list(r.TimestepValues)
+r.UpdatePipeline(times[-1])
+d = sm.Fetch(r)
+zones = []
+it = d.NewIterator()
+it.InitTraversal()
+while not it.IsDoneWithTraversal():
+    b = it.GetCurrentDataObject()
+    pd = b.GetPointData()
+    zones.append({"type": b.GetClassName(), "points": b.GetNumberOfPoints(), "cells": b.GetNumberOfCells(),
+                  "arrays": sorted(pd.GetArrayName(i) for i in range(pd.GetNumberOfArrays())),
+                  "first": [pd.GetArray(i).GetTuple(0)[0] for i in range(pd.GetNumberOfArrays())]})
+    it.GoToNextItem()
+print(json.dumps({"times": times, "zones": zones}))
+"""
+
+
+def test_paraview_opens_every_zone_and_time_step(tmp_path):
+    """ParaView's own CGNS reader, on a multi-block file the ranks wrote (2D and 3D zones) and
+    on a TELEMAC result: every zone, every point and cell, the solution arrays, the times."""
+    from test_hdf5 import paraview_python
+    py = paraview_python()
+    if not py:
+        pytest.skip("ParaView's Python module is not installed (Debian: python3-paraview)")
+    dims = [(5, 4, 3), (3, 6, 1), (4, 4, 2)]
+    layout = anabranch.BlockLayout()
+    for b, d in enumerate(dims):
+        layout.add_block(b + 1, *d)
+        layout.add_piece(b + 1)
+    with anabranch.BlockWriter(None, tmp_path / "b.cgns", layout, ["rho", "p"]) as w:
+        w.write_grid([[np.arange(float(np.prod(d))) * (c + 1) for c in range(3)] for d in dims])
+        for t in (0.5, 1.5):
+            w.write_frame(t, [[np.full(int(np.prod(d)), 10.0 * b + t + v) for v in range(2)] for b, d in enumerate(dims)])
+    (tmp_path / "pv.py").write_text(PARAVIEW)
+    r = subprocess.run([py, tmp_path / "pv.py", tmp_path / "b.cgns"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    j = json.loads(r.stdout.strip().splitlines()[-1])
+    assert j["times"] == [0.5, 1.5]
+    got = sorted((z["points"], z["cells"], tuple(z["arrays"]), tuple(z["first"])) for z in j["zones"])
+    want = sorted((int(np.prod(d)), int(np.prod([x - 1 for x in d if x > 1])), ("Density", "Pressure"), (10.0 * b + 1.5, 10.0 * b + 2.5))
+                  for b, d in enumerate(dims))
+    assert got == want, j["zones"]
+    data = conftest.DATA / "r2d_gouttedo.slf"
+    if not data.exists():
+        pytest.skip(f"TELEMAC fixtures absent: {conftest.DATA}")
+    conftest.assert_status(gen.ab("convert", data, tmp_path / "g.cgns"), 0)
+    r = subprocess.run([py, tmp_path / "pv.py", tmp_path / "g.cgns"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    j = json.loads(r.stdout.strip().splitlines()[-1])
+    assert len(j["times"]) == 21 and len(j["zones"]) == 1
+    z = j["zones"][0]
+    assert (z["type"], z["points"], z["cells"]) == ("vtkUnstructuredGrid", 4624, 8978)
+    assert set(z["arrays"]) == {"Velocity", "WATER DEPTH"}

@@ -34,6 +34,8 @@ COMMANDS = {
     "blocks-raw": (["convert", "IN/b.h5", "OUT/b.dat"], ["b.dat", "b.dat.json"], False),
     "blocks-plot3d": (["convert", "IN/b.h5", "OUT/b.xyz"], ["b.xyz"], False),
     "blocks-vtm": (["convert", "IN/b.h5", "OUT/b.vtm"], None, False),
+    "blocks-cgns": (["convert", "IN/b.h5", "OUT/b.cgns"], ["b.cgns"], True),
+    "convert-cgns": (["convert", "IN/m.slf", "OUT/r.cgns"], ["r.cgns"], True),
 }
 
 
@@ -56,7 +58,7 @@ def inputs(tmp_path_factory):
     return d
 
 
-@gen.cases(30)
+@gen.cases(34)
 @given(command=st.sampled_from(sorted(COMMANDS)), fraction=st.one_of(st.just(0.0), st.floats(0.0, 1.2)), ranks=st.integers(0, 3))
 def test_outputs_are_whole_or_absent(inputs, command, fraction, ranks):
     args, outs, parallel = COMMANDS[command]
@@ -95,7 +97,7 @@ def test_outputs_are_whole_or_absent(inputs, command, fraction, ranks):
                 if name.suffix in (".slf", ".cli", ".dat", ".xyz") or name.name.startswith("m.slf"):
                     assert got[name] == complete[name], (command, limit, name)
             for name in outs or []:
-                if name.endswith((".slf", ".h5")):
+                if name.endswith((".slf", ".h5", ".cgns")):
                     conftest.assert_status(gen.ab("info", "--check", out / name), 0)
         else:
             conftest.assert_status(r, 1)

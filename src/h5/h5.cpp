@@ -185,7 +185,7 @@ std::string read_string_attribute(hid_t obj, const std::string& name, const std:
   }
   std::string out(H5Tget_size(type), '\0');
   check_status(H5Aread(attr, type, out.data()), "cannot read attribute " + name + " in", file);
-  while (!out.empty() && out.back() == '\0') out.pop_back();
+  out.resize(std::min(out.size(), out.find('\0')));  // a C string: what follows its end may be anything
   return out;
 }
 

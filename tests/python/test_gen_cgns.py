@@ -117,6 +117,45 @@ def test_block_files_to_cgns_and_back(seed, nblocks, nvar, frames, names):
             assert not [line for line in out.splitlines() if line.startswith("ERROR")], out[-2000:]
 
 
+def test_files_as_cgns_4_and_pcgns_write_them(tmp_path):
+    """CGNS 4's library (pcgns among its builds) writes every name, label and type as a
+    33-byte C string whose bytes after its end are left as they were, and a 64-bit build
+    writes zone sizes as I8: such a file is read by the engine, every value as written."""
+    layout = anabranch.BlockLayout()
+    dims = [(4, 3, 2), (3, 3, 1)]
+    for b, d in enumerate(dims):
+        layout.add_block(b + 1, *d)
+        layout.add_piece(b + 1)
+    rng = np.random.default_rng(5)
+    with anabranch.BlockWriter(None, tmp_path / "in.h5", layout, ["rho", "p"]) as w:
+        w.write_grid([[rng.random(int(np.prod(d))) for _ in range(3)] for d in dims])
+        for t in range(2):
+            w.write_frame(0.5 * t, [[rng.random(int(np.prod(d))) for _ in range(2)] for d in dims])
+    conftest.assert_status(gen.ab("convert", tmp_path / "in.h5", tmp_path / "out.cgns"), 0)
+    with h5py.File(tmp_path / "out.cgns", "r+") as f:
+        del f[" anabranch"]  # anabranch's index gone: the tree is walked
+
+        def redo(name, node):
+            for key in ("name", "label", "type"):
+                if key in node.attrs:
+                    text = bytes(node.attrs[key]).rstrip(b"\0")
+                    del node.attrs[key]
+                    node.attrs.create(key, np.array(text + b"\0" + b"junk after the end"[:32 - len(text)], dtype="S33"))
+            if isinstance(node, h5py.Group) and node.attrs.get("label", b"").startswith(b"Zone_t\0"):
+                sizes = node[" data"][()].astype("<i8")
+                del node[" data"]
+                node.create_dataset(" data", data=sizes)
+                node.attrs["type"] = np.array(b"I8", dtype="S33")
+        f.visititems(redo)
+    info = gen.ab("info", tmp_path / "out.cgns")
+    conftest.assert_status(info, 0)
+    assert "read by anabranch's engine" in info.stdout, info.stdout
+    conftest.assert_status(gen.ab("convert", tmp_path / "out.cgns", tmp_path / "back.h5"), 0)
+    d = gen.ab("diff", tmp_path / "back.h5", tmp_path / "in.h5", "--json")
+    conftest.assert_status(d, 0)
+    assert d.json()["identical"], d.stdout
+
+
 WRITER = r"""
 #include <stdio.h>
 #include <stdlib.h>

@@ -51,8 +51,8 @@ struct Global {
   X(H5Iget_name) X(H5Iget_type) X(H5Lcreate_external) X(H5Lexists) X(H5Literate) X(H5Oopen_by_addr) \
   X(H5Pget_chunk) X(H5Pget_layout) X(H5Pget_link_creation_order) X(H5Pget_nfilters) \
   X(H5Pclose) X(H5Pcreate) X(H5Pset_alignment) X(H5Pset_all_coll_metadata_ops) X(H5Pset_alloc_time) \
-  X(H5Pset_chunk) X(H5Pset_chunk_cache) X(H5Pset_coll_metadata_write) X(H5Pset_dxpl_mpio) X(H5Pset_fapl_mpio) X(H5Pset_fill_time) \
-  X(H5Pset_layout) \
+  X(H5Pset_chunk) X(H5Pset_chunk_cache) X(H5Pset_coll_metadata_write) X(H5Pset_dxpl_mpio) X(H5Pget_mdc_config) X(H5Pset_mdc_config) \
+  X(H5Pset_fapl_mpio) X(H5Pset_fill_time) X(H5Pset_layout) \
   X(H5Sclose) X(H5Scopy) X(H5Screate) X(H5Screate_simple) X(H5Sget_simple_extent_dims) \
   X(H5Sget_simple_extent_ndims) X(H5Sget_simple_extent_npoints) X(H5Sselect_elements) \
   X(H5Sselect_hyperslab) X(H5Sselect_none) \
@@ -135,6 +135,8 @@ AB_H5_GLOBALS(AB_H5_NAME)
 #define H5Pset_chunk_cache AB_H5_LAZY(H5Pset_chunk_cache)
 #define H5Pset_coll_metadata_write AB_H5_LAZY(H5Pset_coll_metadata_write)
 #define H5Pset_dxpl_mpio AB_H5_LAZY(H5Pset_dxpl_mpio)
+#define H5Pget_mdc_config AB_H5_LAZY(H5Pget_mdc_config)
+#define H5Pset_mdc_config AB_H5_LAZY(H5Pset_mdc_config)
 #define H5Pset_fapl_mpio AB_H5_LAZY(H5Pset_fapl_mpio)
 #define H5Pset_fill_time AB_H5_LAZY(H5Pset_fill_time)
 #define H5Pset_layout AB_H5_LAZY(H5Pset_layout)

@@ -59,21 +59,6 @@ def md5(path):
     return h.hexdigest()
 
 
-def cgns_export(d, blocks, rows):
-    """The CGNS export's own time (serial: a helper process fed through a pipe)."""
-    ab = BUILD / "src/cli/anabranch"
-    if not (BUILD / "src/cli/anabranch-cgns").exists() or not (d / "blocks.h5").exists():
-        return
-    t0 = time.perf_counter()
-    subprocess.run([str(ab), "-q", "convert", str(d / "blocks.h5"), str(d / "blocks.cgns")], check=True, env=ENV)
-    secs = time.perf_counter() - t0
-    size = (d / "blocks.cgns").stat().st_size
-    rows.append(dict(variant="cgns-export", blocks=blocks, seconds=secs, bytes=size))
-    print(f"  CGNS export of {blocks} blocks (anabranch convert blocks.h5 blocks.cgns, serial): {secs:.2f} s, "
-          f"{size / 1e6:.0f} MB, {size / secs / 1e6:.0f} MB/s", flush=True)
-    (d / "blocks.cgns").unlink()
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--ranks", type=int, default=2)
@@ -155,7 +140,6 @@ def main():
         (d / "w-blocks.dat.json").replace(d / "blocks.dat.json")
     run_alternated(("read-pread", "read-raw-collective", "read-raw-independent", "read-raw-aggregated", "read-hdf5"), a.blocks,
                    a.frame_bytes, cold=True)
-    cgns_export(d, a.blocks, rows)
     for f in d.glob("*"):
         f.unlink()
     # The caller's compute between frames (as long as a frame's write): aggregated-async
@@ -184,7 +168,6 @@ def main():
     run("hdf5", a.small_blocks, a.small_frame_bytes)
     (d / "w-blocks.h5").replace(d / "blocks.h5")
     run_alternated(("open-hdf5", "open-hdf5-per-block"), a.small_blocks, a.small_frame_bytes, cold=True)
-    cgns_export(d, a.small_blocks, rows)
     small = {r["variant"]: r for r in rows if r["blocks"] == a.small_blocks}
     best = min(small["hdf5"]["seconds"], small["hdf5-independent"]["seconds"])
     print(f"  {a.small_blocks} blocks: concatenated HDF5 writes {small['hdf5-per-block']['seconds'] / best:.1f}x faster "

@@ -259,7 +259,8 @@ int ab_blocks_piece(const ab_blocks* layout, int64_t p, int64_t* id, int64_t ran
 typedef struct ab_block_writer ab_block_writer;
 /* COLLECTIVE. Opens `path` for nvar variables named names[0..nvar-1]. Checks that the
  * ranks' pieces cover every point of every block once. options: NULL or "key=value" pairs:
- *   format=raw|hdf5 (default: hdf5 for .h5/.hdf5/.hdf names, raw otherwise),
+ *   format=raw|hdf5|cgns (default: hdf5 for .h5/.hdf5/.hdf names, cgns for .cgns, raw otherwise;
+ *     cgns: a structured zone per block, the tree written by rank 0 at close),
  *   strategy=independent|collective|aggregated|aggregated-async (independent, the default:
  *     contiguous runs through one buffer; collective: an indexed file view, MPI_File_write_all
  *     in rounds of the buffer; aggregated: a few writers per node, the node's values copied
@@ -272,7 +273,7 @@ int ab_block_writer_open(MPI_Comm comm, const char* path, const ab_blocks* layou
                          const char* options, ab_block_writer** writer);
 int ab_block_writer_open_f(MPI_Fint comm, const char* path, const ab_blocks* layout, int nvar, const char* const* names,
                            const char* options, ab_block_writer** writer);
-/* COLLECTIVE, hdf5, once: xyz[3*p + c] is coordinate c (x, y, z) of piece p (halos included). */
+/* COLLECTIVE, hdf5 and cgns, once: xyz[3*p + c] is coordinate c (x, y, z) of piece p (halos included). */
 int ab_block_writer_write_grid(ab_block_writer* writer, const double* const* xyz);
 /* COLLECTIVE. One frame: values[p*nvar + v] is variable v of piece p (halos included). */
 int ab_block_writer_write_frame(ab_block_writer* writer, double time, const double* const* values);

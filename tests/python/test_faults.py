@@ -304,7 +304,7 @@ def test_signal_removes_temporaries_on_every_rank(big, tmp_path):
     assert run([EXE, "partition", str(mesh), "-n", "3", "-o", str(parts)], env=ENV, capture_output=True).returncode == 0
     out = tmp_path / "out"
     out.mkdir()
-    for target, strategy in (("m.slf", "independent"), ("m.slf", "aggregated"), ("m.h5", "hdf5")):
+    for target, strategy in (("m.slf", "independent"), ("m.slf", "aggregated"), ("m.h5", "hdf5"), ("m.cgns", "cgns")):
         cmd = ["timeout", "120", os.environ.get("AB_MPIEXEC", "mpiexec"), "-n", "3", EXE, "merge", str(parts / mesh.name), "--geo",
                str(mesh), "-o", str(out / target), "--strategy", strategy]
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=MPI_ENV)

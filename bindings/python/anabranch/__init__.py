@@ -630,11 +630,12 @@ class BlockWriter:
     Collective: construction, write_grid, write_frame, close.
 
         with anabranch.BlockWriter(comm, "run.h5", layout, ["rho", "u", "v", "w", "p"]) as w:
-            w.write_grid(xyz)               # [piece][x, y, z], HDF5 only
+            w.write_grid(xyz)               # [piece][x, y, z], HDF5 and CGNS only
             w.write_frame(0.1, q)           # [piece][variable]
 
-    options: "format=raw|hdf5 strategy=independent|collective|aggregated|aggregated-async
-    precision=4|8 records=fortran|none atomic=1 ..." and MPI-IO hints.
+    options: "format=raw|hdf5|cgns strategy=independent|collective|aggregated|aggregated-async
+    precision=4|8 records=fortran|none atomic=1 ..." and MPI-IO hints; the format by
+    default by the name (.h5 hdf5, .cgns CGNS, else raw).
     """
 
     def __init__(self, comm, path, layout, variables, options=""):

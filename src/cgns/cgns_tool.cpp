@@ -26,6 +26,7 @@
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -56,7 +57,29 @@ struct Zone {
   std::string name;
   std::int64_t dims[3];
   int ordinal;
+  std::string base_name;
+  int phys_dim;
 };
+
+// A zone's coordinates: those beyond its base's physical dimension read as zeros; one within
+// it missing is refused, naming the node (the zones' sizes alone need none: `balance`).
+void check_coordinates(int fn, const Zone& z) {
+  const std::string where = z.base_name + "/" + z.name;
+  int nc = 0;
+  cg(cg_ncoords(fn, z.base, z.index, &nc), "cg_ncoords");
+  if (nc == 0) throw Failure(g_path + ": " + where + " has no GridCoordinates");
+  std::set<std::string> names;
+  for (int c = 1; c <= nc; ++c) {
+    CGNS_ENUMT(DataType_t) t;
+    char cn[33];
+    cg(cg_coord_info(fn, z.base, z.index, c, &t, cn), "cg_coord_info");
+    names.insert(cn);
+  }
+  for (int a = 0; a < std::min(z.phys_dim, 3); ++a) {
+    const std::string want = std::string("Coordinate") + "XYZ"[a];
+    if (!names.count(want)) throw Failure(g_path + ": " + where + "/GridCoordinates has no " + want);
+  }
+}
 
 // The structured zones of every base, in their Ordinal's order (the file's block order),
 // else in the file's.
@@ -82,7 +105,7 @@ std::vector<Zone> zones_of(int fn) {
       int o = 0;
       if (cg_ordinal_read(&o) == CG_OK && o > 0) ordinal = o;
     }
-    Zone z{B, Z, name, {size[0], cell_dim > 1 ? size[1] : 1, cell_dim > 2 ? size[2] : 1}, ordinal};
+    Zone z{B, Z, name, {size[0], cell_dim > 1 ? size[1] : 1, cell_dim > 2 ? size[2] : 1}, ordinal, base, phys_dim};
     out.push_back(z);
   }
   }
@@ -224,6 +247,7 @@ int read_cgns(const std::string& in, const std::string& mode) {
         cg(cg_array_read_as(A, CGNS_ENUMV(RealDouble), times.data()), "cg_array_read_as");
     }
   }
+  for (const auto& z : zones) check_coordinates(fn, z);
   nlohmann::json j;
   nlohmann::json blocks = nlohmann::json::array();
   for (const auto& z : zones) {

@@ -172,6 +172,10 @@ bool walk(hid_t file, const std::string& path, BlockFileInfo& out, std::string& 
       for (const auto& [kn, ka] : children(node)) {
         if (kn.empty() || kn[0] == ' ') continue;
         Handle k(check(H5Oopen_by_addr(file, ka), "cannot open " + where + "/" + kn + " in", path));
+        if (h5::has_attribute(k, "type") && h5::read_string_attribute(k, "type", path) == "LK") {
+          why = where + "/" + kn + " is a link to another file (CGNS's library follows it)";
+          return false;
+        }
         const std::string kl = label_of(k, path);
         kids.push_back({std::move(k), kn, kl});
       }

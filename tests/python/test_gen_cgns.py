@@ -159,14 +159,23 @@ def test_files_as_cgns_4_and_pcgns_write_them(tmp_path):
 WRITER = r"""
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cgnslib.h>
 /* A CGNS file as a spec describes it (stdin: cell_dim phys_dim nzones nsol nvar location;
    per zone its points and the solution's rind (2 per cell dimension); the times), every
-   value read from a file of doubles in the order written here. */
+   value read from a file of doubles in the order written here; as ADF when asked
+   (w FILE VALUES adf). w --link FILE OTHER makes FILE's first zone's coordinates a link. */
 int main(int argc, char** argv) {
   int cd, pd, nz, ns, nv, loc, fn, B, Z, S, F, C;
+  if (argc == 4 && !strcmp(argv[1], "--link")) {  /* FILE's first zone's coordinates: a link to the same node in OTHER */
+    if (cg_open(argv[2], CG_MODE_MODIFY, &fn) || cg_goto(fn, 1, "Zone_t", 1, "end") || cg_delete_node("GridCoordinates") ||
+        cg_link_write("GridCoordinates", argv[3], "/Base/zone_1/GridCoordinates"))
+      return 1;
+    return cg_close(fn);
+  }
   if (scanf("%d %d %d %d %d %d", &cd, &pd, &nz, &ns, &nv, &loc) != 6) return 2;
   FILE* in = fopen(argv[2], "rb");
+  if (argc > 3 && !strcmp(argv[3], "adf") && cg_set_file_type(CG_FILE_ADF)) return 1;
   if (!in || cg_open(argv[1], CG_MODE_WRITE, &fn) || cg_base_write(fn, "Base", cd, pd, &B)) return 1;
   const char* coord[3] = {"CoordinateX", "CoordinateY", "CoordinateZ"};
   for (int z = 0; z < nz; ++z) {
@@ -234,8 +243,9 @@ def cgns_writer():
 
 @gen.cases(20)
 @given(seed=st.integers(0, 2**32 - 1), cell_dim=st.sampled_from([2, 3]), phys_dim=st.sampled_from([2, 3]), nzones=st.integers(1, 3),
-       nsol=st.integers(1, 3), nvar=st.integers(1, 3), cells=st.booleans(), rind=st.booleans())
-def test_files_the_cgns_library_writes_are_read(seed, cell_dim, phys_dim, nzones, nsol, nvar, cells, rind):
+       nsol=st.integers(1, 3), nvar=st.integers(1, 3), cells=st.booleans(), rind=st.booleans(),
+       kind=st.sampled_from(["hdf5", "adf", "link"]))
+def test_files_the_cgns_library_writes_are_read(seed, cell_dim, phys_dim, nzones, nsol, nvar, cells, rind, kind):
     rng = np.random.default_rng(seed)
     phys_dim = max(phys_dim, cell_dim)
     spec = [f"{cell_dim} {phys_dim} {nzones} {nsol} {nvar} {int(cells)}"]
@@ -282,9 +292,17 @@ def test_files_the_cgns_library_writes_are_read(seed, cell_dim, phys_dim, nzones
     spec.append(" ".join(repr(t) for t in times))
     with gen.scratch() as tmp:
         np.concatenate(doubles).astype("<f8").tofile(tmp / "values.bin")
-        r = subprocess.run([cgns_writer(), tmp / "in.cgns", tmp / "values.bin"], input="\n".join(spec) + "\n", text=True,
-                           capture_output=True, timeout=60)
+        r = subprocess.run([cgns_writer(), tmp / "in.cgns", tmp / "values.bin", "adf" if kind == "adf" else "hdf5"],
+                           input="\n".join(spec) + "\n", text=True, capture_output=True, timeout=60)
         assert r.returncode == 0, (r.returncode, r.stderr)
+        if kind == "link":  # zone 1's coordinates in another file, linked (the same values)
+            shutil.copy(tmp / "in.cgns", tmp / "other.cgns")
+            r = subprocess.run([cgns_writer(), "--link", tmp / "in.cgns", "other.cgns"], capture_output=True, text=True, timeout=60, cwd=tmp)
+            assert r.returncode == 0, (r.returncode, r.stderr)
+        text = gen.ab("info", tmp / "in.cgns")
+        conftest.assert_status(text, 0)
+        if kind != "hdf5":  # CGNS's library reads these, and info says why
+            assert ("not an HDF5 file (ADF)" if kind == "adf" else "zone_1/GridCoordinates is a link") in text.stdout, text.stdout
         info = gen.ab("info", tmp / "in.cgns", "--json")
         conftest.assert_status(info, 0)
         j = info.json()[0]
@@ -307,6 +325,31 @@ def test_files_the_cgns_library_writes_are_read(seed, cell_dim, phys_dim, nzones
                     for b in range(nzones):
                         np.testing.assert_array_equal(f[f"frames/{fr}/Var{v + 1}"][off[b]:off[b + 1]], want_vals[s][b][v],
                                                       err_msg=f"solution {s + 1} zone {b + 1} Var{v + 1}")
+
+
+@pytest.mark.parametrize("drop, named", [("Base/zone_2/GridCoordinates", "Base/zone_2 has no GridCoordinates"),
+                                         ("Base/zone_1/GridCoordinates/CoordinateY", "Base/zone_1/GridCoordinates has no CoordinateY"),
+                                         ("other.cgns", "in.cgns")])
+def test_a_missing_node_is_refused_in_one_line_naming_it(tmp_path, drop, named):
+    """A node the file needs and lacks (or a link's file gone): info and convert exit 1 with one
+    line naming it, and leave nothing under the output's name."""
+    spec = "3 3 2 1 1 0\n2 2 2 0 0 0 0 0 0\n3 2 2 0 0 0 0 0 0\n0.5\n"
+    np.arange(3 * 8 + 8 + 3 * 12 + 12, dtype="<f8").tofile(tmp_path / "values.bin")
+    r = subprocess.run([cgns_writer(), tmp_path / "in.cgns", tmp_path / "values.bin"], input=spec, text=True, capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    if drop == "other.cgns":
+        shutil.copy(tmp_path / "in.cgns", tmp_path / "other.cgns")
+        r = subprocess.run([cgns_writer(), "--link", tmp_path / "in.cgns", "other.cgns"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        (tmp_path / "other.cgns").unlink()
+    else:
+        with h5py.File(tmp_path / "in.cgns", "r+") as f:
+            del f[drop]
+    for args in (["info", tmp_path / "in.cgns"], ["convert", tmp_path / "in.cgns", tmp_path / "out.h5"]):
+        r = gen.ab(*args)
+        conftest.assert_status(r, 1, named)
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "out.h5").exists()
 
 
 PARAVIEW = r"""

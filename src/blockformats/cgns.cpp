@@ -186,13 +186,12 @@ std::int64_t write_tree(const BlockFile& file, std::int64_t first, const std::fu
     const std::int64_t at = t.writer().end() - static_cast<std::int64_t>(t.writer().bytes().size());
     out(at, t.writer().take());
   };
-  std::vector<std::string> fields;
+  const auto fields = field_names(file.variables);
   std::string joined;
   bool renamed = false;
-  for (const auto& name : file.variables) {
-    fields.push_back(sids_name(name));
-    renamed = renamed || fields.back() != name;
-    joined += (joined.empty() ? "" : "\n") + name;
+  for (std::size_t v = 0; v < fields.size(); ++v) {
+    renamed = renamed || fields[v] != file.variables[v];
+    joined += (v ? "\n" : "") + file.variables[v];
   }
   const auto steps = static_cast<std::int64_t>(file.times.size());
   std::string pointers;  // every zone's FlowSolutionPointers: 32 characters a frame

@@ -242,8 +242,8 @@ bool walk(hid_t file, const std::string& path, BlockFileInfo& out, std::string& 
       }
       if (zones.empty()) {
         solutions = zone_solutions;
-        if (!solutions.empty() && solution_node.count(solutions[0]))
-          for (const auto& [fn, fa] : children(kids[solution_node[solutions[0]]].h)) {
+        if (!solutions.empty() && solution_node.count(solutions.at(0)))
+          for (const auto& [fn, fa] : children(kids[solution_node[solutions.at(0)]].h)) {
             Handle f(check(H5Oopen_by_addr(file, fa), "cannot open a node in", path));
             if (label_of(f, path) == "DataArray_t") fields.push_back(fn);
           }

@@ -18,6 +18,7 @@ from hypothesis import example, given, strategies as st
 
 import conftest
 import gen
+import slf
 
 pytestmark = [pytest.mark.formats, pytest.mark.generated]
 h5py = pytest.importorskip("h5py")
@@ -359,6 +360,129 @@ def test_a_missing_node_is_refused_in_one_line_naming_it(tmp_path, drop, named):
         conftest.assert_status(r, 1, named)
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert not (tmp_path / "out.h5").exists()
+
+
+MESH_READER = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <cgnslib.h>
+/* What CGNS's library reads in a file's first zone, as text: the zone, its first section's
+   elements, its coordinates, its solutions' fields in their order, and the base's times. */
+int main(int argc, char** argv) {
+  int fn, cd, pd, ns, nsol, nf, nc;
+  char name[33], bname[33];
+  cgsize_t size[3];
+  if (cg_open(argv[1], CG_MODE_READ, &fn) || cg_base_read(fn, 1, bname, &cd, &pd) || cg_zone_read(fn, 1, 1, name, size)) return 1;
+  CGNS_ENUMT(ZoneType_t) zt;
+  if (cg_zone_type(fn, 1, 1, &zt)) return 1;
+  CGNS_ENUMT(SimulationType_t) st = CGNS_ENUMV(SimulationTypeNull);
+  cg_simulation_type_read(fn, 1, &st);
+  printf("zone %d %ld %ld %d %d\n", (int)zt, (long)size[0], (long)size[1], pd, (int)st);
+  if (cg_nsections(fn, 1, 1, &ns) || ns < 1) return 1;
+  CGNS_ENUMT(ElementType_t) et;
+  cgsize_t s0, s1;
+  int nb, pf;
+  if (cg_section_read(fn, 1, 1, 1, name, &et, &s0, &s1, &nb, &pf)) return 1;
+  cgsize_t n;
+  if (cg_ElementDataSize(fn, 1, 1, 1, &n)) return 1;
+  cgsize_t* conn = malloc(sizeof(cgsize_t) * (n + 1));
+  if (cg_elements_read(fn, 1, 1, 1, conn, NULL)) return 1;
+  printf("section %d %ld %ld\nconn", (int)et, (long)s0, (long)s1);
+  for (cgsize_t i = 0; i < n; ++i) printf(" %ld", (long)conn[i]);
+  printf("\n");
+  double* v = malloc(sizeof(double) * (size[0] + 1));
+  cgsize_t one = 1, np = size[0];
+  if (cg_ncoords(fn, 1, 1, &nc)) return 1;
+  for (int c = 1; c <= nc; ++c) {
+    CGNS_ENUMT(DataType_t) t;
+    if (cg_coord_info(fn, 1, 1, c, &t, name) || cg_coord_read(fn, 1, 1, name, CGNS_ENUMV(RealDouble), &one, &np, v)) return 1;
+    printf("coord %s", name);
+    for (cgsize_t i = 0; i < np; ++i) printf(" %.17g", v[i]);
+    printf("\n");
+  }
+  if (cg_nsols(fn, 1, 1, &nsol)) return 1;
+  for (int S = 1; S <= nsol; ++S) {
+    CGNS_ENUMT(GridLocation_t) loc;
+    if (cg_sol_info(fn, 1, 1, S, name, &loc) || cg_nfields(fn, 1, 1, S, &nf)) return 1;
+    printf("sol %s %d\n", name, (int)loc);
+    for (int F = 1; F <= nf; ++F) {
+      CGNS_ENUMT(DataType_t) t;
+      if (cg_field_info(fn, 1, 1, S, F, &t, name) || cg_field_read(fn, 1, 1, S, name, CGNS_ENUMV(RealDouble), &one, &np, v)) return 1;
+      printf("field");
+      for (cgsize_t i = 0; i < np; ++i) printf(" %.17g", v[i]);
+      printf("\n");
+    }
+  }
+  int steps = 0;
+  if (nsol && cg_biter_read(fn, 1, name, &steps) == CG_OK && steps > 0) {
+    double* t = malloc(sizeof(double) * steps);
+    if (cg_goto(fn, 1, "BaseIterativeData_t", 1, "end") || cg_array_read_as(1, CGNS_ENUMV(RealDouble), t)) return 1;
+    printf("times");
+    for (int i = 0; i < steps; ++i) printf(" %.17g", t[i]);
+    printf("\n");
+  }
+  return cg_close(fn);
+}
+"""
+
+_mesh_reader = []
+
+
+def mesh_reader():
+    if not _mesh_reader:
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if not cc:
+            pytest.skip("no C compiler")
+        folder = pathlib.Path(tempfile.mkdtemp(prefix="ab-cgns-mesh-reader-"))
+        (folder / "r.c").write_text(MESH_READER)
+        r = subprocess.run([cc, "r.c", "-o", "r", "-lcgns"], cwd=folder, capture_output=True, text=True)
+        if r.returncode != 0:
+            pytest.skip(f"CGNS's library is not installed: {r.stderr[-300:]}")
+        _mesh_reader.append(folder / "r")
+    return _mesh_reader[0]
+
+
+@gen.cases(6)
+@given(seed=st.integers(1, 1000), elements=st.integers(20, 400), planes=st.sampled_from([1, 1, 3]), frames=st.integers(0, 3),
+       precision=st.sampled_from(["single", "double"]))
+def test_mesh_results_as_cgns_are_what_cgns_library_reads(seed, elements, planes, frames, precision):
+    """A SERAFIN result converted to CGNS, read by CGNS's own library (a C program) against the
+    SERAFIN file read by numpy: one unstructured zone of TRI_3 or PENTA_6 elements with the
+    mesh's connectivity, its coordinates, a vertex solution per frame holding every variable,
+    the times; cgnscheck finds no error and warns of solver-named variables only."""
+    with gen.scratch() as tmp:
+        conftest.assert_status(gen.ab("generate", "-o", tmp / "in.slf", "-n", elements, "--planes", planes, "--frames", frames,
+                                      "--seed", seed, "--precision", precision), 0)
+        conftest.assert_status(gen.ab("convert", tmp / "in.slf", tmp / "out.cgns"), 0)
+        want = slf.read(tmp / "in.slf")
+        r = subprocess.run([mesh_reader(), tmp / "out.cgns"], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        lines = [line.split() for line in r.stdout.splitlines()]
+        zone = lines[0]
+        assert zone[0] == "zone" and int(zone[1]) == 3 and int(zone[2]) == want.npoin and int(zone[3]) == want.nelem  # Unstructured
+        assert int(zone[5]) == (2 if frames else 0), zone  # the base's SimulationType: TimeAccurate where it has frames
+        section = lines[1]
+        assert int(section[1]) == (5 if want.ndp == 3 else 14) and int(section[2]) == 1 and int(section[3]) == want.nelem  # TRI_3, PENTA_6
+        np.testing.assert_array_equal(np.array(lines[2][1:], dtype=np.int64), want.ikle.astype(np.int64).ravel())
+        coords = {line[1]: np.array(line[2:], dtype=float) for line in lines if line[0] == "coord"}
+        np.testing.assert_array_equal(coords["CoordinateX"], want.x.astype(float))
+        np.testing.assert_array_equal(coords["CoordinateY"], want.y.astype(float))
+        sols = [i for i, line in enumerate(lines) if line[0] == "sol"]
+        assert len(sols) == frames
+        for f, at in enumerate(sols):
+            assert int(lines[at][2]) == 2  # Vertex
+            fields = [np.array(line[1:], dtype=float) for line in lines[at + 1:at + 1 + len(want.vars)]]
+            assert all(line[0] == "field" for line in lines[at + 1:at + 1 + len(want.vars)])
+            for v in range(len(want.vars)):
+                np.testing.assert_array_equal(fields[v], want.frames[f][1][v].astype(float), err_msg=f"frame {f} variable {v}")
+        if frames:
+            times = [line for line in lines if line[0] == "times"]
+            np.testing.assert_array_equal(np.array(times[0][1:], dtype=float), [float(t) for t, _ in want.frames])
+        check = shutil.which("cgnscheck")
+        if check:
+            out = subprocess.run([check, tmp / "out.cgns"], capture_output=True, text=True, timeout=120).stdout
+            assert not [line for line in out.splitlines() if line.startswith("ERROR")], out[-2000:]
+            assert {line for line in out.splitlines() if line.startswith("WARNING")} <= {"WARNING:not a CGNS data-name identifier"}, out[-2000:]
 
 
 PARAVIEW = r"""

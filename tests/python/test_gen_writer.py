@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import example, given, strategies as st
 
 import conftest
 import gen
@@ -109,6 +109,10 @@ def ownership(rng, npoin, ranks):
        nodes=st.integers(1, 3), strategy=st.sampled_from(["aggregated", "aggregated-async", "collective", "independent", "hdf5", "cgns"]),
        geo_real=st.sampled_from(["f4", "f8"]), geo_order=st.sampled_from("<>"), nvar=st.integers(1, 3), frames=st.integers(1, 3),
        from_geometry=st.booleans(), owner=st.sampled_from(["", "lowest", "highest"]), reread=st.integers(1, 5))
+@example(seed=7, nx=9, ny=5, ranks=3, nodes=1, strategy="cgns", geo_real="f4", geo_order=">", nvar=2, frames=2, from_geometry=False,
+         owner="", reread=2)  # the mesh given by rank 0, written by rank 0 alone
+@example(seed=8, nx=9, ny=5, ranks=3, nodes=2, strategy="hdf5", geo_real="f8", geo_order="<", nvar=2, frames=2, from_geometry=False,
+         owner="", reread=2)
 def test_writer_and_reader_on_random_cases(seed, nx, ny, ranks, nodes, strategy, geo_real, geo_order, nvar, frames, from_geometry,
                                            owner, reread):
     """A case: a mesh, the ranks' nodes, a strategy; a result written in every form (both

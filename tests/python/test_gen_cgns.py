@@ -49,10 +49,19 @@ def labelled(group, label):
     return [(n, g) for n, g in group.items() if isinstance(g, h5py.Group) and g.attrs.get("label", b"") in (label.encode(), label)]
 
 
+# SIDS's exponents of mass, length, time, temperature and angle (SIDS, "Data-Array Structure
+# Definitions": the identifiers' units).
+SIDS_EXPONENTS = {"Density": [1, -3, 0, 0, 0], "VelocityX": [0, 1, -1, 0, 0], "VelocityY": [0, 1, -1, 0, 0], "VelocityZ": [0, 1, -1, 0, 0],
+                  "Pressure": [1, -1, -2, 0, 0], "MomentumX": [1, -2, -1, 0, 0], "MomentumY": [1, -2, -1, 0, 0]}
+
+
 @gen.cases(15)
 @given(seed=st.integers(0, 2**32 - 1), nblocks=st.integers(1, 4), nvar=st.integers(1, 3), frames=st.integers(1, 3),
        names=st.sampled_from([["rho", "u", "p"], ["Density", "MomentumX", "myvar"], ["a", "b", "c"],
-                              ["water depth above the bed, metres", "water depth above the bed, metres (2)", "VELOCITY U"]]))
+                              ["water depth above the bed, metres", "water depth above the bed, metres (2)", "VELOCITY U"],
+                              ["pressure", "density", "temperature"]]))
+@example(seed=3, nblocks=2, nvar=3, frames=1, names=["rho", "u", "p"])
+@example(seed=4, nblocks=1, nvar=3, frames=1, names=["pressure", "density", "temperature"])
 def test_block_files_to_cgns_and_back(seed, nblocks, nvar, frames, names):
     rng = np.random.default_rng(seed)
     layout = anabranch.BlockLayout()
@@ -86,6 +95,7 @@ def test_block_files_to_cgns_and_back(seed, nblocks, nvar, frames, names):
                 z = zones[f"block_{b + 1}"]
                 shape = tuple(reversed(d)) if d[2] > 1 else (d[1], d[0])
                 for c, axis in enumerate("XYZ"):
+                    np.testing.assert_array_equal(data(z["GridCoordinates"][f"Coordinate{axis}"]["DimensionalExponents"]), [0, 1, 0, 0, 0])
                     got = data(z["GridCoordinates"][f"Coordinate{axis}"])
                     assert got.shape == shape, (b, got.shape, shape)
                     np.testing.assert_array_equal(got.ravel(), xyz[b][c], err_msg=f"block {b + 1} {axis}")
@@ -95,6 +105,12 @@ def test_block_files_to_cgns_and_back(seed, nblocks, nvar, frames, names):
                     fields = [n for n, _ in labelled(z[s], "DataArray_t")]
                     assert len(fields) == nvar
                     assert all(len(n) <= 32 for n in fields) and len(set(fields)) == nvar, fields  # SIDS's 32 characters
+                    for v in range(nvar):  # a quantity SIDS names, under SIDS's name
+                        if names[v] in ("pressure", "density", "temperature"):
+                            assert names[v].capitalize() in fields, (names[v], fields)
+                    for n in fields:  # SIDS's quantities carry their units' exponents
+                        if n in SIDS_EXPONENTS:
+                            np.testing.assert_array_equal(data(z[s][n]["DimensionalExponents"]), SIDS_EXPONENTS[n], err_msg=n)
                     loc = z[s].get("GridLocation")
                     assert loc is None or bytes(data(loc)).rstrip(b"\0") == b"Vertex"
                     got = {n: data(z[s][n]).ravel() for n in fields}

@@ -63,10 +63,10 @@ starts = np.concatenate([[0], np.cumsum(spec["sizes"])]).astype(int)
 layout = anabranch.Records(spec["sizes"], marker_bytes=spec["marker"], byte_order=spec["order"],
                            max_subrecord=spec["sub"], offset=spec.get("offset", 0))
 mine = {k: payloads[starts[k]:starts[k + 1]] for k in spec["owners"][comm.rank]}
-if spec.get("bad") == comm.rank:  # one rank names a record the layout does not have, or gives a payload too short
+if spec.get("bad") == comm.rank:  # one rank names a record the layout does not have, or gives a payload too short or long
     if spec.get("short") and mine:
         k = min(mine)
-        mine[k] = mine[k][:-1] if mine[k] else b"x"
+        mine[k] = mine[k][:-1] if mine[k] and not spec.get("longer") else mine[k] + b"x"
     else:
         mine[len(spec["sizes"]) + 3] = b""
 if spec.get("twice") is not None and comm.rank == comm.size - 1:  # a record the first rank gives too
@@ -199,6 +199,7 @@ def test_keep_writes_some_records_into_an_older_file(sizes, form, ranks, strateg
         if fail == "refused":
             spec["bad"] = int(rng.integers(0, ranks))
             spec["short"] = bool(spec["owners"][spec["bad"]]) and bool(rng.integers(0, 2))
+            spec["longer"] = bool(rng.integers(0, 2))
         if fail == "twice":
             if ranks == 1:
                 ranks = 2

@@ -461,6 +461,7 @@ def mesh_reader():
 @gen.cases(6)
 @given(seed=st.integers(1, 1000), elements=st.integers(20, 400), planes=st.sampled_from([1, 1, 3]), frames=st.integers(0, 3),
        precision=st.sampled_from(["single", "double"]))
+@example(seed=5, elements=60, planes=3, frames=2, precision="double")  # prisms, their z from the first frame
 def test_mesh_results_as_cgns_are_what_cgns_library_reads(seed, elements, planes, frames, precision):
     """A SERAFIN result converted to CGNS, read by CGNS's own library (a C program) against the
     SERAFIN file read by numpy: one unstructured zone of TRI_3 or PENTA_6 elements with the
@@ -491,6 +492,13 @@ def test_mesh_results_as_cgns_are_what_cgns_library_reads(seed, elements, planes
             assert all(line[0] == "field" for line in lines[at + 1:at + 1 + len(want.vars)])
             for v in range(len(want.vars)):
                 np.testing.assert_array_equal(fields[v], want.frames[f][1][v].astype(float), err_msg=f"frame {f} variable {v}")
+        if want.nplan > 1 and frames:  # a 3D mesh's z: the first variable of the first frame (TELEMAC's elevation)
+            np.testing.assert_array_equal(coords["CoordinateZ"], want.frames[0][1][0].astype(float))
+        info = gen.ab("info", tmp / "out.cgns", "--json")  # read back as the result file it is
+        conftest.assert_status(info, 0)
+        j = info.json()[0]
+        assert (j["format"], j["npoin"], j["nelem"], j["ndp"], j["frames"]) == ("cgns", want.npoin, want.nelem, want.ndp, frames), j
+        assert j["times"] == pytest.approx([float(t) for t, _ in want.frames])
         if frames:
             times = [line for line in lines if line[0] == "times"]
             np.testing.assert_array_equal(np.array(times[0][1:], dtype=float), [float(t) for t, _ in want.frames])

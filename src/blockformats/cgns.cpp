@@ -178,6 +178,18 @@ class Tree {
 
 }  // namespace
 
+// The writer's own names, one a line, where a field's name is not the variable's (kept beside
+// the tree so that a file read back names its variables as written); "" where none differs.
+static std::string kept_names(const std::vector<std::string>& fields, const std::vector<std::string>& variables) {
+  std::string joined;
+  bool renamed = false;
+  for (std::size_t v = 0; v < fields.size(); ++v) {
+    renamed = renamed || fields[v] != variables[v];
+    joined += (v ? "\n" : "") + variables[v];
+  }
+  return renamed ? joined : "";
+}
+
 std::int64_t write_tree(const BlockFile& file, std::int64_t first, const std::function<void(std::int64_t, const std::string&)>& out,
                         std::int64_t& end) {
   Tree t(first);
@@ -187,12 +199,7 @@ std::int64_t write_tree(const BlockFile& file, std::int64_t first, const std::fu
     out(at, t.writer().take());
   };
   const auto fields = field_names(file.variables);
-  std::string joined;
-  bool renamed = false;
-  for (std::size_t v = 0; v < fields.size(); ++v) {
-    renamed = renamed || fields[v] != file.variables[v];
-    joined += (v ? "\n" : "") + file.variables[v];
-  }
+  const std::string kept = kept_names(fields, file.variables);
   const auto steps = static_cast<std::int64_t>(file.times.size());
   std::string pointers;  // every zone's FlowSolutionPointers: 32 characters a frame
   char sol[33];
@@ -272,7 +279,7 @@ std::int64_t write_tree(const BlockFile& file, std::int64_t first, const std::fu
   for (int flat = 0; flat < 2; ++flat) {
     if (zones[flat].empty()) continue;
     Links children = {{"DataClass", t.text("DataClass", "DataClass_t", "NormalizedByUnknownDimensional")}};
-    if (renamed) children.emplace_back(kNamesDescriptor, t.text(kNamesDescriptor, "Descriptor_t", joined));
+    if (!kept.empty()) children.emplace_back(kNamesDescriptor, t.text(kNamesDescriptor, "Descriptor_t", kept));
     if (steps > 0) {
       children.emplace_back("SimulationType", t.text("SimulationType", "SimulationType_t", "TimeAccurate"));
       const std::int64_t times = t.reals("TimeValues", "DataArray_t", file.times);
@@ -294,12 +301,7 @@ std::int64_t write_tree(const MeshFile& file, std::int64_t first, const std::fun
                         std::int64_t& end) {
   Tree t(first);
   const auto fields = field_names(file.variables);
-  std::string joined;
-  bool renamed = false;
-  for (std::size_t v = 0; v < fields.size(); ++v) {
-    renamed = renamed || fields[v] != file.variables[v];
-    joined += (v ? "\n" : "") + file.variables[v];
-  }
+  const std::string kept = kept_names(fields, file.variables);
   const auto steps = static_cast<std::int64_t>(file.times.size());
   std::vector<const char*> axes = {"CoordinateX", "CoordinateY"};
   if (file.three_d) axes.push_back("CoordinateZ");
@@ -349,7 +351,7 @@ std::int64_t write_tree(const MeshFile& file, std::int64_t first, const std::fun
   }
   const std::int64_t zone = t.ints("mesh", "Zone_t", {file.npoin, file.nelem, 0}, {3, 1}, children);
   Links base = {{"DataClass", t.text("DataClass", "DataClass_t", "NormalizedByUnknownDimensional")}};
-  if (renamed) base.emplace_back(kNamesDescriptor, t.text(kNamesDescriptor, "Descriptor_t", joined));
+  if (!kept.empty()) base.emplace_back(kNamesDescriptor, t.text(kNamesDescriptor, "Descriptor_t", kept));
   if (steps > 0) {
     base.emplace_back("SimulationType", t.text("SimulationType", "SimulationType_t", "TimeAccurate"));
     base.emplace_back("BaseIterativeData", t.ints("BaseIterativeData", "BaseIterativeData_t", {steps}, {1},

@@ -145,6 +145,26 @@ def test_restart_file_is_cfl3ds_and_reads_back(tmp_path, reference, ranks):
     assert "every check passed" in proc.stdout and "CFL3D's own" not in proc.stdout, proc.stdout
 
 
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_owners_write_at_once_with_one_message_each_way(tmp_path, reference, ranks):
+    """From the second dump of a run on (the blocks the host saw in the first), the host sends
+    each owning rank one table of its blocks' offsets (and the path) at the dump's first block
+    and takes one answer at the last: 3 messages a rank, whatever the number of blocks, with
+    no wait between blocks. The first dump goes block by block (3 messages a block). The
+    file is the reference's either way."""
+    proc = stub(ranks, "write", tmp_path / "w", env={"ANABRANCH_CFL3D_VERBOSE": "1"})
+    assert_status(proc, 0)
+    assert "every check passed" in proc.stdout, proc.stdout
+    for case, ref in reference.items():
+        assert (tmp_path / f"w-{case}.bin").read_bytes() == ref.read_bytes(), case
+    owners = min(ranks - 1, len(GRIDS))
+    err = proc.stderr.splitlines()
+    dumps = [line.split() for line in err if "blocks at once:" in line]
+    assert [(int(w[4]), int(w[-2])) for w in dumps] == [(len(GRIDS), 3 * owners)] * len(CASES), proc.stderr
+    by_block = [line for line in err if line.endswith("s (anabranch)")]
+    assert len(by_block) == len(GRIDS) * len(CASES), proc.stderr
+
+
 def test_off_by_environment_is_cfl3ds_own(tmp_path, reference):
     """ANABRANCH_CFL3D=0: CFL3D's own WREST and RREST (the stand-in's stubs) on the host and on
     each block's owner, for every block; nothing written through anabranch."""

@@ -632,6 +632,12 @@ contains
       end do
       if (host) call expect(ntr .eq. NTT_DUMP(NDUMP), 'ntr on the host')
       if (host .or. any_block) call check_histories(owns(1))
+      ! the run goes on and dumps what it read: the blocks of the restart are the dump's
+      ! (the same bytes as the file read, under <prefix>-again)
+      do g = 1, NGRID
+        if (owns(g)) thetay(nblg(g)) = theta_of(nblg(g))
+      end do
+      call dump(fpath(trim(prefix)//'-again'))
     end if
     do g = 1, NGRID
       call free_block(b(g))

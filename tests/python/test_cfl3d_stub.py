@@ -140,9 +140,13 @@ def test_restart_file_is_cfl3ds_and_reads_back(tmp_path, reference, ranks):
         assert (tmp_path / f"w-{case}.bin").read_bytes() == ref.read_bytes(), case
     lines = [line.split() for line in (tmp_path / "w.out").read_text().splitlines() if "writing restart file" in line]
     assert [int(w[-1]) for w in lines] == [1, 3, 5, 7] * 2 * len(CASES)
-    proc = stub(READ_AT[ranks], "read", tmp_path / "w")
+    proc = stub(READ_AT[ranks], "read", tmp_path / "w", env={"ANABRANCH_CFL3D_VERBOSE": "1"})
     assert_status(proc, 0)
     assert "every check passed" in proc.stdout and "CFL3D's own" not in proc.stdout, proc.stdout
+    # the run's first dump after the restart goes at once (the blocks are the restart's)
+    for case, ref in reference.items():
+        assert (tmp_path / f"w-again-{case}.bin").read_bytes() == ref.read_bytes(), case
+    assert proc.stderr.count("blocks at once:") == len(CASES), proc.stderr
 
 
 @pytest.mark.parametrize("ranks", [2, 4])

@@ -23,16 +23,22 @@ if(ANABRANCH_HAVE_FORTRAN)
   target_include_directories(anabranch_fortran PUBLIC $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/anabranch/fortran>)
   install(TARGETS anabranch_fortran EXPORT anabranchTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
   install(DIRECTORY ${PROJECT_BINARY_DIR}/bindings/fortran/mod/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/anabranch/fortran)
-  # TELEMAC's user Fortran file (docs/telemac.md): its result written by all ranks as one file.
-  install(FILES ${PROJECT_SOURCE_DIR}/integrations/telemac/anabranch_telemac.f DESTINATION ${CMAKE_INSTALL_DATADIR}/anabranch/telemac)
 endif()
+# The integrations, compiled by the user with the solver's own flags: TELEMAC's user Fortran
+# file (docs/telemac.md: its result written by all ranks as one file) and CFL3D's restart and
+# PLOT3D routines (docs/cfl3d.md), with anabranch-cfl3d, which links CFL3D's build with them.
+install(FILES ${PROJECT_SOURCE_DIR}/integrations/telemac/anabranch_telemac.f DESTINATION ${CMAKE_INSTALL_DATADIR}/anabranch/telemac)
+install(FILES ${PROJECT_SOURCE_DIR}/integrations/cfl3d/anabranch_cfl3d.F DESTINATION ${CMAKE_INSTALL_DATADIR}/anabranch/cfl3d)
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/integrations/cfl3d/anabranch_cfl3d_tool.py DESTINATION ${CMAKE_INSTALL_BINDIR}
+  RENAME anabranch-cfl3d)
 set_target_properties(anabranch_c PROPERTIES INSTALL_RPATH "$ORIGIN")
 set_target_properties(anabranch_cli PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
 
 set(cmakedir ${CMAKE_INSTALL_LIBDIR}/cmake/anabranch)
 install(EXPORT anabranchTargets NAMESPACE anabranch:: DESTINATION ${cmakedir})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/anabranchConfig.cmake.in
-  ${PROJECT_BINARY_DIR}/anabranchConfig.cmake INSTALL_DESTINATION ${cmakedir})
+  ${PROJECT_BINARY_DIR}/anabranchConfig.cmake INSTALL_DESTINATION ${cmakedir}
+  PATH_VARS CMAKE_INSTALL_DATADIR CMAKE_INSTALL_BINDIR)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/anabranchConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/anabranchConfig.cmake ${PROJECT_BINARY_DIR}/anabranchConfigVersion.cmake
   DESTINATION ${cmakedir})

@@ -21,7 +21,9 @@
    that build and run it run it. A block right after `<!-- file: NAME -->` (a program in
    another language) is saved as NAME in the page's directory, for the blocks after it to
    build and run. A block fails when it exits non-zero; every failure is
-   reported with its page and line.
+   reported with its page and line. docs/cfl3d.md's blocks run with CFL3D and CFL3D_CASE
+   naming the stand-in CFL3D tree the build makes (BUILD/tests/cfl3d_tree), unless CFL3D is
+   set; without either they are shown only.
 
 BUILD defaults to build/ (configured with a Python that has nanobind, as
 scripts/setup.sh --test makes it); DIR to BUILD/docs. Exit 0 when the site builds and every
@@ -402,6 +404,11 @@ def run_examples(args, stage_dir, out, only):
                # The test machines run as root with few cores; users' commands carry neither.
                OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1",
                OMPI_MCA_mpi_yield_when_idle="1")
+    # docs/cfl3d.md's commands run on the stand-in CFL3D tree the build makes (tests/cfl3d_stub)
+    # unless CFL3D names a CFL3D tree (and CFL3D_CASE a case folder)
+    standin = args.build / "tests" / "cfl3d_tree"
+    if "CFL3D" not in env and (standin / "stamp").exists():
+        env.update(CFL3D=str(standin), CFL3D_CASE=str(standin / "case"))
     failures, ran = [], 0
     for page in sorted(stage_dir.rglob("*.md")):
         rel = page.relative_to(stage_dir)
@@ -424,6 +431,9 @@ def run_examples(args, stage_dir, out, only):
         for line, lang, code, runs in todo:
             if isinstance(runs, str):  # a program for the next blocks
                 (work / runs[len("file:"):]).write_text(code)
+                continue
+            if "$CFL3D" in code and "CFL3D" not in page_env:
+                print(f"docs: {rel}:{line}: not run: no CFL3D tree (CFL3D unset, no stand-in built)", flush=True)
                 continue
             ran += 1
             if RUNNABLE[lang] == "sh":

@@ -1,10 +1,17 @@
 ! A stand-in for the CFL3D run around WREST, RREST and PLOT3D, to test integrations/cfl3d/
-! anabranch_cfl3d.F without CFL3D (tests/python/test_cfl3d_stub.py). Compiled, with the
-! replacement and cfl3d_fallback.F90, with CFL3D's flags (-fdefault-real-8 -std=legacy
-! -fallow-argument-mismatch), once with -DDIST_MPI (CFL3D's MPI build: rank 0 the host,
-! holding no block, ranks 1..P-1 the blocks' owners) and once without (the sequential build:
-! one process, everything on it, no MPI of its own).
+! anabranch_cfl3d.F without CFL3D (tests/python/test_cfl3d_stub.py). It is the main.o of a
+! stand-in CFL3D build tree (with wrest.F, rrest.F and plot3d.F90, stand-ins of CFL3D's own
+! routines; tests/cfl3d_stub/tree.cmake), compiled with CFL3D's flags (-fdefault-real-8
+! -std=legacy -fallow-argument-mismatch), once with -DDIST_MPI (CFL3D's MPI build: rank 0
+! the host, holding no block, ranks 1..P-1 the blocks' owners) and once without (the
+! sequential build: one process, everything on it, no MPI of its own); anabranch-cfl3d
+! build links both with the replacement, as it does CFL3D's.
 !
+!   cfl3d_stub < DECK                  as CFL3D is run: the deck's irest (0: the case sst
+!                                      written as `write` does, 1: read as `read` does, then
+!                                      dumped again) with restart.bin for its file and
+!                                      cfl3d.out for the host's lines.
+
 !   cfl3d_stub write PREFIX [CASE...]  for each case (all when none is named), two restart
 !                                      dumps into PREFIX-CASE.bin, as CFL3D's mgblk makes
 !                                      them: the host opens unit 2 on the file, then WREST is
@@ -125,6 +132,7 @@ module stub_data
   integer :: nblg(NGRID), mblk2nd(MAXBL), nproc, nummem, iwg, ntrail, nerr = 0
   logical :: host
   character(len=8) :: case_name
+  logical :: deck_run = .false.  ! run as CFL3D is (a deck on stdin): the file is restart.bin
   real :: rms(NCYCMAX), clw(NCYCMAX), cdw(NCYCMAX), cdpw(NCYCMAX), cdvw(NCYCMAX), cxw(NCYCMAX), cyw(NCYCMAX)
   real :: czw(NCYCMAX), cmxw(NCYCMAX), cmyw(NCYCMAX), cmzw(NCYCMAX), fmdotw(NCYCMAX), cftmomw(NCYCMAX)
   real :: cftpw(NCYCMAX), cftvw(NCYCMAX), cfttotw(NCYCMAX), clcd(2, 1, NCYCMAX), thetay(MAXBL), wk(4096)
@@ -393,6 +401,7 @@ contains
     character(len=*), intent(in) :: prefix
     character(len=len_trim(prefix) + 16) :: p
     p = trim(prefix)//'-'//trim(case_name)//'.bin'
+    if (deck_run) p = 'restart.bin'
   end function fpath
 end module stub_data
 
@@ -574,6 +583,9 @@ contains
   ! and the block's owner, the host reads what follows the blocks and closes unit 2. Then
   ! the checks.
   subroutine mode_read(prefix, ic)
+#if defined DIST_MPI
+    include 'mpif.h'
+#endif
     character(len=*), intent(in) :: prefix
     integer, intent(in) :: ic
     integer :: g, nbl, iskipz, ntr, iflagg
@@ -633,7 +645,12 @@ contains
       if (host) call expect(ntr .eq. NTT_DUMP(NDUMP), 'ntr on the host')
       if (host .or. any_block) call check_histories(owns(1))
       ! the run goes on and dumps what it read: the blocks of the restart are the dump's
-      ! (the same bytes as the file read, under <prefix>-again)
+      ! (the same bytes as the file read, under <prefix>-again, or restart.bin itself in a
+      ! run from a deck). CFL3D's cycles come in between: the owners have read their
+      ! blocks before the host's dump makes the file anew (here a barrier).
+#if defined DIST_MPI
+      call MPI_Barrier(MPI_COMM_WORLD, g)
+#endif
       do g = 1, NGRID
         if (owns(g)) thetay(nblg(g)) = theta_of(nblg(g))
       end do
@@ -919,6 +936,7 @@ program cfl3d_stub
   call get_command_argument(1, mode)
   call get_command_argument(2, prefix)
   na = command_argument_count()
+  if (na .eq. 0) call deck_mode()
   if (na .lt. 2 .or. (mode .ne. 'write' .and. mode .ne. 'ref' .and. mode .ne. 'read' .and. &
                       mode .ne. 'plot3d')) then
     if (host) write(0, '(a)') 'usage: cfl3d_stub write|ref|read|plot3d PREFIX [CASE...]'
@@ -930,6 +948,7 @@ program cfl3d_stub
   chosen(1:ncases) = na .eq. 2
   do k = 3, na
     call get_command_argument(k, arg)
+    if (deck_run) arg = 'sst'
     found = .false.
     do ic = 1, ncases
       if ((mode .ne. 'plot3d' .and. trim(arg) .eq. trim(CNAME(ic))) .or. &
@@ -982,6 +1001,45 @@ program cfl3d_stub
   call finish(0)
 
 contains
+
+  ! The deck on stdin (the host reads it and tells the nodes, as CFL3D's does): irest 0
+  ! writes the case sst, 1 reads it back (and dumps it again).
+  subroutine deck_mode()
+    character(len=256) :: line
+    character(len=16) :: w(12)
+    integer :: st, irest, k
+    logical :: next
+    irest = -1
+    next = .false.
+    do
+      if (.not. host) exit
+      read(5, '(a)', iostat=st) line
+      if (st .ne. 0) exit
+      if (next) then
+        w = ' '
+        read(line, *, iostat=st) w(1:2)
+        read(w(2), *, iostat=st) irest
+        next = .false.
+      end if
+      w = ' '
+      read(line, *, iostat=st) w
+      do k = 1, 12
+        if (w(k) .eq. 'irest' .or. w(k) .eq. 'IREST') next = .true.
+      end do
+    end do
+#if defined DIST_MPI
+    call MPI_Bcast(irest, 1, MPI_INTEGER, myhost, MPI_COMM_WORLD, st)
+#endif
+    if (irest .lt. 0) then
+      if (host) write(0, '(a)') 'cfl3d_stub: the deck on stdin has no irest line'
+      call finish(2)
+    end if
+    deck_run = .true.
+    mode = 'write'
+    if (irest .gt. 0) mode = 'read'
+    prefix = 'cfl3d'
+    na = 3
+  end subroutine deck_mode
 
   subroutine finish(code)
     integer, intent(in) :: code

@@ -37,7 +37,7 @@ READ_AT = {1: 3, 2: 4, 3: 1, 4: 2}  # each write's file restarted on another ran
 def exe(build):
     if not STUB:
         pytest.skip("the CFL3D stand-in is not built (no Fortran compiler; AB_CFL3D_STUB)")
-    path = pathlib.Path(STUB) / f"cfl3d_stub_{build}"
+    path = pathlib.Path(STUB) / f"cfl3d_{build}"
     assert path.exists(), f"AB_CFL3D_STUB={STUB} has no {path.name}"
     return path
 

@@ -1,45 +1,5 @@
-! Stand-ins of CFL3D's own WREST and RREST, under the names anabranch_cfl3d.F calls them by
-! when it leaves a restart to CFL3D (CFL3D's dist/wrest.F and dist/rrest.F compiled with
-! -Dwrest=wrest_cfl3d -Drrest=rrest_cfl3d in a real build). They write nothing: each says on
-! stdout that it was called, on which rank and for which block, and counts the call
-! (common /stubfb/), so that a test sees the fallback taken (ANABRANCH_CFL3D=0) and the
-! driver leaves its checks of a restart that was not written.
-subroutine wrest_cfl3d(nbl, jdim, kdim, idim, q, qj0, qk0, qi0, ncycmax, rms, &
-                       clw, cdw, cdpw, cdvw, cxw, cyw, czw, cmxw, cmyw, cmzw, &
-                       n_clcd, clcd, nblocks_clcd, blocks_clcd, &
-                       fmdotw, cftmomw, cftpw, cftvw, cfttotw, rmstr, &
-                       nneg, iskip, vist3d, tursav, &
-                       smin, xjb, xkb, blnum, cmuv, thetay, maxbl, &
-                       myid, myhost, mycomm, mblk2nd, igrid, wk, &
-                       idima, jdima, kdima, bcj, bck, bci, vj0, vk0, vi0, &
-                       tj0, tk0, ti0, blank, iwk, iwork, iover, &
-                       nou, bou, nbuf, ibufdim, qavg, q2avg, x, y, z, nummem)
-  integer :: nbl, myid, nbuf, ibufdim, nfallback
-  character(len=120) :: bou(ibufdim, nbuf)
-  common /stubfb/ nfallback
-  nfallback = nfallback + 1
-  write(*, '(a,i0,a,i0)') 'cfl3d_stub: CFL3D''s own wrest called for block ', nbl, ' on rank ', myid
-  flush(6)
-end subroutine wrest_cfl3d
-
-subroutine rrest_cfl3d(nbl, jdim, kdim, idim, q, qj0, qk0, qi0, ncycmax, ntr, &
-                       rms, clw, cdw, cdpw, cdvw, cxw, cyw, czw, cmxw, cmyw, cmzw, &
-                       n_clcd, clcd, nblocks_clcd, blocks_clcd, &
-                       fmdotw, cftmomw, cftpw, cftvw, cfttotw, rmstr, &
-                       nneg, iskip, vist3d, tursav, &
-                       smin, xjb, xkb, blnum, cmuv, maxbl, mblk2nd, &
-                       myid, myhost, mycomm, nou, bou, nbuf, ibufdim, &
-                       igrid, wk, idima, jdima, kdima, vj0, vk0, vi0, &
-                       tj0, tk0, ti0, qavg, q2avg, nummem)
-  integer :: nbl, myid, nbuf, ibufdim, nfallback
-  character(len=120) :: bou(ibufdim, nbuf)
-  common /stubfb/ nfallback
-  nfallback = nfallback + 1
-  write(*, '(a,i0,a,i0)') 'cfl3d_stub: CFL3D''s own rrest called for block ', nbl, ' on rank ', myid
-  flush(6)
-end subroutine rrest_cfl3d
-
-! A stand-in of CFL3D's own PLOT3D (dist/plot3d.F, compiled as plot3d_cfl3d in a real build),
+! A stand-in of CFL3D's own PLOT3D (dist/plot3d.F; a build linked by anabranch-cfl3d renames
+! its routine plot3d_cfl3d in the object, as it does CFL3D's),
 ! for grid-point output (iflag = 1): the block's owner puts the block's values for the points
 ! i1:i2:i3, j1:j2:j3, k1:k2:k3 in xg (x, y, z, blanking) and xw (5 q values, or one function
 ! value), held j, k, i as CFL3D holds them, and sends both to the host (DIST_MPI); the host
@@ -48,7 +8,7 @@ end subroutine rrest_cfl3d
 ! does, turning y and z back for a grid read with alpha in the x-y plane (ialph). Its values
 ! are the driver's own arrays, so that the test knows each value's place in the files:
 ! x, y, z and q(.., 1..5) of the block, blank the block's blanking, the function q(.., 1).
-subroutine plot3d_cfl3d(jdim, kdim, idim, i1, i2, i3, j1, j2, j3, k1, k2, k3, q, &
+subroutine plot3d(jdim, kdim, idim, i1, i2, i3, j1, j2, j3, k1, k2, k3, q, &
                         qi0, qj0, qk0, x, y, z, xw, blank2, blank, xg, iflag, &
                         vist3d, iover, nblk, nmap, bcj, bck, bci, &
                         vj0, vk0, vi0, ifunc, iplot, jdw, kdw, idw, &
@@ -160,4 +120,4 @@ subroutine plot3d_cfl3d(jdim, kdim, idim, i1, i2, i3, j1, j2, j3, k1, k2, k3, q,
   else
     write(4) ((((xw(j, k, i, m), i = 1, idw), j = 1, jdw), k = 1, kdw), m = 1, 5)
   end if
-end subroutine plot3d_cfl3d
+end subroutine plot3d

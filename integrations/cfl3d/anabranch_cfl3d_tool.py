@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+"""anabranch-cfl3d: NASA CFL3D linked with anabranch's restart and PLOT3D routines.
+
+    anabranch-cfl3d build CFL3D_DIR [-o DIR] [--only mpi|seq] [--fc MPIF90] [--dry-run]
+    anabranch-cfl3d check EXECUTABLE
+    anabranch-cfl3d restart-deck DECK [-o OUT] [--cycles N]
+
+build   compiles share/anabranch/cfl3d/anabranch_cfl3d.F and CFL3D's own wrest.F and rrest.F
+        (under other names) with the flags of CFL3D's build (its build/makefile, made by its
+        Install script), and links cfl3d_mpi and cfl3d_seq into DIR (default: the current
+        folder) from the objects of CFL3D's build (build/cfl/mpi, build/cfl/seq, build/cfl/libs)
+        without CFL3D's wrest.o, rrest.o and plot3d.o (plot3d.o goes in with its routine
+        renamed), and with libanabranch_c. CFL3D's build tree is read, never changed: build
+        CFL3D first (make cfl3d_mpi, make cfl3d_seq in its build/). Each command is printed.
+check   says whether an executable was linked by `build` (CFL3D's own routines renamed in it,
+        libanabranch_c found by the loader): status 0 when it was, 1 otherwise.
+restart-deck
+        the deck of a restart from the run's restart file: irest 1, one mesh level (mseq 1,
+        the finest level's ncyc and mit lines kept), --cycles the finest level's cycles.
+        Written to OUT, or to standard output.
+
+Errors name the file and end with status 1 (2 for a bad command line).
+"""
+import argparse
+import os
+import pathlib
+import shlex
+import shutil
+import subprocess
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+# Installed: PREFIX/bin/anabranch-cfl3d beside PREFIX/share/anabranch/cfl3d/anabranch_cfl3d.F.
+# In the source tree: integrations/cfl3d/.
+SOURCE_CANDIDATES = [HERE.parent / "share" / "anabranch" / "cfl3d" / "anabranch_cfl3d.F", HERE / "anabranch_cfl3d.F"]
+# What the replacement takes over: CFL3D's objects left out of the link.
+REPLACED = ("wrest.o", "rrest.o", "plot3d.o")
+# CFL3D's build/makefile variables the builds use (its Zmpi and Zseq rules).
+MAKE_VARS = ("FTN", "FFLAG", "PREC", "INLINE", "CPPOPT", "CPPOPT_SP", "LFLAG", "LLIBS", "LLIBS_SEQ", "CFLSRC_D")
+
+
+class Error(Exception):
+    pass
+
+
+def say(cmd):
+    print("+ " + " ".join(shlex.quote(str(c)) for c in cmd), flush=True)
+
+
+def run(cmd, dry):
+    say(cmd)
+    if dry:
+        return
+    r = subprocess.run([str(c) for c in cmd])
+    if r.returncode != 0:
+        raise Error(f"{cmd[0]} failed (status {r.returncode})")
+
+
+# --- CFL3D's build tree ---------------------------------------------------------------------
+
+def makefile_vars(build):
+    """The variables of CFL3D's build/makefile, as make expands them."""
+    mk = build / "makefile"
+    if not mk.is_file():
+        raise Error(f"{mk}: no such file (run CFL3D's build/Install, then make cfl3d_mpi and make cfl3d_seq)")
+    make = shutil.which("make")
+    if not make:
+        raise Error("make is not on PATH")
+    printer = "_anabranch_vars:\n" + "".join(f"\t@printf '%s\\n' '$({v})'\n" for v in MAKE_VARS)
+    r = subprocess.run([make, "-s", "--no-print-directory", "-C", str(build), "-f", "makefile", "-f", "-",
+                        "_anabranch_vars"], input=printer, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise Error(f"{mk}: make could not read it: {r.stderr.strip()}")
+    values = r.stdout.split("\n")
+    return {v: values[i].strip() if i < len(values) else "" for i, v in enumerate(MAKE_VARS)}
+
+
+def find_lib(prefix):
+    for d in sorted(prefix.glob("lib*")) + sorted(prefix.glob("lib*/*")):
+        if (d / "libanabranch_c.so").exists() or (d / "libanabranch_c.a").exists():
+            return d
+    raise Error(f"{prefix}: no libanabranch_c under lib*/ (is anabranch installed there?)")
+
+
+def objects(build, flavour):
+    """CFL3D's objects of one build, by name: its own folder's, then build/cfl/libs's (which
+    CFL3D's link puts in through links), without the routines the replacement takes over."""
+    objs = {}
+    for d in (build / "cfl" / flavour, build / "cfl" / "libs"):
+        for o in sorted(d.glob("*.o")):
+            if o.name not in objs and o.exists():
+                objs[o.name] = o.resolve()
+    for name in REPLACED:
+        objs.pop(name, None)
+    return objs
+
+
+def build_one(a, v, cfl3d, flavour, fc, source, libdir, out):
+    build = cfl3d / "build"
+    own = build / "cfl" / flavour
+    if not (own / "main.o").exists():
+        raise Error(f"{own}: no main.o (build CFL3D's cfl3d_{flavour} first: make cfl3d_{flavour} in {build})")
+    plot3d = own / "plot3d.o"
+    for f in (plot3d,):
+        if not f.exists():
+            raise Error(f"{f}: no such file (CFL3D's cfl3d_{flavour} build is incomplete)")
+    srcdir = (build / v["CFLSRC_D"]).resolve() if v["CFLSRC_D"] else cfl3d / "source" / "cfl3d" / "dist"
+    if not (srcdir / "wrest.F").exists():
+        srcdir = cfl3d / "source" / "cfl3d" / "dist"
+    for name in ("wrest.F", "rrest.F"):
+        if not (srcdir / name).exists():
+            raise Error(f"{srcdir / name}: no such file (CFL3D's source tree)")
+    # CFL3D's compile line of this build (its top makefile's Zmpi and Zseq rules)
+    cpp = shlex.split(v["CPPOPT"]) + shlex.split(v["CPPOPT_SP"]) if flavour == "mpi" else shlex.split(v["CPPOPT_SP"])
+    if flavour == "seq":
+        cpp = [f for f in cpp if f != "-DDIST_MPI"]
+    fflag = shlex.split(v["FFLAG"]) + shlex.split(v["PREC"]) + shlex.split(v["INLINE"])
+    inc = ["-I", own, "-I", build / "cfl" / "libs"]
+    work = out / f"anabranch-cfl3d-{flavour}"
+    if not a.dry_run:
+        work.mkdir(parents=True, exist_ok=True)
+    compile_ = [fc, *cpp, *fflag, *inc, "-w"]
+    mine = []
+    # CFL3D's own routines under other names: the replacement hands them what it leaves
+    for routine in ("wrest", "rrest"):
+        o = work / f"{routine}_cfl3d.o"
+        run([*compile_, f"-D{routine}={routine}_cfl3d", "-ffixed-line-length-none", "-c", srcdir / f"{routine}.F",
+             "-o", o], a.dry_run)
+        mine.append(o)
+    # plot3d.F holds a Hollerith format a -D rename would change: its object is renamed instead
+    o = work / "plot3d_cfl3d.o"
+    objcopy = shutil.which("objcopy")
+    if not objcopy:
+        raise Error("objcopy is not on PATH (binutils)")
+    run([objcopy, "--redefine-sym", "plot3d_=plot3d_cfl3d_", plot3d, o], a.dry_run)
+    mine.append(o)
+    o = work / "anabranch_cfl3d.o"
+    run([*compile_, "-ffixed-form", f"-J{work}", "-c", source, "-o", o], a.dry_run)
+    mine.append(o)
+    objs = objects(build, flavour)
+    exe = out / f"cfl3d_{flavour}"
+    libs = shlex.split(v["LLIBS"] if flavour == "mpi" else v["LLIBS_SEQ"])
+    run([fc, *cpp, *shlex.split(v["LFLAG"]), "-o", exe, *objs.values(), *mine, *libs,
+         f"-L{libdir}", "-lanabranch_c", f"-Wl,-rpath,{libdir}"], a.dry_run)
+    return exe
+
+
+def cmd_build(a):
+    cfl3d = pathlib.Path(a.cfl3d).resolve()
+    if not (cfl3d / "build").is_dir():
+        raise Error(f"{cfl3d}: no build/ folder (give CFL3D's top folder, the one holding source/ and build/)")
+    source = pathlib.Path(a.source).resolve() if a.source else next((s for s in SOURCE_CANDIDATES if s.exists()), None)
+    if source is None or not source.exists():
+        raise Error(f"{source or SOURCE_CANDIDATES[0]}: no such file (anabranch's CFL3D routines)")
+    prefix = pathlib.Path(a.prefix).resolve() if a.prefix else HERE.parent
+    libdir = pathlib.Path(a.libdir).resolve() if a.libdir else find_lib(prefix)
+    v = makefile_vars(cfl3d / "build")
+    out = pathlib.Path(a.out).resolve()
+    flavours = [a.only] if a.only else [f for f in ("mpi", "seq") if (cfl3d / "build" / "cfl" / f / "main.o").exists()]
+    if not flavours:
+        raise Error(f"{cfl3d / 'build' / 'cfl'}: neither mpi/main.o nor seq/main.o (make cfl3d_mpi or make cfl3d_seq "
+                    "in CFL3D's build/ first)")
+    for flavour in flavours:
+        # anabranch needs MPI in both builds: CFL3D's compiler when it is an MPI wrapper
+        fc = a.fc or (v["FTN"] if os.path.basename(v["FTN"].split()[0] if v["FTN"] else "").startswith("mpi")
+                      else "mpif90")
+        exe = build_one(a, v, cfl3d, flavour, fc, source, libdir, out)
+        print(f"anabranch-cfl3d: {exe}" + (" (not built: --dry-run)" if a.dry_run else ""), flush=True)
+    return 0
+
+
+# --- check ----------------------------------------------------------------------------------
+
+def cmd_check(a):
+    exe = pathlib.Path(a.executable)
+    if not exe.is_file():
+        raise Error(f"{exe}: no such file")
+    nm = shutil.which("nm")
+    if not nm:
+        raise Error("nm is not on PATH (binutils)")
+    syms = subprocess.run([nm, str(exe)], capture_output=True, text=True)
+    if syms.returncode != 0:
+        raise Error(f"{exe}: nm cannot read it: {syms.stderr.strip()}")
+    names = {line.split()[-1] for line in syms.stdout.splitlines() if line.split()}
+    if not {"wrest_cfl3d_", "rrest_cfl3d_", "plot3d_cfl3d_"} <= names:
+        print(f"{exe}: CFL3D's own restart and PLOT3D routines (not linked by anabranch-cfl3d build)")
+        return 1
+    ldd = subprocess.run(["ldd", str(exe)], capture_output=True, text=True)
+    lib = next((line.split("=>")[1].split()[0] for line in ldd.stdout.splitlines()
+                if "libanabranch_c" in line and "=>" in line), None)
+    if not lib or lib == "not":
+        print(f"{exe}: linked with anabranch's routines, but the loader does not find libanabranch_c")
+        return 1
+    print(f"{exe}: restart and PLOT3D files through anabranch ({lib})")
+    return 0
+
+
+# --- the input deck -------------------------------------------------------------------------
+
+def header_index(lines, *words, path="deck"):
+    """The line whose words include all of words (CFL3D's column headers, any case)."""
+    want = [w.lower() for w in words]
+    for i, line in enumerate(lines):
+        t = line.lower().split()
+        if all(w in t for w in want):
+            return i
+    raise Error(f"{path}: no line with {' '.join(words)}")
+
+
+def set_field(lines, words, field, value, path="deck"):
+    i = header_index(lines, *words, path=path)
+    v = lines[i + 1].split()
+    v[field] = str(value)
+    lines[i + 1] = "".join(f"{x:>10}" for x in v)
+
+
+def get_field(lines, words, field, path="deck"):
+    return lines[header_index(lines, *words, path=path) + 1].split()[field]
+
+
+def one_level(lines, ncyc, path="deck"):
+    """mseq 1: keep the finest level's ncyc line (its ncyc replaced when given) and mit line."""
+    mseq = int(get_field(lines, ("mseq", "mgflag"), 0, path=path))
+    set_field(lines, ("mseq", "mgflag"), 0, 1, path=path)
+    i = header_index(lines, "ncyc", "mglevg", path=path)
+    del lines[i + 1:i + mseq]
+    if ncyc is not None:
+        v = lines[i + 1].split()
+        v[0] = str(ncyc)
+        lines[i + 1] = "".join(f"{x:>10}" for x in v)
+    j = header_index(lines, "mit1", path=path)
+    del lines[j + 1:j + mseq]
+
+
+def finest_ncyc(lines, path="deck"):
+    mseq = int(get_field(lines, ("mseq", "mgflag"), 0, path=path))
+    return int(lines[header_index(lines, "ncyc", "mglevg", path=path) + mseq].split()[0])
+
+
+def restart_deck(lines, cycles=None, path="deck"):
+    """The deck of a restart: irest 1, one mesh level, the finest level's cycles."""
+    set_field(lines, ("dt", "irest"), 1, 1, path=path)
+    one_level(lines, cycles, path=path)
+    return lines
+
+
+def cmd_restart_deck(a):
+    path = pathlib.Path(a.deck)
+    try:
+        lines = path.read_text().split("\n")
+    except OSError as e:
+        raise Error(f"{path}: {e.strerror}") from None
+    try:
+        restart_deck(lines, a.cycles, path=str(path))
+    except (IndexError, ValueError):
+        raise Error(f"{path}: not a CFL3D deck (a header line without its values)") from None
+    text = "\n".join(lines)
+    if a.out:
+        out = pathlib.Path(a.out)
+        if out.exists() and out.resolve() == path.resolve():
+            raise Error(f"{out}: the output is the input deck")
+        tmp = out.with_name(out.name + ".part")
+        tmp.write_text(text)
+        tmp.replace(out)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="anabranch-cfl3d", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="See docs/cfl3d.md (anabranch's documentation, 'NASA CFL3D').")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="link cfl3d_mpi and cfl3d_seq with anabranch from a CFL3D build tree")
+    b.add_argument("cfl3d", metavar="CFL3D_DIR", help="CFL3D's top folder (source/ and build/, built)")
+    b.add_argument("-o", "--out", default=".", help="where cfl3d_mpi and cfl3d_seq go (default: here)")
+    b.add_argument("--only", choices=("mpi", "seq"), help="one build only (default: those CFL3D built)")
+    b.add_argument("--fc", help="the MPI Fortran compiler (default: CFL3D's FTN when an MPI wrapper, else mpif90)")
+    b.add_argument("--source", help="anabranch_cfl3d.F (default: the installed one)")
+    b.add_argument("--prefix", help="anabranch's install prefix (default: this script's)")
+    b.add_argument("--libdir", help="the folder of libanabranch_c (default: found under the prefix)")
+    b.add_argument("-n", "--dry-run", action="store_true", help="print the commands only")
+    c = sub.add_parser("check", help="whether an executable was linked with anabranch's routines")
+    c.add_argument("executable")
+    r = sub.add_parser("restart-deck", help="a deck that restarts from the run's restart file")
+    r.add_argument("deck")
+    r.add_argument("-o", "--out", help="the new deck (default: standard output)")
+    r.add_argument("--cycles", type=int, help="cycles on the finest level (default: the deck's)")
+    a = p.parse_args(argv)
+    try:
+        return {"build": cmd_build, "check": cmd_check, "restart-deck": cmd_restart_deck}[a.cmd](a)
+    except Error as e:
+        print(f"anabranch-cfl3d: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -40,10 +40,14 @@ Per run it reports:
             truncation is inside its write span; anabranch's host empties the file as the
             dump starts, while the owners still iterate, so its truncation is in the window
             but not in the span;
+  messages  through rank 0 in the anabranch build's dumps: 3 a block in the run's first dump
+            (block by block), the host's own count in each later one (written at once: 3 a
+            rank that owns blocks);
   ab_host   anabranch's own figure (ANABRANCH_CFL3D_VERBOSE=1, stderr): the host's seconds
             in WREST summed over blocks and dumps (the window, measured inside);
   owners    the owners' seconds writing their blocks (the same lines), summed: the part of
-            ab_host spent in anabranch's writes (owners write one after another);
+            ab_host spent in anabranch's writes (one owner after another in a dump written
+            block by block, side by side in one written at once);
   bytes     size of restart.bin;
   and, on the anabranch rows, whether restart.bin, plot3dg.bin, plot3dq.bin, cfl3d.res and
   cfl3d.turres are byte for byte those of CFL3D's own run at the same rank count.
@@ -76,6 +80,7 @@ CFL3D_MPI, CFL3D_ANABRANCH_MPI, CFL3D_CASE) the bench says so and exits 0.
 """
 import argparse
 import ctypes
+import importlib.util
 import json
 import os
 import pathlib
@@ -106,42 +111,32 @@ def deck_files(lines):
     return [l.strip() for l in lines[1:14]]
 
 
-def header_index(lines, *words):
-    for i, l in enumerate(lines):
-        t = l.split()
-        if all(w in t for w in words):
-            return i
-    fail(f"cfl3d.inp: no line with {' '.join(words)}")
+# The deck's edits are anabranch-cfl3d's (integrations/cfl3d/anabranch_cfl3d_tool.py).
+_spec = importlib.util.spec_from_file_location(
+    "anabranch_cfl3d_tool", pathlib.Path(__file__).resolve().parent.parent / "integrations" / "cfl3d" / "anabranch_cfl3d_tool.py")
+deck = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(deck)
 
 
 def set_field(lines, words, field, value):
-    i = header_index(lines, *words)
-    v = lines[i + 1].split()
-    v[field] = str(value)
-    lines[i + 1] = "".join(f"{x:>10}" for x in v)
+    try:
+        deck.set_field(lines, words, field, value, path="cfl3d.inp")
+    except deck.Error as e:
+        fail(str(e))
 
 
 def get_field(lines, words, field):
-    return lines[header_index(lines, *words) + 1].split()[field]
-
-
-def one_level(lines, ncyc):
-    """mseq 1: keep the finest level's ncyc line (its ncyc replaced when given) and mit line."""
-    mseq = int(get_field(lines, ("mseq", "mgflag"), 0))
-    set_field(lines, ("mseq", "mgflag"), 0, 1)
-    i = header_index(lines, "ncyc", "mglevg")
-    del lines[i + 1:i + mseq]
-    if ncyc is not None:
-        v = lines[i + 1].split()
-        v[0] = str(ncyc)
-        lines[i + 1] = "".join(f"{x:>10}" for x in v)
-    j = header_index(lines, "mit1")
-    del lines[j + 1:j + mseq]
+    try:
+        return deck.get_field(lines, words, field, path="cfl3d.inp")
+    except deck.Error as e:
+        fail(str(e))
 
 
 def finest_ncyc(lines):
-    mseq = int(get_field(lines, ("mseq", "mgflag"), 0))
-    return int(lines[header_index(lines, "ncyc", "mglevg") + mseq].split()[0])
+    try:
+        return deck.finest_ncyc(lines, path="cfl3d.inp")
+    except deck.Error as e:
+        fail(str(e))
 
 
 # --- one run -------------------------------------------------------------------------------
@@ -309,7 +304,11 @@ def run_case(a, build, exe, case, ranks, name, deck_edit, start=None):
     out_text = (d / "cfl3d.out").read_text(errors="replace").splitlines()
     dumps = sum(1 for i, l in enumerate(out_text) if "writing restart file for block" in l and i and not out_text[i - 1].strip())
     err = (d / "run.err").read_text(errors="replace")
-    host = [float(x) for x in re.findall(r"anabranch_cfl3d: host block\s+\d+:\s+([0-9.]+) s \(anabranch\)", err)]
+    host = [float(x) for x in re.findall(r"anabranch_cfl3d: host block\s+\d+:\s+([0-9.]+) s \(anabranch(?:, at once)?\)", err)]
+    # messages through rank 0: 3 a block in a dump written block by block, the host's own
+    # count in a dump written at once
+    by_block = len(re.findall(r"anabranch_cfl3d: host block\s+\d+:\s+[0-9.]+ s \(anabranch\)", err))
+    at_once = [(int(b), int(m)) for b, m in re.findall(r"host dump of\s+(\d+) blocks at once:\s+(\d+) messages", err)]
     own = re.findall(r"anabranch_cfl3d: rank\s+\d+ block\s+\d+:\s+(\d+) bytes written in\s+([0-9.]+) s", err)
     read = re.findall(r"anabranch_cfl3d: rank\s+\d+ block\s+\d+:\s+(\d+) bytes read in\s+([0-9.]+) s", err)
     wins, spans, writes, trunc = dump_spans(tdir, d / restart_name, dumps, modified) if a.strace else ([], [], [], [])
@@ -325,7 +324,9 @@ def run_case(a, build, exe, case, ranks, name, deck_edit, start=None):
         r.update(ab_host_s=sum(host) if host else None, ab_host_blocks=len(host),
                  owners_s=sum(float(t) for _, t in own) if own else None, owners_bytes=sum(int(b) for b, _ in own),
                  read_blocks=len(read), read_bytes=sum(int(b) for b, _ in read),
-                 read_s=sum(float(t) for _, t in read) if read else None)
+                 read_s=sum(float(t) for _, t in read) if read else None,
+                 rank0_messages_block_by_block=3 * by_block, dumps_at_once=len(at_once),
+                 rank0_messages_at_once=[m for _, m in at_once])
         if dumps and not host:
             fail(f"{name}: the anabranch build printed no 'host block' line: is it linked with anabranch_cfl3d.F?")
     return r
@@ -438,8 +439,10 @@ def main():
 
         def again(lines):
             base(lines)
-            set_field(lines, ("dt", "irest"), 1, 1)
-            one_level(lines, cycles)
+            try:
+                deck.restart_deck(lines, cycles, path="cfl3d.inp")
+            except deck.Error as e:
+                fail(str(e))
 
         for build in ("cfl3d", "anabranch"):
             r = run_case(a, build, exes[build], case, rp, f"{build}-{rp}-restart", again, start=src["restart"])
@@ -455,6 +458,11 @@ def main():
              "first write of block data to the close; trunc: rank 0 in ftruncate (strace, inotify); ab_host, owners: "
              "anabranch's own lines")
     table(f"{case.name}: {where}", runs)
+    for r in runs:
+        if r["build"] == "anabranch":
+            print(f"{r['ranks']:>5} anabranch  messages through rank 0: {r['rank0_messages_block_by_block']} in the dumps "
+                  f"written block by block ({r['dumps'] - r['dumps_at_once']}), "
+                  f"{r['rank0_messages_at_once'] or '-'} in each dump written at once ({r['dumps_at_once']})")
     for r in runs:
         if r.get("per_dump_by_difference_s") is not None:
             print(f"{r['ranks']:>5} {r['build']:<10} one dump: {r['once_wall_s']:.1f} s wall; a dump by the difference of the "

@@ -90,11 +90,14 @@ inline std::vector<int> displacements(const std::vector<int>& counts, std::int64
 }
 // Collective all-to-all of items grouped by destination: `out` holds counts[d] items for rank
 // d, in rank order. Returns what this rank receives, grouped by source rank; in `received`,
-// when given, how many items came from each rank. Items are whole 8-byte words.
+// when given, how many items came from each rank. Items are whole 4-byte words (sent as
+// 8-byte words when they are whole ones).
 template <class T>
 std::vector<T> exchange(MPI_Comm comm, const std::vector<T>& out, const std::vector<int>& counts, std::vector<int>* received = nullptr) {
-  static_assert(sizeof(T) % 8 == 0, "items of whole 8-byte words");
-  constexpr int words = sizeof(T) / 8;
+  static_assert(sizeof(T) % 4 == 0, "items of whole 4-byte words");
+  constexpr bool wide = sizeof(T) % 8 == 0;  // sent as 8-byte words, or as 4-byte ones
+  constexpr int words = static_cast<int>(sizeof(T) / (wide ? 8 : 4));
+  const MPI_Datatype word = wide ? MPI_UINT64_T : MPI_UINT32_T;
   int size = 1;
   MPI_Comm_size(comm, &size);
   const auto P = static_cast<std::size_t>(size);
@@ -107,8 +110,7 @@ std::vector<T> exchange(MPI_Comm comm, const std::vector<T>& out, const std::vec
     rd[d + 1] = rd[d] + rc[d];
   }
   std::vector<T> in(static_cast<std::size_t>(rd.back() / words));
-  check_mpi(MPI_Alltoallv(out.data(), sc.data(), sd.data(), MPI_UINT64_T, in.data(), rc.data(), rd.data(), MPI_UINT64_T, comm),
-            "MPI_Alltoallv");
+  check_mpi(MPI_Alltoallv(out.data(), sc.data(), sd.data(), word, in.data(), rc.data(), rd.data(), word, comm), "MPI_Alltoallv");
   if (received) *received = std::move(rcounts);
   return in;
 }

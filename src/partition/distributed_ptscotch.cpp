@@ -78,7 +78,8 @@ std::vector<std::int32_t> partition_ptscotch_distributed(MPI_Comm comm, const se
   edge.resize(static_cast<std::size_t>(kept));
   if (!weights.empty()) velo.assign(weights.begin(), weights.end());
   // PT-Scotch's answer straight into the parts where its integers are ours; the slice's
-  // IKLE is read again afterwards: neither is held twice beside PT-Scotch's own memory.
+  // IKLE is let go (the parts are written from the file's): neither is held twice beside
+  // PT-Scotch's own memory.
   std::vector<SCOTCH_Num> wide(sizeof(SCOTCH_Num) == sizeof(std::int32_t) ? 0 : parts.size());
   SCOTCH_Num* part = wide.empty() ? reinterpret_cast<SCOTCH_Num*>(parts.data()) : wide.data();
   std::vector<std::int32_t>().swap(s.ikle);
@@ -117,7 +118,6 @@ std::vector<std::int32_t> partition_ptscotch_distributed(MPI_Comm comm, const se
   if (any) throw Error("PT-Scotch could not partition the dual graph (SCOTCH_dgraphPart, code " + std::to_string(rc) + ")");
   for (std::size_t i = 0; i < wide.size(); ++i) parts[i] = static_cast<std::int32_t>(wide[i]);
   parts.resize(static_cast<std::size_t>(n));
-  s.ikle = read_mesh_slice(comm, mesh).ikle;
   return parts;
 #endif
 }

@@ -61,37 +61,38 @@ SharedRecord::SharedRecord(MPI_Comm comm, std::int64_t n, const std::vector<std:
   const Slices shares{n, size};
   std::vector<int> counts(static_cast<std::size_t>(size), 0);
   for (auto v : names) ++counts[static_cast<std::size_t>(shares.owner(v))];  // sorted: grouped by owner
-  asked_ = exchange(comm, std::vector<std::uint64_t>(names.begin(), names.end()), counts, &reply_counts_);
+  asked_ = exchange(comm, names, counts, &reply_counts_);
   order_.resize(asked_.size());
   for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<std::uint32_t>(i);
   std::sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) { return asked_[a] < asked_[b]; });
 }
 
-std::vector<double> SharedRecord::read(const serafin::Reader& r, std::int64_t offset) const {
-  std::vector<double> reply(asked_.size());
+template <class T>
+std::vector<T> SharedRecord::read_as(const serafin::Reader& r, std::int64_t offset) const {
+  std::vector<T> reply(asked_.size());
   collective(comm_, [&] {
     const auto& h = r.header();
     const int rs = h.precision == Precision::Double ? 8 : 4;
     constexpr std::int64_t kChunk = std::int64_t{1} << 18;
     std::vector<unsigned char> buf;
     for (std::size_t j = 0; j < order_.size();) {
-      const auto first = static_cast<std::int64_t>(asked_[order_[j]]),
-                 count = std::min(kChunk, static_cast<std::int64_t>(asked_[order_.back()]) + 1 - first);
+      const std::int64_t first = asked_[order_[j]], count = std::min(kChunk, std::int64_t{asked_[order_.back()]} + 1 - first);
       buf.resize(static_cast<std::size_t>(count * rs));
       r.source().read_at(offset + first * rs, buf.data(), buf.size());
-      for (; j < order_.size() && static_cast<std::int64_t>(asked_[order_[j]]) < first + count; ++j) {
-        const unsigned char* p = buf.data() + (static_cast<std::int64_t>(asked_[order_[j]]) - first) * rs;
-        reply[order_[j]] = rs == 8 ? load<double>(p, h.byte_order) : static_cast<double>(load<float>(p, h.byte_order));
+      for (; j < order_.size() && asked_[order_[j]] < first + count; ++j) {
+        const unsigned char* p = buf.data() + (asked_[order_[j]] - first) * rs;
+        reply[order_[j]] = static_cast<T>(rs == 8 ? load<double>(p, h.byte_order) : load<float>(p, h.byte_order));
       }
     }
   });
   return exchange(comm_, reply, reply_counts_);
 }
 
+std::vector<double> SharedRecord::read(const serafin::Reader& r, std::int64_t offset) const { return read_as<double>(r, offset); }
+
 Coordinates SharedRecord::coordinates(const serafin::Reader& r, std::int64_t offset) const {
-  std::vector<double> v = read(r, offset);
-  if (r.header().precision == Precision::Double) return Coordinates(std::move(v));
-  return Coordinates(std::vector<float>(v.begin(), v.end()));
+  if (r.header().precision == Precision::Double) return Coordinates(read_as<double>(r, offset));
+  return Coordinates(read_as<float>(r, offset));
 }
 
 std::vector<std::uint64_t> exchange_words(MPI_Comm comm, const std::vector<std::vector<std::uint64_t>>& out) {
@@ -103,6 +104,30 @@ std::vector<std::uint64_t> exchange_words(MPI_Comm comm, const std::vector<std::
   }
   return exchange(comm, flat, counts);
 }
+
+namespace dist {
+
+void read_ikle_rows(const serafin::Reader& mesh, const MeshSlice& s, std::int64_t from, std::int64_t count, std::int32_t* out) {
+  const auto& h = mesh.header();
+  const std::int64_t row = 4 * h.ndp;
+  constexpr std::int64_t kRows = std::int64_t{1} << 16;
+  std::vector<unsigned char> buf;
+  for (std::int64_t i = 0; i < count; i += kRows) {
+    const std::int64_t n = std::min(kRows, count - i), at = mesh.ikle_offset() + 4 + (s.first + from + i) * row;
+    buf.resize(static_cast<std::size_t>(n * row));
+    mesh.source().read_at(at, buf.data(), buf.size());
+    for (std::int64_t e = 0; e < n; ++e)
+      for (int k = 0; k < s.ndp; ++k) {
+        const auto v = load<std::int32_t>(buf.data() + e * row + 4 * k, h.byte_order);
+        if (v < 1 || v > s.npoin)
+          throw FormatError(mesh.name(), "IKLE", at + e * row + 4 * k,
+                            "node " + std::to_string(v) + " outside 1.." + std::to_string(s.npoin));
+        out[(i + e) * s.ndp + k] = v;
+      }
+  }
+}
+
+}  // namespace dist
 
 MeshSlice read_mesh_slice(MPI_Comm comm, const serafin::Reader& mesh) {
   MeshSlice s;
@@ -117,23 +142,10 @@ MeshSlice read_mesh_slice(MPI_Comm comm, const serafin::Reader& mesh) {
     const Slices slices{s.nelem, comm_size(comm)};
     const int rank = comm_rank(comm);
     s.first = slices.first(rank);
-    const std::int64_t count = slices.first(rank + 1) - s.first, row = 4 * h.ndp;
+    const std::int64_t count = slices.first(rank + 1) - s.first;
+    s.elements = count;
     s.ikle.resize(static_cast<std::size_t>(count * s.ndp));
-    constexpr std::int64_t kRows = std::int64_t{1} << 16;
-    std::vector<unsigned char> buf;
-    for (std::int64_t i = 0; i < count; i += kRows) {
-      const std::int64_t n = std::min(kRows, count - i), at = mesh.ikle_offset() + 4 + (s.first + i) * row;
-      buf.resize(static_cast<std::size_t>(n * row));
-      mesh.source().read_at(at, buf.data(), buf.size());
-      for (std::int64_t e = 0; e < n; ++e)
-        for (int k = 0; k < s.ndp; ++k) {
-          const auto v = load<std::int32_t>(buf.data() + e * row + 4 * k, h.byte_order);
-          if (v < 1 || v > s.npoin)
-            throw FormatError(mesh.name(), "IKLE", at + e * row + 4 * k,
-                              "node " + std::to_string(v) + " outside 1.." + std::to_string(s.npoin));
-          s.ikle[static_cast<std::size_t>((i + e) * s.ndp + k)] = v;
-        }
-    }
+    read_ikle_rows(mesh, s, 0, count, s.ikle.data());
   });
   return s;
 }

@@ -9,7 +9,7 @@ namespace anabranch::pio {
 
 using namespace dist;
 
-std::vector<std::int32_t> partition_sfc_distributed(MPI_Comm comm, const serafin::Reader& mesh, const MeshSlice& s,
+std::vector<std::int32_t> partition_sfc_distributed(MPI_Comm comm, const serafin::Reader& mesh, MeshSlice& s,
                                                     int nparts, const std::vector<std::int32_t>& weights) {
   const int size = comm_size(comm), rank = comm_rank(comm);
   const std::int64_t n = s.count();
@@ -20,45 +20,107 @@ std::vector<std::int32_t> partition_sfc_distributed(MPI_Comm comm, const serafin
     std::uint64_t key;
     std::uint64_t weight;
   };
-  std::vector<std::uint64_t> keys;
-  std::vector<Weighted> weighted;
-  (weights.empty() ? keys.resize(static_cast<std::size_t>(n)) : weighted.resize(static_cast<std::size_t>(n)));
-  // The bounding box of every node (all planes), each rank its share of the X and Y records.
+  // The bounding box of every node (all planes), each rank its share of the X and Y records,
+  // read a chunk at a time.
   const auto& h = mesh.header();
   double box[4];  // -xmin, xmax, -ymin, ymax
   box[0] = box[1] = box[2] = box[3] = -std::numeric_limits<double>::infinity();
   collective(comm, [&] {
     const Slices nodes{h.npoin, size};
-    std::vector<std::int32_t> mine;
-    for (std::int64_t i = nodes.first(rank); i < nodes.first(rank + 1); ++i) mine.push_back(static_cast<std::int32_t>(i));
-    for (int c = 0; c < 2; ++c) {
-      const auto v = read_reals_of(mesh, (c ? mesh.y_offset() : mesh.x_offset()) + 4, mine);
-      for (double d : v) box[2 * c] = std::max(box[2 * c], -d), box[2 * c + 1] = std::max(box[2 * c + 1], d);
+    constexpr std::int64_t kChunk = std::int64_t{1} << 18;
+    std::vector<std::int32_t> chunk;
+    for (std::int64_t at = nodes.first(rank); at < nodes.first(rank + 1); at += kChunk) {
+      chunk.clear();
+      for (std::int64_t i = at; i < std::min(at + kChunk, nodes.first(rank + 1)); ++i) chunk.push_back(static_cast<std::int32_t>(i));
+      for (int c = 0; c < 2; ++c)
+        for (double d : read_reals_of(mesh, (c ? mesh.y_offset() : mesh.x_offset()) + 4, chunk))
+          box[2 * c] = std::max(box[2 * c], -d), box[2 * c + 1] = std::max(box[2 * c + 1], d);
     }
   });
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, box, 4, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
-  // The coordinates of the slice's nodes, each read once by one rank.
-  std::vector<std::int32_t> used(s.ikle.begin(), s.ikle.end());  // the slice's nodes, once each, increasing
-  for (auto& v : used) --v;
-  std::sort(used.begin(), used.end());
-  used.erase(std::unique(used.begin(), used.end()), used.end());
-  const SharedRecord coords(comm, h.npoin, used);
-  const auto x = coords.read(mesh, mesh.x_offset() + 4), y = coords.read(mesh, mesh.y_offset() + 4);
-  const SfcCurve curve(-box[0], box[1], -box[2], box[3], s.nelem);
-  for (std::int64_t i = 0; i < n; ++i) {
-    double cx = 0, cy = 0;
-    for (int k = 0; k < s.ndp; ++k) {
-      const auto a = static_cast<std::size_t>(
-          std::lower_bound(used.begin(), used.end(), s.ikle[static_cast<std::size_t>(i * s.ndp + k)] - 1) - used.begin());
-      cx += x[a];
-      cy += y[a];
+  // The slice's IKLE is let go: it is read from the mesh a chunk of elements at a time, twice
+  // (its nodes, then the centroids), each round agreed by every rank.
+  std::vector<std::int32_t>().swap(s.ikle);
+  constexpr std::int64_t kElements = std::int64_t{1} << 16;
+  std::int64_t rounds = (n + kElements - 1) / kElements;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm), "MPI_Allreduce");
+  std::vector<std::int32_t> rows;
+  auto read_rows = [&](std::int64_t r) {  // round r's rows; returns its first element
+    const std::int64_t b = std::min(n, r * kElements), e = std::min(n, b + kElements);
+    rows.resize(static_cast<std::size_t>((e - b) * s.ndp));
+    collective(comm, [&] { read_ikle_rows(mesh, s, b, e - b, rows.data()); });
+    return b;
+  };
+  // The slice's nodes (0-based), once each, increasing: the nodes of the rounds gathered,
+  // sorted and merged in whenever they reach a quarter of those merged (so that merging
+  // costs a few passes over them in all).
+  std::vector<std::int32_t> used;
+  {
+    std::vector<std::uint64_t> pending;
+    std::vector<std::int32_t> merged;
+    for (std::int64_t r = 0; r < rounds; ++r) {
+      read_rows(r);
+      pending.insert(pending.end(), rows.begin(), rows.end());
+      if (r + 1 < rounds && pending.size() < std::max<std::size_t>(std::size_t{1} << 20, used.size() / 4)) continue;
+      radix_sort(pending);
+      pending.erase(std::unique(pending.begin(), pending.end()), pending.end());
+      merged.resize(used.size() + pending.size());
+      auto end = std::set_union(used.begin(), used.end(), pending.begin(), pending.end(), merged.begin(),
+                                [](std::int64_t x, std::int64_t y) { return x < y; });
+      merged.resize(static_cast<std::size_t>(end - merged.begin()));
+      used.swap(merged);
+      pending.clear();
     }
-    const std::uint64_t key = curve.key(cx / s.ndp, cy / s.ndp, s.first + i);
-    if (weights.empty())
-      keys[static_cast<std::size_t>(i)] = key;
-    else
-      weighted[static_cast<std::size_t>(i)] = {key, static_cast<std::uint64_t>(weights[static_cast<std::size_t>(i)])};
+    for (auto& v : used) --v;
+    used.shrink_to_fit();
   }
+  std::vector<std::uint64_t> keys;
+  std::vector<Weighted> weighted;
+  (weights.empty() ? keys.resize(static_cast<std::size_t>(n)) : weighted.resize(static_cast<std::size_t>(n)));
+  {
+    // Their coordinates, each read once by one rank.
+    const SharedRecord coords(comm, h.npoin, used);
+    const Coordinates x = coords.coordinates(mesh, mesh.x_offset() + 4), y = coords.coordinates(mesh, mesh.y_offset() + 4);
+    const SfcCurve curve(-box[0], box[1], -box[2], box[3], s.nelem);
+    // Each element's centroid, its vertices summed in their order (the serial sum, to the
+    // bit): a chunk's (node, place) words sorted, walked along `used` for each node's index.
+    std::vector<std::uint64_t> at_node;
+    std::vector<std::int32_t> index;
+    for (std::int64_t r = 0; r < rounds; ++r) {
+      const std::int64_t b = read_rows(r);
+      const std::size_t m = rows.size();
+      at_node.resize(m);
+      for (std::size_t j = 0; j < m; ++j) at_node[j] = (static_cast<std::uint64_t>(rows[j] - 1) << 32) | j;
+      radix_sort(at_node, [](std::uint64_t w) { return w >> 32; });
+      index.resize(m);
+      std::size_t u = 0;  // galloping along `used` from the last node found
+      for (auto w : at_node) {
+        const auto node = static_cast<std::int32_t>(w >> 32);
+        std::size_t step = 1;
+        while (u + step < used.size() && used[u + step] < node) u += step, step *= 2;
+        u = static_cast<std::size_t>(std::lower_bound(used.begin() + static_cast<std::ptrdiff_t>(u),
+                                                      used.begin() + static_cast<std::ptrdiff_t>(std::min(used.size(), u + step + 1)), node) -
+                                     used.begin());
+        index[w & 0xffffffffu] = static_cast<std::int32_t>(u);
+      }
+      for (std::size_t j = 0; j < m; j += static_cast<std::size_t>(s.ndp)) {
+        double cx = 0, cy = 0;
+        for (int k = 0; k < s.ndp; ++k) {
+          const auto a = static_cast<std::size_t>(index[j + static_cast<std::size_t>(k)]);
+          cx += x[a];
+          cy += y[a];
+        }
+        const std::int64_t i = b + static_cast<std::int64_t>(j / static_cast<std::size_t>(s.ndp));
+        const std::uint64_t key = curve.key(cx / s.ndp, cy / s.ndp, s.first + i);
+        if (weights.empty())
+          keys[static_cast<std::size_t>(i)] = key;
+        else
+          weighted[static_cast<std::size_t>(i)] = {key, static_cast<std::uint64_t>(weights[static_cast<std::size_t>(i)])};
+      }
+    }
+  }
+  std::vector<std::int32_t>().swap(used);
+  std::vector<std::int32_t>().swap(rows);
   if (weights.empty())
     sample_sort(comm, keys, [](std::uint64_t k) { return k; });
   else

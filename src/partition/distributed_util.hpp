@@ -169,6 +169,10 @@ void sample_sort(MPI_Comm comm, std::vector<T>& items, KeyOf key) {
 
 constexpr int kSolid = 2;  // LIHBOR code of a wall
 
+// The IKLE rows [from, from + count) of a slice (its first `ndp` nodes each, 1-based, checked
+// against NPOIN), read from the mesh into out: the slice's IKLE again, a part at a time.
+void read_ikle_rows(const serafin::Reader& mesh, const MeshSlice& s, std::int64_t from, std::int64_t count, std::int32_t* out);
+
 // distributed_cases.cpp
 partel::SectionMesh sliced_mesh(MPI_Comm comm, const serafin::Reader& geo, const MeshSlice& s);
 std::optional<std::vector<std::int64_t>> zones_by_shares(MPI_Comm comm, const std::string& path, std::int64_t npoin,

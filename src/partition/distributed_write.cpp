@@ -170,15 +170,7 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     for (std::size_t k = 0; k < lines.size(); ++k) {
       bpoint_of.emplace_back(static_cast<std::int32_t>(lines[k].n - 1), static_cast<std::int32_t>(k));
     }
-    std::sort(bpoint_of.begin(), bpoint_of.end());
-    for (std::int64_t i = 0; i < s.count(); ++i) {
-      const std::int32_t* v = s.ikle.data() + i * ndp;
-      int on = 0;
-      for (int k = 0; k < ndp; ++k) on += bpoint(v[k] - 1) >= 0;
-      if (on < 2) continue;
-      words.push_back(static_cast<std::uint64_t>(parts[static_cast<std::size_t>(i)]));
-      for (int k = 0; k < ndp; ++k) words.push_back(static_cast<std::uint64_t>(v[k]));
-    }
+    std::sort(bpoint_of.begin(), bpoint_of.end());  // `words` are found in step 1
   }
   // Case files (2D): the sections walked on the slices and the weirs read, on every rank.
   const bool with_cases = nplan == 1 && cases.any();
@@ -188,42 +180,88 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     collective(comm, [&] {
       if (ndp != 3) throw UsageError(cases.sections + ": control sections need a mesh of triangles");
     });
+    if (s.ikle.empty()) s.ikle = read_mesh_slice(comm, geo).ikle;  // the walks index the slice
     sections.emplace(cases.sections, sliced_mesh(comm, geo, s));
   }
   if (with_cases && !cases.weirs.empty()) collective(comm, [&] { weirs.emplace(cases.weirs, npoin2); });
 
   // 1. Each part's elements with their rows of IKLE, from the slice to the rank writing the
-  // part; they come in element order (slices are increasing ranges, each sent in order) and
-  // are dealt to the parts (each part's elements increasing).
+  // part, a chunk of the slice at a time (its rows read from the mesh when the slice holds
+  // them no more), and the slice's elements with two boundary points (`words`). Each rank
+  // first learns how many elements each of its parts gets from each rank, so that every
+  // element goes straight to its place: a part's elements in element order (slices are
+  // increasing ranges, each sent in order).
   {
-    struct ElementRow {
-      std::uint64_t ep;  // (element, part)
-      std::int32_t v[8];
-    };
     if (ndp > 8) throw UsageError(geo.name() + ": elements of " + std::to_string(ndp) + " nodes (at most 8)");
-    std::vector<ElementRow> rows(parts.size());
-    for (std::size_t i = 0; i < parts.size(); ++i) {
-      rows[i].ep = pair_word(s.first + static_cast<std::int64_t>(i), parts[i]);
-      std::copy_n(s.ikle.data() + i * static_cast<std::size_t>(ndp), ndp, rows[i].v);
+    const auto P = static_cast<std::size_t>(size), held = mine.size();
+    std::vector<std::int64_t> per_part(static_cast<std::size_t>(nparts), 0);  // this slice's elements in each part
+    for (auto p : parts) ++per_part[static_cast<std::size_t>(p)];
+    std::vector<int> counts(P);
+    for (std::size_t d = 0; d < P; ++d)
+      counts[d] = static_cast<int>(part_ranks.first(static_cast<int>(d) + 1) - part_ranks.first(static_cast<int>(d)));
+    const std::vector<std::int64_t> from = exchange(comm, per_part, counts);  // by source, then part
+    std::vector<std::int64_t>().swap(per_part);
+    std::vector<std::int64_t> place(held * P);  // where each source's elements of a part go in it
+    for (std::size_t i = 0; i < held; ++i) {
+      std::int64_t at = 0;
+      for (std::size_t src = 0; src < P; ++src) {
+        place[i * P + src] = at;
+        at += from[src * held + i];
+      }
+      mine[i].elems.resize(static_cast<std::size_t>(at));
+      mine[i].ikle.resize(static_cast<std::size_t>(at * ndp));  // global nodes (1-based) until step 2
+    }
+    constexpr std::int64_t kChunk = std::int64_t{1} << 18;  // elements a round
+    const std::int64_t n = s.count();
+    std::int64_t rounds = (n + kChunk - 1) / kChunk;
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm), "MPI_Allreduce");
+    const std::size_t row = static_cast<std::size_t>(2 + ndp);  // element, part, nodes
+    std::vector<std::int32_t> out, in, read;
+    std::vector<std::size_t> at(P);
+    std::vector<int> got;
+    for (std::int64_t r = 0; r < rounds; ++r) {
+      const std::int64_t b = std::min(n, r * kChunk), e = std::min(n, b + kChunk);
+      const std::int32_t* rows = s.ikle.data() + b * ndp;  // the chunk's rows
+      if (s.ikle.empty()) {
+        read.resize(static_cast<std::size_t>((e - b) * ndp));
+        collective(comm, [&] { read_ikle_rows(geo, s, b, e - b, read.data()); });
+        rows = read.data();
+      }
+      if (with_cli)
+        for (std::int64_t i = b; i < e; ++i) {
+          const std::int32_t* v = rows + (i - b) * ndp;
+          int on = 0;
+          for (int k = 0; k < ndp; ++k) on += bpoint(v[k] - 1) >= 0;
+          if (on < 2) continue;
+          words.push_back(static_cast<std::uint64_t>(parts[static_cast<std::size_t>(i)]));
+          for (int k = 0; k < ndp; ++k) words.push_back(static_cast<std::uint64_t>(v[k]));
+        }
+      std::fill(counts.begin(), counts.end(), 0);
+      for (std::int64_t i = b; i < e; ++i) ++counts[static_cast<std::size_t>(part_ranks.owner(parts[static_cast<std::size_t>(i)]))];
+      for (std::size_t d = 0, sum = 0; d < P; ++d) {
+        at[d] = sum;
+        sum += static_cast<std::size_t>(counts[d]);
+        counts[d] *= static_cast<int>(row);
+      }
+      out.resize(static_cast<std::size_t>(e - b) * row);
+      for (std::int64_t i = b; i < e; ++i) {
+        const auto p = parts[static_cast<std::size_t>(i)];
+        std::int32_t* w = out.data() + at[static_cast<std::size_t>(part_ranks.owner(p))]++ * row;
+        w[0] = static_cast<std::int32_t>(s.first + i);
+        w[1] = p;
+        std::copy_n(rows + (i - b) * ndp, ndp, w + 2);
+      }
+      in = exchange(comm, out, counts, &got);
+      const std::int32_t* w = in.data();
+      for (std::size_t src = 0; src < P; ++src)
+        for (int k = 0; k < got[src]; k += static_cast<int>(row), w += row) {
+          const auto i = static_cast<std::size_t>(w[1] - p0);
+          const auto pos = static_cast<std::size_t>(place[i * P + src]++);
+          mine[i].elems[pos] = w[0];
+          std::copy_n(w + 2, ndp, mine[i].ikle.data() + pos * static_cast<std::size_t>(ndp));
+        }
     }
     std::vector<std::int32_t>().swap(s.ikle);
-    std::vector<int> counts;
-    rows = by_destination(std::move(rows), size, [&](const ElementRow& r) { return part_ranks.owner(part_of(r.ep)); }, counts);
-    rows = exchange(comm, rows, counts);
-    std::vector<std::size_t> filled(mine.size(), 0);
-    for (const auto& r : rows) ++filled[static_cast<std::size_t>(part_of(r.ep) - p0)];
-    for (std::size_t i = 0; i < mine.size(); ++i) {
-      mine[i].elems.resize(filled[i]);
-      mine[i].ikle.resize(filled[i] * static_cast<std::size_t>(ndp));  // global nodes (1-based) until step 2
-      filled[i] = 0;
-    }
-    for (const auto& r : rows) {
-      const auto k = static_cast<std::size_t>(part_of(r.ep) - p0);
-      auto& lp = mine[k];
-      const std::size_t j = filled[k]++;
-      lp.elems[j] = static_cast<std::int32_t>(id_of(r.ep));
-      std::copy_n(r.v, ndp, lp.ikle.data() + j * static_cast<std::size_t>(ndp));
-    }
   }
   std::vector<std::int32_t>().swap(parts);  // each part's elements hold them now
   // 2. Each part's nodes in order of first appearance (one sort of (node, position) words),
@@ -285,29 +323,46 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     weirs.reset();
   }
 
-  // 3. Interface nodes: (node, part) to the node's rank, the lists of sharing parts back.
+  // 3. Interface nodes: (node, part) to the node's rank, the lists of sharing parts back; in
+  // rounds, each the same share of every rank's range of nodes, so that no rank holds more
+  // than a round's words of every part's nodes.
   {
+    constexpr std::int64_t kRounds = 8;
+    const auto P = static_cast<std::size_t>(size);
+    auto round_of = [&](std::int64_t n, int o) {
+      const std::int64_t f = node_ranks.first(o), c = std::max<std::int64_t>(1, node_ranks.first(o + 1) - f);
+      return (n - f) * kRounds / c;
+    };
+    std::vector<std::vector<std::uint64_t>> back(P);
     std::vector<std::uint64_t> np;  // (node, part)
-    for (const auto& lp : mine)
-      for (auto n : lp.knolg) np.push_back(pair_word(n, lp.p));
-    std::vector<int> counts;
-    np = by_destination(std::move(np), size, [&](std::uint64_t w) { return node_ranks.owner(id_of(w)); }, counts);
-    np = exchange(comm, np, counts);
-    radix_sort(np);  // by node, then part
-    std::vector<std::vector<std::uint64_t>> back(static_cast<std::size_t>(size));
-    for (std::size_t i = 0; i < np.size();) {
-      std::size_t j = i + 1;
-      while (j < np.size() && id_of(np[j]) == id_of(np[i])) ++j;
-      if (j - i >= 2)
-        for (std::size_t a = i; a < j; ++a) {
-          auto& b = back[static_cast<std::size_t>(part_ranks.owner(part_of(np[a])))];
-          b.push_back(static_cast<std::uint64_t>(id_of(np[a])));
-          b.push_back(static_cast<std::uint64_t>(part_of(np[a])));
-          b.push_back(j - i - 1);
-          for (std::size_t c = i; c < j; ++c)
-            if (c != a) b.push_back(static_cast<std::uint64_t>(part_of(np[c])));
-        }
-      i = j;
+    std::vector<int> counts(P);
+    std::vector<std::size_t> at(P);
+    for (std::int64_t round = 0; round < kRounds; ++round) {
+      std::fill(counts.begin(), counts.end(), 0);
+      for (const auto& lp : mine)
+        for (auto n : lp.knolg)
+          if (const int o = node_ranks.owner(n); round_of(n, o) == round) ++counts[static_cast<std::size_t>(o)];
+      for (std::size_t d = 0, sum = 0; d < P; ++d) at[d] = sum, sum += static_cast<std::size_t>(counts[d]);
+      np.resize(at.back() + static_cast<std::size_t>(counts.back()));
+      for (const auto& lp : mine)
+        for (auto n : lp.knolg)
+          if (const int o = node_ranks.owner(n); round_of(n, o) == round) np[at[static_cast<std::size_t>(o)]++] = pair_word(n, lp.p);
+      np = exchange(comm, np, counts);
+      radix_sort(np);  // by node, then part
+      for (std::size_t i = 0; i < np.size();) {
+        std::size_t j = i + 1;
+        while (j < np.size() && id_of(np[j]) == id_of(np[i])) ++j;
+        if (j - i >= 2)
+          for (std::size_t a = i; a < j; ++a) {
+            auto& b = back[static_cast<std::size_t>(part_ranks.owner(part_of(np[a])))];
+            b.push_back(static_cast<std::uint64_t>(id_of(np[a])));
+            b.push_back(static_cast<std::uint64_t>(part_of(np[a])));
+            b.push_back(j - i - 1);
+            for (std::size_t c = i; c < j; ++c)
+              if (c != a) b.push_back(static_cast<std::uint64_t>(part_of(np[c])));
+          }
+        i = j;
+      }
     }
     std::vector<std::uint64_t>().swap(np);
     const auto got = exchange_words(comm, back);
@@ -510,6 +565,7 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     }
   }
 
+  ::malloc_trim(0);  // the exchanges' buffers given back before the files' arrays come
   // 6. The files: first every part's header and mesh and its texts (local work), then the
   // outputs (collective in the concatenated layout), then the bytes, frames last.
   const bool concat = layout == partel::Layout::Concat && nparts > 1;
@@ -535,6 +591,9 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
   std::optional<partel::FrictionZones> zones;  // their zones
   collective(comm, [&] {
     // The rank's nodes once each, and where each part's sit among them.
+    std::size_t all = 0;
+    for (const auto& lp : mine) all += lp.knolg.size() * static_cast<std::size_t>(nplan);
+    held.reserve(all);
     for (const auto& lp : mine)
       for (int j = 0; j < nplan; ++j)
         for (auto node : lp.knolg) held.push_back(static_cast<std::int32_t>(node + j * npoin2));

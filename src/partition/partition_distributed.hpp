@@ -42,8 +42,11 @@ class SharedRecord {
   Coordinates coordinates(const serafin::Reader& r, std::int64_t offset) const;
 
  private:
+  template <class T>
+  std::vector<T> read_as(const serafin::Reader& r, std::int64_t offset) const;
+
   MPI_Comm comm_;
-  std::vector<std::uint64_t> asked_;    // the nodes asked of this rank, grouped by the asking rank
+  std::vector<std::int32_t> asked_;     // the nodes asked of this rank, grouped by the asking rank
   std::vector<int> reply_counts_;       // how many each rank asked
   std::vector<std::uint32_t> order_;    // asked_ by node
 };
@@ -58,8 +61,10 @@ struct MeshSlice {
   std::int64_t npoin = 0;  // global, 2D
   int ndp = 3;
   std::int64_t first = 0;            // the slice's first global element (0-based)
-  std::vector<std::int32_t> ikle;    // its elements, ndp 1-based global node numbers each
-  std::int64_t count() const { return static_cast<std::int64_t>(ikle.size()) / ndp; }
+  std::int64_t elements = 0;         // how many it holds
+  std::vector<std::int32_t> ikle;    // its elements, ndp 1-based global node numbers each (empty
+                                     // once let go: read_ikle_rows reads them from the mesh)
+  std::int64_t count() const { return elements; }
 };
 
 // Collective: each rank reads its slice of IKLE (one contiguous range of the record).
@@ -70,14 +75,15 @@ std::vector<std::int32_t> read_weights_slice(MPI_Comm comm, const std::string& p
 
 // Collective: the part of each of this rank's elements along the Hilbert curve: the same
 // parts as the serial sfc, whatever the number of ranks. weights: empty, or one per element
-// of the slice.
-std::vector<std::int32_t> partition_sfc_distributed(MPI_Comm comm, const serafin::Reader& mesh, const MeshSlice& slice,
+// of the slice. The slice's IKLE is let go (write_parts_distributed reads it from the file,
+// read_mesh_slice reads it again).
+std::vector<std::int32_t> partition_sfc_distributed(MPI_Comm comm, const serafin::Reader& mesh, MeshSlice& slice,
                                                     int nparts, const std::vector<std::int32_t>& weights);
 
 bool ptscotch_available();
 // Collective: PT-Scotch's partition of the distributed dual graph (elements sharing an
 // edge), with a fixed seed: the same parts for a given number of ranks, run after run. The
-// slice's IKLE is let go while PT-Scotch runs and read again from `mesh` after.
+// slice's IKLE is let go, as by the curve.
 std::vector<std::int32_t> partition_ptscotch_distributed(MPI_Comm comm, const serafin::Reader& mesh, MeshSlice& slice, int nparts,
                                                          const std::vector<std::int32_t>& weights);
 
@@ -97,7 +103,8 @@ struct CaseFiles {
 // same partition. Each rank reads from the files only its parts' elements, nodes and
 // values; the interface nodes, the boundary contour and the halo are found together.
 // edge_cut: the dual-graph edges whose two elements lie in different parts (every rank).
-// The slice's IKLE and the parts (moved in) are let go on the way. cases: the control
+// The slice's IKLE (read from geo a chunk at a time when the slice holds it no more) and the
+// parts (moved in) are let go on the way. cases: the control
 // sections (walked on the slices), friction zones (each rank keeps its nodes' zones) and
 // weirs, split per part as the serial command splits them.
 partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader& geo,

@@ -3,14 +3,17 @@
 then partitioned into P = ceil(elements / 10,000) parts (the TELEMAC paper's rule) with METIS and
 the Hilbert curve, in the per-rank and the concatenated layouts; METIS_PartMeshDual alone on
 the same mesh as the floor; and P = 16 vs 4096 on level 4 (memory must not grow with P).
-With --ranks R: the same mesh and P under `mpiexec -n R` too (ptscotch and sfc, the telemac
-layout), beside the serial METIS and sfc runs.
+With --ranks R...: the same mesh and P under `mpiexec -n R` for each R (ptscotch and sfc, the
+telemac layout), beside the serial METIS and sfc runs.
 
 Every run is timed and its memory sampled from outside (VmRSS of every process of the run
-every 20 ms; "peak RSS" is the largest process's, for mpiexec runs the largest rank's).
-Prints a table (level, P, method, layout, ranks, seconds, peak RSS, edge cut, files) and
-writes JSON.
-Usage: bench/partition.py [--levels 3 4 5 6] [--ranks 2] [--work DIR] [--json OUT] [--quick]
+every 20 ms): "peak RSS" is the largest process's (for mpiexec runs the largest rank's),
+"all ranks" the sum of every rank's peak; "read" the bytes the largest reader read (rchar of
+/proc/PID/io, every read call, page cache included). The last column compares the run with
+the serial sfc run of the same level: the largest rank's peak and the ranks' sum over its peak.
+Prints a table and writes JSON.
+Usage: bench/partition.py [--levels 3 4 5 6] [--ranks 2 4 8] [--work DIR] [--json OUT] [--quick]
+       [--distributed-only]
 """
 import argparse
 import json
@@ -34,9 +37,9 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 
 
 def measure(cmd, exe):
-    """Runs cmd; returns (seconds, the largest peak VmRSS of any process running exe, stdout),
-    the memory sampled from outside every 20 ms."""
-    peaks, stop = {}, threading.Event()
+    """Runs cmd; returns (seconds, {pid: peak VmRSS}, {pid: bytes read}, stdout) of the processes
+    running exe, sampled from outside every 20 ms; None when the build lacks PT-Scotch."""
+    peaks, reads, stop = {}, {}, threading.Event()
 
     def sample():
         while not stop.is_set():
@@ -48,9 +51,12 @@ def measure(cmd, exe):
                         continue
                     rss = next(int(line.split()[1]) * 1024 for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines()
                                if line.startswith("VmRSS:"))
+                    rchar = next(int(line.split()[1]) for line in pathlib.Path(f"/proc/{pid}/io").read_text().splitlines()
+                                 if line.startswith("rchar:"))
                 except (OSError, StopIteration, ValueError, IndexError):
                     continue
                 peaks[pid] = max(peaks.get(pid, 0), rss)
+                reads[pid] = max(reads.get(pid, 0), rchar)
             stop.wait(0.02)
     t = threading.Thread(target=sample)
     t.start()
@@ -63,7 +69,7 @@ def measure(cmd, exe):
         if "built without PT-Scotch" in r.stderr:
             return None
         sys.exit(f"failed: {' '.join(map(str, cmd))}\n{r.stderr[-2000:]}")
-    return secs, max(peaks.values(), default=0), r.stdout
+    return secs, peaks, reads, r.stdout
 
 
 def run_json(*args):
@@ -77,7 +83,8 @@ def main():
     p.add_argument("--work", default="bench-work")
     p.add_argument("--json")
     p.add_argument("--quick", action="store_true", help="level 1 only, small P (the test suite runs this)")
-    p.add_argument("--ranks", type=int, default=0, help="also run under mpiexec -n RANKS (ptscotch, sfc)")
+    p.add_argument("--ranks", type=int, nargs="*", default=[], help="also run under mpiexec -n R for each R (ptscotch, sfc)")
+    p.add_argument("--distributed-only", action="store_true", help="serial sfc as the reference, no METIS or concat runs")
     a = p.parse_args()
     work = pathlib.Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -89,29 +96,38 @@ def main():
         run_json("generate", "-n", 26000, "-o", base)
     rows = []
     header = (f"{'level':>5} {'elements':>12} {'P':>6} {'method':>12} {'layout':>8} {'ranks':>5} {'seconds':>8} {'peak RSS':>10} "
-              f"{'edge cut':>10} {'files':>6}")
+              f"{'all ranks':>10} {'read':>10} {'edge cut':>10} {'files':>6}  vs serial sfc (largest, all)")
     print(header)
     print("-" * len(header))
+    reference = {}
 
-    def show(level, nelem, parts, method, layout, secs, rss, files, ranks=1, cut=None):
+    def show(level, nelem, parts, method, layout, secs, peaks, files, ranks=1, cut=None, reads=None):
+        rss, total = max(peaks.values(), default=0), sum(peaks.values())
+        read = max((reads or {}).values(), default=0)
         rows.append(dict(level=level, nelem=nelem, parts=parts, method=method, layout=layout, ranks=ranks, seconds=secs,
-                         peak_rss_bytes=rss, edge_cut=cut, files=files))
+                         peak_rss_bytes=rss, peak_rss_bytes_all_ranks=total, peak_rss_bytes_each=sorted(peaks.values()),
+                         read_bytes_largest=read, edge_cut=cut, files=files))
+        if method == "sfc" and ranks == 1 and layout == "telemac":
+            reference[level] = (rss, secs)
+        ref = reference.get(level)
+        vs = f"{rss / ref[0]:.2f} {total / ref[0]:.2f}, time {secs / ref[1]:.2f}" if ref and ranks > 1 else ""
         cut_s = f"{cut:>10,}" if cut is not None else f"{'-':>10}"
-        print(f"{level:>5} {nelem:>12,} {parts:>6} {method:>12} {layout:>8} {ranks:>5} {secs:>8.2f} {rss / 2**20:>7.0f} MiB "
-              f"{cut_s} {files:>6}", flush=True)
+        print(f"{level:>5} {nelem:>12,} {parts:>6} {method:>12} {layout:>8} {ranks:>5} {secs:>8.2f} {rss / 2**20:>6.0f} MiB "
+              f"{total / 2**20:>6.0f} MiB {read / 2**20:>6.0f} MiB {cut_s} {files:>6}  {vs}", flush=True)
 
     for level in levels:
         mesh = work / f"l{level}.slf"
         r = run_json("refine", base, "--cli", base_cli, "--levels", level, "-o", mesh)
         nelem = r["nelem"]
         parts = 10 if a.quick else max(2, -(-nelem // 10000))  # ceil, as in the TELEMAC paper
-        if METIS_ALONE.exists():
-            secs, rss, stdout = measure([METIS_ALONE, mesh, parts], str(METIS_ALONE))
-            show(level, nelem, parts, "METIS alone", "-", secs, rss, 0)
-        runs = [(1, method, layout) for method in ("metis", "sfc") for layout in ("telemac", "concat")
-                if not (layout == "concat" and method == "sfc" and not a.quick)]
-        if a.ranks:
-            runs += [(a.ranks, method, "telemac") for method in ("ptscotch", "sfc")]
+        if METIS_ALONE.exists() and not a.distributed_only:
+            secs, peaks, _, stdout = measure([METIS_ALONE, mesh, parts], str(METIS_ALONE))
+            show(level, nelem, parts, "METIS alone", "-", secs, peaks, 0)
+        runs = [(1, "sfc", "telemac")]
+        if not a.distributed_only:
+            runs = [(1, method, layout) for method in ("metis", "sfc") for layout in ("telemac", "concat")
+                    if not (layout == "concat" and method == "sfc" and not a.quick)]
+        runs += [(ranks, method, "telemac") for ranks in a.ranks for method in ("sfc", "ptscotch")]
         for ranks, method, layout in runs:
             out = work / "parts"
             shutil.rmtree(out, ignore_errors=True)
@@ -124,16 +140,16 @@ def main():
             if m is None:
                 print(f"{level:>5} {method}: this anabranch is built without PT-Scotch", flush=True)
                 continue
-            secs, rss, stdout = m
+            secs, peaks, reads, stdout = m
             j = json.loads(stdout)
-            show(level, nelem, parts, method, layout, secs, rss, j["files"], ranks, j.get("edge_cut"))
+            show(level, nelem, parts, method, layout, secs, peaks, j["files"], ranks, j.get("edge_cut"), reads)
             shutil.rmtree(out)
-        if level == 4 and not a.quick:
+        if level == 4 and not a.quick and not a.distributed_only:
             for parts in (16, 4096):
                 out = work / "parts"
                 out.mkdir(exist_ok=True)
                 j = run_json("partition", mesh, "--cli", mesh.with_suffix(".cli"), "-n", parts, "-o", out)
-                show(level, nelem, parts, "metis", "telemac", j["seconds"], j["peak_rss_bytes"], j["files"])
+                show(level, nelem, parts, "metis", "telemac", j["seconds"], {"self": j["peak_rss_bytes"]}, j["files"])
                 shutil.rmtree(out)
         mesh.unlink()
         mesh.with_suffix(".cli").unlink()

@@ -38,17 +38,15 @@ std::vector<std::int32_t> partition_sfc_distributed(MPI_Comm comm, const serafin
     }
   });
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, box, 4, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
-  // The slice's IKLE is let go: it is read from the mesh a chunk of elements at a time, twice
-  // (its nodes, then the centroids), each round agreed by every rank.
-  std::vector<std::int32_t>().swap(s.ikle);
+  // The slice's IKLE a chunk of elements at a time.
   constexpr std::int64_t kElements = std::int64_t{1} << 16;
-  std::int64_t rounds = (n + kElements - 1) / kElements;
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm), "MPI_Allreduce");
-  std::vector<std::int32_t> rows;
-  auto read_rows = [&](std::int64_t r) {  // round r's rows; returns its first element
+  const std::int64_t rounds = (n + kElements - 1) / kElements;
+  const std::int32_t* rows = nullptr;
+  std::size_t m = 0;  // the chunk's entries
+  auto chunk_rows = [&](std::int64_t r) {  // round r's rows (rows, m); returns its first element
     const std::int64_t b = std::min(n, r * kElements), e = std::min(n, b + kElements);
-    rows.resize(static_cast<std::size_t>((e - b) * s.ndp));
-    collective(comm, [&] { read_ikle_rows(mesh, s, b, e - b, rows.data()); });
+    rows = s.ikle.data() + b * s.ndp;
+    m = static_cast<std::size_t>((e - b) * s.ndp);
     return b;
   };
   // The slice's nodes (0-based), once each, increasing: the nodes of the rounds gathered,
@@ -59,8 +57,8 @@ std::vector<std::int32_t> partition_sfc_distributed(MPI_Comm comm, const serafin
     std::vector<std::uint64_t> pending;
     std::vector<std::int32_t> merged;
     for (std::int64_t r = 0; r < rounds; ++r) {
-      read_rows(r);
-      pending.insert(pending.end(), rows.begin(), rows.end());
+      chunk_rows(r);
+      pending.insert(pending.end(), rows, rows + m);
       if (r + 1 < rounds && pending.size() < std::max<std::size_t>(std::size_t{1} << 20, used.size() / 4)) continue;
       radix_sort(pending);
       pending.erase(std::unique(pending.begin(), pending.end()), pending.end());
@@ -87,8 +85,7 @@ std::vector<std::int32_t> partition_sfc_distributed(MPI_Comm comm, const serafin
     std::vector<std::uint64_t> at_node;
     std::vector<std::int32_t> index;
     for (std::int64_t r = 0; r < rounds; ++r) {
-      const std::int64_t b = read_rows(r);
-      const std::size_t m = rows.size();
+      const std::int64_t b = chunk_rows(r);
       at_node.resize(m);
       for (std::size_t j = 0; j < m; ++j) at_node[j] = (static_cast<std::uint64_t>(rows[j] - 1) << 32) | j;
       radix_sort(at_node, [](std::uint64_t w) { return w >> 32; });
@@ -120,7 +117,9 @@ std::vector<std::int32_t> partition_sfc_distributed(MPI_Comm comm, const serafin
     }
   }
   std::vector<std::int32_t>().swap(used);
-  std::vector<std::int32_t>().swap(rows);
+  // The slice's IKLE is let go before the sort: the parts are written from the file's
+  // (write_parts_distributed reads it again, a chunk at a time).
+  std::vector<std::int32_t>().swap(s.ikle);
   if (weights.empty())
     sample_sort(comm, keys, [](std::uint64_t k) { return k; });
   else

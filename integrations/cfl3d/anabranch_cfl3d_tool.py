@@ -4,6 +4,7 @@
     anabranch-cfl3d build CFL3D_DIR [-o DIR] [--only mpi|seq] [--fc MPIF90] [--dry-run]
     anabranch-cfl3d check EXECUTABLE
     anabranch-cfl3d restart-deck DECK [-o OUT] [--cycles N]
+    anabranch-cfl3d periodic-self DECK [-o OUT]
 
 build   compiles share/anabranch/cfl3d/anabranch_cfl3d.F and CFL3D's own wrest.F and rrest.F
         (under other names) with the flags of CFL3D's build (its build/makefile, made by its
@@ -18,6 +19,11 @@ restart-deck
         the deck of a restart from the run's restart file: irest 1, one mesh level (mseq 1,
         the finest level's ncyc and mit lines kept), --cycles the finest level's cycles.
         Written to OUT, or to standard output.
+periodic-self
+        a deck written by CFL3D's splitter for a grid periodic with itself (bctype 2005,
+        partner nblp its own grid), split across the other directions: each piece's periodic
+        segments made periodic with the piece itself (the splitter leaves the unsplit grid's
+        number there, which CFL3D then refuses or runs wrong).
 
 Errors name the file and end with status 1 (2 for a bad command line).
 """
@@ -95,6 +101,19 @@ def objects(build, flavour):
     return objs
 
 
+def without_module_dir(flags):
+    """flags without gfortran's module folder (-J DIR or -JDIR)."""
+    out, skip = [], False
+    for f in flags:
+        if skip:
+            skip = False
+        elif f == "-J":
+            skip = True
+        elif not str(f).startswith("-J"):
+            out.append(f)
+    return out
+
+
 def build_one(a, v, cfl3d, flavour, fc, source, libdir, out):
     build = cfl3d / "build"
     own = build / "cfl" / flavour
@@ -134,8 +153,9 @@ def build_one(a, v, cfl3d, flavour, fc, source, libdir, out):
         raise Error("objcopy is not on PATH (binutils)")
     run([objcopy, "--redefine-sym", "plot3d_=plot3d_cfl3d_", plot3d, o], a.dry_run)
     mine.append(o)
+    # the replacement's module goes to our folder, not CFL3D's (its FFLAG may name one: -J)
     o = work / "anabranch_cfl3d.o"
-    run([*compile_, "-ffixed-form", f"-J{work}", "-c", source, "-o", o], a.dry_run)
+    run([*without_module_dir(compile_), "-ffixed-form", f"-J{work}", "-c", source, "-o", o], a.dry_run)
     mine.append(o)
     objs = objects(build, flavour)
     exe = out / f"cfl3d_{flavour}"
@@ -244,26 +264,71 @@ def restart_deck(lines, cycles=None, path="deck"):
     return lines
 
 
-def cmd_restart_deck(a):
-    path = pathlib.Path(a.deck)
+def periodic_self(lines, path="deck"):
+    """Every periodic boundary segment (bctype 2005) made periodic with its own grid: its
+    `nblp` (the partner grid, the first value after the segment's line) set to the segment's
+    grid. CFL3D's splitter copies the unsplit grid's partner (grid 1) to every piece of a grid
+    periodic with itself, which CFL3D refuses or runs wrong; right when the splits cut across
+    the periodic direction only. Returns how many segments changed."""
+    faces = ("i0:", "idim:", "j0:", "jdim:", "k0:", "kdim:")
+    changed, in_bcs = 0, False
+    for i, line in enumerate(lines):
+        t = line.split()
+        if t and t[0].lower() in faces:
+            in_bcs = True
+            continue
+        if t and t[0].lower() == "mseq":
+            in_bcs = False
+        if not (in_bcs and len(t) == 8 and all(x.lstrip("-").isdigit() for x in t) and int(t[2]) == 2005):
+            continue
+        if i + 2 >= len(lines) or "nblp" not in lines[i + 1].lower():
+            raise Error(f"{path}: line {i + 2}: a periodic segment (bctype 2005) without its nblp line")
+        v = lines[i + 2].split()
+        if not v:
+            raise Error(f"{path}: line {i + 3}: the periodic segment's nblp line has no values")
+        grid = int(t[0])
+        if float(v[0]) != grid:
+            v[0] = f"{grid:.5f}"
+            lines[i + 2] = "".join(f"{x:>10}" for x in v)
+            changed += 1
+    return changed
+
+
+def write_out(text, out, src):
+    """text to the file out (under a temporary name renamed when whole), or standard output."""
+    if not out:
+        sys.stdout.write(text)
+        return
+    out = pathlib.Path(out)
+    if out.exists() and out.resolve() == pathlib.Path(src).resolve():
+        raise Error(f"{out}: the output is the input deck")
+    tmp = out.with_name(out.name + ".part")
+    tmp.write_text(text)
+    tmp.replace(out)
+
+
+def read_deck(path):
     try:
-        lines = path.read_text().split("\n")
+        return pathlib.Path(path).read_text().split("\n")
     except OSError as e:
         raise Error(f"{path}: {e.strerror}") from None
+
+
+def cmd_periodic_self(a):
+    lines = read_deck(a.deck)
+    n = periodic_self(lines, path=a.deck)
+    write_out("\n".join(lines), a.out, a.deck)
+    print(f"anabranch-cfl3d: {n} periodic segment(s) made periodic with their own grid", file=sys.stderr)
+    return 0
+
+
+def cmd_restart_deck(a):
+    lines = read_deck(a.deck)
     try:
-        restart_deck(lines, a.cycles, path=str(path))
+        restart_deck(lines, a.cycles, path=str(a.deck))
     except (IndexError, ValueError):
-        raise Error(f"{path}: not a CFL3D deck (a header line without its values)") from None
-    text = "\n".join(lines)
-    if a.out:
-        out = pathlib.Path(a.out)
-        if out.exists() and out.resolve() == path.resolve():
-            raise Error(f"{out}: the output is the input deck")
-        tmp = out.with_name(out.name + ".part")
-        tmp.write_text(text)
-        tmp.replace(out)
-    else:
-        sys.stdout.write(text)
+        raise Error(f"{a.deck}: not a CFL3D deck (a header line without its values)") from None
+    write_out("\n".join(lines), a.out, a.deck)
     return 0
 
 
@@ -287,9 +352,13 @@ def main(argv=None):
     r.add_argument("deck")
     r.add_argument("-o", "--out", help="the new deck (default: standard output)")
     r.add_argument("--cycles", type=int, help="cycles on the finest level (default: the deck's)")
+    f = sub.add_parser("periodic-self", help="a split deck's periodic segments made periodic with their own grid")
+    f.add_argument("deck")
+    f.add_argument("-o", "--out", help="the new deck (default: standard output)")
     a = p.parse_args(argv)
     try:
-        return {"build": cmd_build, "check": cmd_check, "restart-deck": cmd_restart_deck}[a.cmd](a)
+        return {"build": cmd_build, "check": cmd_check, "restart-deck": cmd_restart_deck,
+                "periodic-self": cmd_periodic_self}[a.cmd](a)
     except Error as e:
         print(f"anabranch-cfl3d: error: {e}", file=sys.stderr)
         return 1

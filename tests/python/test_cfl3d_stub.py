@@ -15,6 +15,7 @@ import math
 import os
 import pathlib
 import struct
+import sys
 
 import pytest
 
@@ -350,3 +351,67 @@ def test_plot3d_units_of_the_other_byte_order_are_cfl3ds_own(tmp_path):
     for name in ("w-q3.g", "w-q3.q"):
         data = (tmp_path / name).read_bytes()
         assert data[:12] == struct.pack(">3i", 4, len(GRIDS), 4), name
+
+
+# anabranch-cfl3d's deck commands (integrations/cfl3d/anabranch_cfl3d_tool.py), on decks of
+# CFL3D's layout: the stand-in's, and a split deck's boundary segments.
+TOOL = pathlib.Path(__file__).resolve().parents[2] / "integrations" / "cfl3d" / "anabranch_cfl3d_tool.py"
+STANDIN_DECK = pathlib.Path(__file__).resolve().parents[1] / "cfl3d_stub" / "cfl3d.inp"
+
+
+def tool(*args):
+    return run([sys.executable, TOOL, *map(str, args)], capture_output=True, text=True, timeout=60)
+
+
+def values(lines, *words):
+    i = next(k for k, line in enumerate(lines) if all(w in line.lower().split() for w in words))
+    return i, lines[i + 1].split()
+
+
+def test_restart_deck_is_irest_1_on_the_finest_level(tmp_path):
+    proc = tool("restart-deck", STANDIN_DECK, "-o", tmp_path / "restart.inp", "--cycles", 40)
+    assert_status(proc, 0)
+    before, after = STANDIN_DECK.read_text().split("\n"), (tmp_path / "restart.inp").read_text().split("\n")
+    assert values(after, "dt", "irest")[1][1] == "1" and values(before, "dt", "irest")[1][1] == "0"
+    assert values(after, "mseq", "mgflag")[1][0] == "1"
+    i, ncyc = values(after, "ncyc", "mglevg")
+    j, finest = values(before, "ncyc", "mglevg")
+    assert ncyc == ["40"] + before[j + 2].split()[1:]  # the finest level's line (the last), its cycles replaced
+    assert values(after, "mit1")[0] == i + 2  # one ncyc line, then one mit line
+    assert len(after) == len(before) - 2
+    # the rest of the deck untouched
+    assert [l for l in after if l not in before] == [after[values(after, "dt", "irest")[0] + 1], after[values(after, "mseq", "mgflag")[0] + 1], after[i + 1]]
+
+
+def test_periodic_self_points_each_piece_at_itself(tmp_path):
+    seg = "{g:>10}{s:>10}{bc:>10}         1        21         1       101         4\n      nblp     dthtx     dthty     dthtz\n   1.00000  -1.00000   0.00000   0.00000\n"
+    deck = ("i0:   grid   segment    bctype      jsta      jend      ksta      kend     ndata\n"
+            + "".join(seg.format(g=g, s=1, bc=2005) for g in (1, 2, 3))
+            + "idim: grid   segment    bctype      jsta      jend      ksta      kend     ndata\n"
+            + seg.format(g=2, s=1, bc=2005) + "{:>10}{:>10}{:>10}         1        21         1       101         0\n".format(3, 1, 1003)
+            + "      mseq    mgflag    iconsf       mtt      ngam\n         1         1         0         0         2\n")
+    (tmp_path / "split.inp").write_text(deck)
+    proc = tool("periodic-self", tmp_path / "split.inp", "-o", tmp_path / "fixed.inp")
+    assert_status(proc, 0)
+    assert "3 periodic segment(s)" in proc.stderr
+    lines = (tmp_path / "fixed.inp").read_text().split("\n")
+    nblp = [float(lines[k + 2].split()[0]) for k, l in enumerate(lines) if len(l.split()) == 8 and l.split()[2] == "2005"]
+    assert nblp == [1.0, 2.0, 3.0, 2.0]
+    assert [l for l in lines if "1003" in l] == [l for l in deck.split("\n") if "1003" in l]
+
+
+@pytest.mark.parametrize("args,says", [
+    (("restart-deck", "nowhere.inp"), "nowhere.inp: No such file or directory"),
+    (("periodic-self", "{deck}", "-o", "{deck}"), "the output is the input deck"),
+    (("restart-deck", "{empty}"), "no line with dt irest"),
+    (("build", "nowhere"), "nowhere: no build/ folder"),
+    (("check", "{deck}"), "nm cannot read it"),
+])
+def test_tool_errors_name_the_file_with_status_1(tmp_path, args, says):
+    (tmp_path / "d.inp").write_text(STANDIN_DECK.read_text())
+    (tmp_path / "e.inp").write_text("input/output files:\n")
+    args = [a.format(deck=tmp_path / "d.inp", empty=tmp_path / "e.inp") for a in args]
+    proc = run([sys.executable, TOOL, *args], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert_status(proc, 1)
+    assert proc.stderr.startswith("anabranch-cfl3d: error: ") and says in proc.stderr, proc.stderr
+    assert (tmp_path / "d.inp").read_text() == STANDIN_DECK.read_text()  # never the input changed

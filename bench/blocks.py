@@ -36,8 +36,8 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 def measure(cmd):
     """Runs cmd; returns (its JSON line, the largest peak VmRSS of any bench_blocks process),
     sampled from outside as bench/partition.py samples."""
-    _, peak, stdout = partition.measure(cmd, EXE)
-    return json.loads(stdout.strip().splitlines()[-1]), peak
+    _, peaks, _, stdout = partition.measure(cmd, EXE)
+    return json.loads(stdout.strip().splitlines()[-1]), max(peaks.values(), default=0)
 
 
 def drop_caches():

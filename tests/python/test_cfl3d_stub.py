@@ -156,7 +156,7 @@ def test_owners_write_at_once_with_one_message_each_way(tmp_path, reference, ran
     each owning rank one table of its blocks' offsets (and the path) at the dump's first block
     and takes one answer at the last: 3 messages a rank, whatever the number of blocks, with
     no wait between blocks. The first dump goes block by block (3 messages a block). The
-    file is the reference's either way."""
+    file is the reference's either way, and a dump at once leaves no temporary file."""
     proc = stub(ranks, "write", tmp_path / "w", env={"ANABRANCH_CFL3D_VERBOSE": "1"})
     assert_status(proc, 0)
     assert "every check passed" in proc.stdout, proc.stdout
@@ -168,6 +168,8 @@ def test_owners_write_at_once_with_one_message_each_way(tmp_path, reference, ran
     assert [(int(w[4]), int(w[-2])) for w in dumps] == [(len(GRIDS), 3 * owners)] * len(CASES), proc.stderr
     by_block = [line for line in err if line.endswith("s (anabranch)")]
     assert len(by_block) == len(GRIDS) * len(CASES), proc.stderr
+    # a dump at once is written under another name, renamed at its last block
+    assert not list(tmp_path.glob("*.part")), sorted(p.name for p in tmp_path.iterdir())
 
 
 def test_off_by_environment_is_cfl3ds_own(tmp_path, reference):

@@ -417,3 +417,16 @@ def test_tool_errors_name_the_file_with_status_1(tmp_path, args, says):
     assert_status(proc, 1)
     assert proc.stderr.startswith("anabranch-cfl3d: error: ") and says in proc.stderr, proc.stderr
     assert (tmp_path / "d.inp").read_text() == STANDIN_DECK.read_text()  # never the input changed
+
+
+def test_check_tells_a_linked_build_from_cfl3ds_own():
+    """`check` on the stand-in linked by `anabranch-cfl3d build` (status 0, the library named)
+    and on an object of the stand-in tree that holds CFL3D's own routines (status 1)."""
+    linked = exe("mpi")
+    proc = tool("check", linked)
+    assert_status(proc, 0)
+    assert "restart and PLOT3D files through anabranch" in proc.stdout and "libanabranch_c" in proc.stdout, proc.stdout
+    own = linked.parent.parent / "cfl3d_tree" / "build" / "cfl" / "mpi" / "wrest.o"
+    proc = tool("check", own)
+    assert_status(proc, 1)
+    assert "CFL3D's own restart and PLOT3D routines" in proc.stdout, proc.stdout

@@ -28,7 +28,7 @@ endif()
 # file (docs/telemac.md: its result written by all ranks as one file) and CFL3D's restart and
 # PLOT3D routines (docs/cfl3d.md), with anabranch-cfl3d, which links CFL3D's build with them.
 install(FILES ${PROJECT_SOURCE_DIR}/integrations/telemac/anabranch_telemac.f DESTINATION ${CMAKE_INSTALL_DATADIR}/anabranch/telemac)
-install(FILES ${PROJECT_SOURCE_DIR}/integrations/cfl3d/anabranch_cfl3d.F DESTINATION ${CMAKE_INSTALL_DATADIR}/anabranch/cfl3d)
+install(FILES ${PROJECT_SOURCE_DIR}/integrations/cfl3d/anabranch_cfl3d.F ${PROJECT_SOURCE_DIR}/integrations/cfl3d/anabranch_cfl3d_cgns.c DESTINATION ${CMAKE_INSTALL_DATADIR}/anabranch/cfl3d)
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/integrations/cfl3d/anabranch_cfl3d_tool.py DESTINATION ${CMAKE_INSTALL_BINDIR}
   RENAME anabranch-cfl3d)
 set_target_properties(anabranch_c PROPERTIES INSTALL_RPATH "$ORIGIN")

@@ -317,7 +317,9 @@ int ab_records_free(ab_records* layout);
 int ab_records_add(ab_records* layout, int64_t bytes);
 /* The file's form: marker_bytes 4 (default) or 8; big_endian 1 big, 0 little, -1 the
  * machine's (default); max_subrecord: the most payload bytes of a subrecord, 0 for the
- * compiler's default (gfortran: 2147483639 with 4-byte markers, no split with 8). */
+ * compiler's default (gfortran: 2147483639 with 4-byte markers, no split with 8).
+ * marker_bytes 0: raw byte ranges without markers (records that are another format's arrays:
+ * a gap the rank does not write is a record too). */
 int ab_records_set_form(ab_records* layout, int marker_bytes, int big_endian, int64_t max_subrecord);
 /* The byte of the file where the layout's first record starts (default 0): records that
  * follow others written by other means. */
@@ -357,6 +359,14 @@ int ab_records_reader_open_f(MPI_Fint comm, const char* path, const ab_records* 
 int ab_records_reader_read(ab_records_reader* reader, int64_t n, const int64_t* records, void* const* data);
 /* COLLECTIVE. Closes and frees the reader. */
 int ab_records_reader_close(ab_records_reader* reader);
+
+/* Where a CGNS (HDF5) file made by another program's CGNS library keeps arrays' values, so
+ * that the ranks that hold them write them there (a records layout of raw form, marker_bytes
+ * 0): for each of the n HDF5 dataset paths (a node's " data", such as
+ * "/Base/Zone 1/FlowSolution/Density/ data"), the byte where its contiguous storage starts and
+ * its bytes. Fails naming the file and the dataset when one is not contiguous and allocated.
+ * Not collective: one rank, with the file closed by the program that wrote it. */
+int ab_h5_extents(const char* path, int64_t n, const char* const* datasets, int64_t* offsets, int64_t* bytes);
 
 /* ---------------------------------------------------------------------------------------
  * The commands, from a program: runs `anabranch ARGV... --json` in this process (argv[0]

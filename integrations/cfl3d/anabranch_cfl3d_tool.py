@@ -11,7 +11,10 @@ build   compiles share/anabranch/cfl3d/anabranch_cfl3d.F and CFL3D's own wrest.F
         Install script), and links cfl3d_mpi and cfl3d_seq into DIR (default: the current
         folder) from the objects of CFL3D's build (build/cfl/mpi, build/cfl/seq, build/cfl/libs)
         without CFL3D's wrest.o, rrest.o and plot3d.o (plot3d.o goes in with its routine
-        renamed), and with libanabranch_c. CFL3D's build tree is read, never changed: build
+        renamed), and with libanabranch_c. A CFL3D built with CGNS (-DCGNS in its flags) gets
+        its cgnstools.o twice (the host's and the owners' copies, symbols renamed with objcopy)
+        and anabranch_cfl3d_cgns.c, compiled with --cc against its CGNS headers, so that the
+        owners write a CGNS dump's arrays. CFL3D's build tree is read, never changed: build
         CFL3D first (make cfl3d_mpi, make cfl3d_seq in its build/). Each command is printed.
 check   says whether an executable was linked by `build` (CFL3D's own routines renamed in it,
         libanabranch_c found by the loader): status 0 when it was, 1 otherwise.
@@ -41,6 +44,19 @@ HERE = pathlib.Path(__file__).resolve().parent
 SOURCE_CANDIDATES = [HERE.parent / "share" / "anabranch" / "cfl3d" / "anabranch_cfl3d.F", HERE / "anabranch_cfl3d.F"]
 # What the replacement takes over: CFL3D's objects left out of the link.
 REPLACED = ("wrest.o", "rrest.o", "plot3d.o")
+# A build with CGNS (-DCGNS): CFL3D's CGNS routines (libs/cgnstools.o) go in twice. The host's
+# copy has the two calls that write a block's values renamed to anabranch_cfl3d_cgns.c's (they
+# make the arrays' nodes and leave the values to the owners) and its file opening watched;
+# the owners' copy has every routine renamed abc_o_* and the CGNS calls of writebcs,
+# writesoln and writeturb renamed to functions that keep the values instead of writing them.
+CGNS_TOOLS = "cgnstools.o"
+CGNS_HOST_SYMS = {"cg_field_write_f_": "abc_h_field_write_f_", "cg_array_write_f_": "abc_h_array_write_f_",
+                  "cg_open_f_": "abc_h_open_f_"}
+CGNS_OWNER_SYMS = {"__cgns_MOD_cg_goto_f": "abc_o_cg_goto_f", "cg_sol_write_f_": "abc_o_cg_sol_write_f_",
+                   "cg_descriptor_write_f_": "abc_o_cg_descriptor_write_f_", "cg_rind_write_f": "abc_o_cg_rind_write_f",
+                   "cg_field_write_f_": "abc_o_cg_field_write_f_", "cg_user_data_write_f_": "abc_o_cg_user_data_write_f_",
+                   "cg_nuser_data_f": "abc_o_cg_nuser_data_f", "cg_user_data_read_f_": "abc_o_cg_user_data_read_f_",
+                   "cg_array_write_f_": "abc_o_cg_array_write_f_", "cg_error_exit_f": "abc_o_cg_error_exit_f"}
 # CFL3D's build/makefile variables the builds use (its Zmpi and Zseq rules).
 MAKE_VARS = ("FTN", "FFLAG", "PREC", "INLINE", "CPPOPT", "CPPOPT_SP", "LFLAG", "LLIBS", "LLIBS_SEQ", "CFLSRC_D")
 
@@ -158,11 +174,44 @@ def build_one(a, v, cfl3d, flavour, fc, source, libdir, out):
     run([*without_module_dir(compile_), "-ffixed-form", f"-J{work}", "-c", source, "-o", o], a.dry_run)
     mine.append(o)
     objs = objects(build, flavour)
+    if "-DCGNS" in cpp:
+        mine += cgns_objects(a, objs, cpp, source, work, objcopy)
     exe = out / f"cfl3d_{flavour}"
     libs = shlex.split(v["LLIBS"] if flavour == "mpi" else v["LLIBS_SEQ"])
     run([fc, *cpp, *shlex.split(v["LFLAG"]), "-o", exe, *objs.values(), *mine, *libs,
          f"-L{libdir}", "-lanabranch_c", f"-Wl,-rpath,{libdir}"], a.dry_run)
     return exe
+
+
+def cgns_objects(a, objs, cpp, source, work, objcopy):
+    """A build with CGNS: the host's and the owners' copies of CFL3D's cgnstools.o (taken out
+    of objs) and anabranch_cfl3d_cgns.c compiled against CGNS's headers of CFL3D's build."""
+    tools = objs.pop(CGNS_TOOLS, None)
+    if tools is None:
+        raise Error(f"CFL3D's build defines CGNS but has no {CGNS_TOOLS} in build/cfl/libs")
+    csource = source.parent / "anabranch_cfl3d_cgns.c"
+    if not csource.exists():
+        raise Error(f"{csource}: no such file (anabranch's CGNS routines for CFL3D)")
+    host = work / "cgnstools_host.o"
+    run([objcopy, *[x for k, v in CGNS_HOST_SYMS.items() for x in ("--redefine-sym", f"{k}={v}")], tools, host], a.dry_run)
+    owner = work / "cgnstools_owner.o"
+    renames = dict(CGNS_OWNER_SYMS)
+    if not a.dry_run:
+        nm = shutil.which("nm")
+        if not nm:
+            raise Error("nm is not on PATH (binutils)")
+        r = subprocess.run([nm, "--defined-only", "-g", str(tools)], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise Error(f"{tools}: nm cannot read it: {r.stderr.strip()}")
+        for line in r.stdout.splitlines():
+            f = line.split()
+            if len(f) == 3 and f[1] == "T":
+                renames[f[2]] = "abc_o_" + f[2]
+    run([objcopy, *[x for k, v in renames.items() for x in ("--redefine-sym", f"{k}={v}")], tools, owner], a.dry_run)
+    cc = a.cc or shutil.which("cc") or "cc"
+    o = work / "anabranch_cfl3d_cgns.o"
+    run([cc, "-O2", *[f for f in cpp if f.startswith("-I")], "-c", csource, "-o", o], a.dry_run)
+    return [host, owner, o]
 
 
 def cmd_build(a):
@@ -342,6 +391,7 @@ def main(argv=None):
     b.add_argument("-o", "--out", default=".", help="where cfl3d_mpi and cfl3d_seq go (default: here)")
     b.add_argument("--only", choices=("mpi", "seq"), help="one build only (default: those CFL3D built)")
     b.add_argument("--fc", help="the MPI Fortran compiler (default: CFL3D's FTN when an MPI wrapper, else mpif90)")
+    b.add_argument("--cc", help="the C compiler of a build with CGNS (default: cc)")
     b.add_argument("--source", help="anabranch_cfl3d.F (default: the installed one)")
     b.add_argument("--prefix", help="anabranch's install prefix (default: this script's)")
     b.add_argument("--libdir", help="the folder of libanabranch_c (default: found under the prefix)")

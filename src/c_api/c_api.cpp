@@ -19,6 +19,7 @@
 #include "parallel/mpi_util.hpp"
 #include "partition/part_global.hpp"
 #include "layouts/reader.hpp"
+#include "h5/cgns_files.hpp"
 #include "h5/results.hpp"
 #include "layouts/writer.hpp"
 #include "cli/commands.hpp"
@@ -914,6 +915,28 @@ int ab_records_set_form(ab_records* layout, int marker_bytes, int big_endian, in
     if (big_endian < -1 || big_endian > 1) throw UsageError("big_endian is 1, 0 or -1 (the machine's), not " + std::to_string(big_endian));
     const ByteOrder order = big_endian < 0 ? native_byte_order() : big_endian ? ByteOrder::Big : ByteOrder::Little;
     layout->layout.set_form(marker_bytes, order, max_subrecord);
+  });
+}
+
+int ab_h5_extents(const char* path, int64_t n, const char* const* datasets, int64_t* offsets, int64_t* bytes) {
+  return guarded([&] {
+    require(path, "path");
+    if (n < 0) throw UsageError("n is a count, not " + std::to_string(n));
+    if (n > 0) {
+      require(datasets, "datasets");
+      require(offsets, "offsets");
+      require(bytes, "bytes");
+    }
+    std::vector<std::string> names;
+    for (int64_t i = 0; i < n; ++i) {
+      require(datasets[i], "datasets[i]");
+      names.emplace_back(datasets[i]);
+    }
+    const auto e = pio::cgns_files::contiguous_extents(path, names);
+    for (int64_t i = 0; i < n; ++i) {
+      offsets[i] = e[static_cast<std::size_t>(i)].offset;
+      bytes[i] = e[static_cast<std::size_t>(i)].bytes;
+    }
   });
 }
 

@@ -552,4 +552,26 @@ std::unique_ptr<ResultFile> open_mesh(const std::string& path) {
   return std::make_unique<MeshResult>(path, text);
 }
 
+std::vector<Extent> contiguous_extents(const std::string& path, const std::vector<std::string>& datasets) {
+  h5::quiet();
+  Handle file(check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "cannot open", path));
+  std::vector<Extent> out;
+  out.reserve(datasets.size());
+  for (const auto& name : datasets) {
+    const std::string where = path + ": dataset \"" + name + "\"";
+    const hid_t id = H5Dopen2(file, name.c_str(), H5P_DEFAULT);
+    if (id < 0) throw FormatError(where + " not found");
+    Handle d(id);
+    Handle dcpl(check(H5Dget_create_plist(d), "H5Dget_create_plist", path));
+    if (H5Pget_layout(dcpl) != H5D_CONTIGUOUS) throw FormatError(where + " is not contiguous (chunked or compact): its place is HDF5's");
+    Handle type(check(H5Dget_type(d), "H5Dget_type", path));
+    Handle space(check(H5Dget_space(d), "H5Dget_space", path));
+    const haddr_t at = H5Dget_offset(d);
+    if (at == HADDR_UNDEF) throw FormatError(where + " has no storage allocated");
+    const auto points = H5Sget_simple_extent_npoints(space);
+    out.push_back({static_cast<std::int64_t>(at), static_cast<std::int64_t>(points) * static_cast<std::int64_t>(H5Tget_size(type))});
+  }
+  return out;
+}
+
 }  // namespace anabranch::pio::cgns_files

@@ -9,6 +9,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "blockformats/block_file.hpp"
 #include "h5/results.hpp"
@@ -27,5 +28,15 @@ bool describe(const std::string& path, BlockFileInfo& out, std::string& why);
 std::unique_ptr<ResultFile> open_mesh(const std::string& path);
 // True when path is a mesh result anabranch wrote as CGNS (open_mesh reads it).
 bool is_mesh_result(const std::string& path);
+
+// Where the values of arrays another program's CGNS library made sit in the file: for each
+// HDF5 dataset path (a node's " data", e.g. "/Base/Zone 1/FlowSolution/Density/ data"), the
+// byte of its contiguous storage and its bytes, so that the ranks holding the values write
+// them there through the engine. Throws FormatError naming the file and the dataset when one
+// is not contiguous and allocated (chunked, compressed, compact, not yet written).
+struct Extent {
+  std::int64_t offset = 0, bytes = 0;
+};
+std::vector<Extent> contiguous_extents(const std::string& path, const std::vector<std::string>& datasets);
 
 }  // namespace anabranch::pio::cgns_files

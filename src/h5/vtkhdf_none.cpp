@@ -45,4 +45,7 @@ std::unique_ptr<ResultFile> open_mesh(const std::string& path) {
   throw UsageError(path + ": this anabranch was built without HDF5, which reading CGNS files needs");
 }
 bool is_mesh_result(const std::string&) { return false; }
+std::vector<Extent> contiguous_extents(const std::string& path, const std::vector<std::string>&) {
+  throw UsageError(path + ": this anabranch was built without HDF5, which finding a CGNS file's arrays needs");
+}
 }  // namespace anabranch::pio::cgns_files

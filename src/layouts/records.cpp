@@ -25,7 +25,8 @@ void RecordsLayout::add(std::int64_t bytes) {
 }
 
 void RecordsLayout::set_form(int marker_bytes, ByteOrder order, std::int64_t max_subrecord) {
-  if (marker_bytes != 4 && marker_bytes != 8) throw UsageError("record markers are 4 or 8 bytes, not " + std::to_string(marker_bytes));
+  if (marker_bytes != 0 && marker_bytes != 4 && marker_bytes != 8)
+    throw UsageError("record markers are 4 or 8 bytes (0: none), not " + std::to_string(marker_bytes));
   if (max_subrecord < 0 || (marker_bytes == 4 && max_subrecord > INT32_MAX))
     throw UsageError("a subrecord holds 1 to " + std::string(marker_bytes == 4 ? "2147483647" : "2^63-1") + " bytes (or 0: the compiler's), not " +
                      std::to_string(max_subrecord));
@@ -42,7 +43,7 @@ void RecordsLayout::set_offset(std::int64_t offset) {
 }
 
 std::int64_t RecordsLayout::subrecord() const {
-  if (max_subrecord_ > 0) return max_subrecord_;
+  if (max_subrecord_ > 0 && marker_bytes_ > 0) return max_subrecord_;
   return marker_bytes_ == 4 ? 2147483639 : INT64_MAX;  // gfortran's default (-fmax-subrecord-length)
 }
 
@@ -61,6 +62,7 @@ std::int64_t RecordsLayout::first(std::int64_t r) const {
 }
 
 void RecordsLayout::markers(std::int64_t r, std::vector<unsigned char>& out) const {
+  if (marker_bytes_ == 0) return;
   const std::int64_t n = payload(r), s = subrecord(), parts = subrecords(r);
   for (std::int64_t i = 0; i < parts; ++i) {
     const std::int64_t len = std::min(s, n - i * s);
@@ -148,12 +150,12 @@ class RecordsFrame final : public FrameLayout {
       std::int64_t at = seg->at + (l_.first(r) - seg->offset);  // the record's first byte in the frame
       for (std::int64_t i = 0; i < parts; ++i) {
         const std::int64_t len = std::min(s, n - i * s);
-        f({at, m, marker_array, p});
+        if (m > 0) f({at, m, marker_array, p});
         at += m;
         p += m;
         if (len > 0) f({at, len, k, i * s});
         at += len;
-        f({at, m, marker_array, p});
+        if (m > 0) f({at, m, marker_array, p});
         at += m;
         p += m;
       }

@@ -34,7 +34,8 @@ class RecordsLayout {
   // A record of `bytes` payload bytes, after the others.
   void add(std::int64_t bytes);
   // marker_bytes 4 or 8; max_subrecord 0: gfortran's (2147483639 bytes with 4-byte markers,
-  // no split with 8-byte ones).
+  // no split with 8-byte ones). marker_bytes 0: raw byte ranges, no markers, never split
+  // (arrays at addresses another format chose, such as an HDF5 file's contiguous datasets).
   void set_form(int marker_bytes, ByteOrder order, std::int64_t max_subrecord);
   // The file byte where the first record starts.
   void set_offset(std::int64_t offset);

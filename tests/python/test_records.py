@@ -139,7 +139,7 @@ def test_refusals(tmp_path):
         anabranch.write_records(missing, layout, {5: np.zeros(1)})
     with raises_exactly(anabranch.UsageError, match=r"record 6 is not one of the layout's 6"):
         anabranch.read_records(ref, layout, [6])
-    with raises_exactly(anabranch.UsageError, match=r"record markers are 4 or 8 bytes, not 2"):
+    with raises_exactly(anabranch.UsageError, match=r"record markers are 4 or 8 bytes \(0: none\), not 2"):
         anabranch.Records(SIZES, marker_bytes=2)
     # Boundaries: the largest 4-byte subrecord is allowed, one more is not.
     anabranch.Records(SIZES, max_subrecord=2**31 - 1)
@@ -181,3 +181,88 @@ def test_file_size_limit(tmp_path):
     proc = conftest.run([sys.executable, script, out], capture_output=True, text=True, timeout=60)
     conftest.assert_status(proc, 1, "cannot write", "big.bin", "File too large")
     assert not out.exists()
+
+
+def _cgns_like(path, rng):
+    """An HDF5 file laid out as CGNS's library lays one out (groups, each array a contiguous
+    " data" dataset, attributes between them), its arrays' values zero: random counts, shapes,
+    float32 and float64. Returns {dataset path: values the ranks then write}."""
+    h5py = pytest.importorskip("h5py")
+    want = {}
+    with h5py.File(path, "w", track_order=True) as f:
+        for z in range(int(rng.integers(1, 4))):
+            zone = f.create_group(f"Base/Zone {z + 1:3d}", track_order=True)
+            zone.attrs["label"] = np.bytes_("Zone_t")
+            for a in range(int(rng.integers(1, 6))):
+                node = zone.create_group(f"Array{a}", track_order=True)
+                node.attrs["label"] = np.bytes_("DataArray_t")
+                shape = tuple(int(x) for x in rng.integers(1, 9, size=int(rng.integers(1, 4))))
+                dtype = rng.choice(["<f4", "<f8"])
+                node.create_dataset(" data", data=np.zeros(shape, dtype))  # allocated, contiguous
+                want[f"/Base/Zone {z + 1:3d}/Array{a}/ data"] = rng.standard_normal(shape).astype(dtype)
+    return want
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+def test_arrays_written_where_hdf5_keeps_them(tmp_path, ranks):
+    """A CGNS file another library made (CFL3D's, through CGNS's): h5_extents finds where its
+    arrays' values are, and the ranks write them there through a raw records layout (markers 0,
+    the gaps between the arrays kept), as CFL3D's block owners do. h5py reads back every value
+    numpy made, and every other byte of the file is what it was."""
+    rng = np.random.default_rng(6000 + ranks)
+    h5 = tmp_path / "flow.cgns"
+    want = _cgns_like(h5, rng)
+    before = h5.read_bytes()
+    import anabranch
+    places = anabranch.h5_extents(h5, list(want))
+    for (off, nb), v in zip(places, want.values()):
+        assert nb == v.nbytes and 0 < off and off + nb <= len(before)
+    np.save(tmp_path / "want.npy", np.array([want[k].tobytes() for k in want], dtype=object), allow_pickle=True)
+    script = tmp_path / "owners.py"
+    script.write_text(
+        "import sys, numpy as np, anabranch\n"
+        "rank, size = anabranch._core.comm_rank_size(anabranch._comm(None))\n"
+        "path, places = sys.argv[1], [tuple(map(int, p.split(':'))) for p in sys.argv[3:]]\n"
+        "values = np.load(sys.argv[2], allow_pickle=True)\n"
+        "mine = sorted((places[i][0], places[i][1], values[i]) for i in range(len(places)) if i % size == rank)\n"
+        "if mine:\n"
+        "    sizes, recs, end = [], {}, mine[0][0]\n"
+        "    for off, nb, v in mine:\n"
+        "        if off > end: sizes.append(off - end)\n"
+        "        recs[len(sizes)] = np.frombuffer(v, np.uint8)\n"
+        "        sizes.append(nb); end = off + nb\n"
+        "    layout = anabranch.Records(sizes, marker_bytes=0, offset=mine[0][0])\n"
+        "    anabranch.write_records(path, layout, recs, anabranch._core.comm_self(), options='keep=1')\n")
+    proc = conftest.mpirun(ranks, sys.executable, script, h5, tmp_path / "want.npy", *[f"{o}:{b}" for o, b in places])
+    conftest.assert_status(proc, 0)
+    import h5py
+    after = h5.read_bytes()
+    with h5py.File(h5, "r") as f:
+        for k, v in want.items():
+            got = f[k][()]
+            assert got.dtype == v.dtype and got.tobytes() == v.tobytes(), k
+    covered = np.zeros(len(before), bool)
+    for off, nb in places:
+        covered[off:off + nb] = True
+    b, a = np.frombuffer(before, np.uint8), np.frombuffer(after, np.uint8)
+    assert len(after) == len(before) and np.array_equal(a[~covered], b[~covered])
+
+
+def test_h5_extents_refusals(tmp_path):
+    """A dataset missing, chunked, or not yet allocated: FormatError naming the file and it."""
+    h5py = pytest.importorskip("h5py")
+    import anabranch
+    from conftest import raises_exactly
+    h5 = tmp_path / "other.h5"
+    with h5py.File(h5, "w") as f:
+        f.create_dataset("chunked", data=np.zeros(100), chunks=(10,))
+        f.create_dataset("empty", shape=(100,), dtype="<f8")
+        f.create_dataset("fine", data=np.zeros(7, "<f4"))
+    assert anabranch.h5_extents(h5, ["fine"])[0][1] == 28
+    with raises_exactly(anabranch.FormatError, match=r'other.h5: dataset "chunked" is not contiguous'):
+        anabranch.h5_extents(h5, ["fine", "chunked"])
+    with raises_exactly(anabranch.FormatError, match=r'other.h5: dataset "empty" has no storage allocated'):
+        anabranch.h5_extents(h5, ["empty"])
+    with raises_exactly(anabranch.FormatError, match=r'other.h5: dataset "/Base/Zone/x/ data" not found'):
+        anabranch.h5_extents(h5, ["/Base/Zone/x/ data"])

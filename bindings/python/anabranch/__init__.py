@@ -28,7 +28,7 @@ __version__ = _core.version()
 __all__ = ["Error", "UsageError", "FormatError", "IoError", "MpiError", "MemoryError", "InternalError",
            "info", "diff", "read", "write", "partition", "merge", "split", "convert", "generate", "bench",
            "Dataset", "Mesh", "Frame", "Writer", "Reader", "Part", "read_part", "read_part_global",
-           "BlockLayout", "BlockWriter", "BlockReader", "Records", "write_records", "read_records"]
+           "BlockLayout", "BlockWriter", "BlockReader", "Records", "write_records", "read_records", "h5_extents"]
 
 atexit.register(_core.mpi_finalize_if_ours)
 
@@ -747,7 +747,8 @@ class Records:
         anabranch.write_records("restart.bin", layout, {1: q}, comm)   # this rank's records
         got = anabranch.read_records("restart.bin", layout, [1], comm)  # {1: uint8 array}
 
-    marker_bytes: 4 (gfortran's default) or 8 (-frecord-marker=8); byte_order: "native",
+    marker_bytes: 4 (gfortran's default) or 8 (-frecord-marker=8), 0 for raw byte ranges
+    without markers (another format's arrays, such as h5_extents finds); byte_order: "native",
     "little" or "big"; max_subrecord: a subrecord's most payload bytes (0: gfortran's,
     2147483639 with 4-byte markers); offset: the file byte of the first record.
     """
@@ -793,6 +794,15 @@ def write_records(path, layout, records, comm=None, options=""):
     c = _comm(comm)
     _agreed(c, check)
     _core.write_records(c, os.fspath(path), layout._r, [k for k, _ in items], data, options)
+
+
+def h5_extents(path, datasets):
+    """Where an HDF5 file (a CGNS file another program's CGNS library made) keeps the values
+    of contiguous datasets: [(offset, bytes)] for each dataset path, such as
+    "/Base/Zone 1/FlowSolution/Density/ data". The ranks holding the values then write them
+    there (Records(..., marker_bytes=0) with offset, the bytes between them kept: keep=1).
+    A dataset missing, chunked, compact or not yet allocated: FormatError naming it."""
+    return _core.h5_extents(os.fspath(path), [str(d) for d in datasets])
 
 
 def read_records(path, layout, records, comm=None, options=""):

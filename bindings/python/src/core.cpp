@@ -405,6 +405,15 @@ NB_MODULE(_core, m) {
         check(ab_records_extent(r.l, k, &first, &end));
         return std::make_pair(first, end);
       });
+  m.def("h5_extents", [](const std::string& path, const std::vector<std::string>& datasets) {
+    std::vector<const char*> names;
+    for (const auto& d : datasets) names.push_back(d.c_str());
+    std::vector<std::int64_t> offsets(datasets.size()), bytes(datasets.size());
+    check(ab_h5_extents(path.c_str(), static_cast<std::int64_t>(names.size()), names.data(), offsets.data(), bytes.data()));
+    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+    for (std::size_t i = 0; i < names.size(); ++i) out.emplace_back(offsets[i], bytes[i]);
+    return out;
+  });
   // Collective: opens, writes this rank's records, closes.
   m.def("write_records", [](long long comm, const std::string& path, const Records& r, const std::vector<std::int64_t>& records,
                             const std::vector<Flat<const std::uint8_t>>& data, const std::string& options) {

@@ -98,6 +98,9 @@ module stub_commons
   common /igrdtyp/ ip3dgrd, ialph
   integer :: movie, nframes, icall1, lhdr, icoarsemovie, i2dmovie
   common /moov/ movie, nframes, icall1, lhdr, icoarsemovie, i2dmovie
+  ! what CFL3D's CGNS dump reads (mode cgns)
+  real :: gamma, gm1, gp1, gm1g, gp1g, ggm1
+  common /fluid/ gamma, gm1, gp1, gm1g, gp1g, ggm1
   ! calls of the fallback stand-ins (cfl3d_fallback.F90)
   integer :: nfallback
   common /stubfb/ nfallback
@@ -140,6 +143,10 @@ module stub_data
   character(len=120) :: bou(IBUFDIM, NBUF)
   real, allocatable :: rmstr(:,:)
   integer, allocatable :: nneg(:,:)
+  ! mode cgns: three dumps (the first teaches the host the blocks), the owners' values of
+  ! the dump being written (CFL3D's own routine, the stand-in of wrest.F, makes them again)
+  integer, parameter :: NDUMP_CGNS = 3
+  real :: cur_shift = 0.
 
 contains
 
@@ -415,11 +422,20 @@ contains
   ! dump, which CFL3D writes after the blocks).
   subroutine dump(path)
     character(len=*), intent(in) :: path
-    integer :: g, nbl, iskipz
     if (host) then
       open(unit=2, file=path, form='unformatted', status='unknown')
       rewind(2)
     end if
+    call wrest_all()
+    if (host) then
+      if (ntrail .ne. 0) write(2) 0
+      close(2)
+    end if
+  end subroutine dump
+
+  ! WREST for each block in file order, on the host and on the block's owner
+  subroutine wrest_all()
+    integer :: g, nbl, iskipz
     do g = 1, NGRID
       iskipz = 0
       if (g .eq. 1) iskipz = 1
@@ -439,11 +455,7 @@ contains
         end associate
       end if
     end do
-    if (host) then
-      if (ntrail .ne. 0) write(2) 0
-      close(2)
-    end if
-  end subroutine dump
+  end subroutine wrest_all
 
   subroutine mode_write(prefix, ic)
     character(len=*), intent(in) :: prefix
@@ -902,7 +914,168 @@ contains
                   'nneg on the first block''s owner')
     end if
   end subroutine check_histories
+#if defined CGNS
+  ! CFL3D built with CGNS (icgns = 1): the grid's CGNS file (made here by the host: a base,
+  ! a structured zone a grid) holds the solution; three dumps as CFL3D's mgblk makes them:
+  ! the host opens the file (wopencgns), WREST for each block on the host and its owner,
+  ! the host closes it. With ANABRANCH_CFL3D=0, CFL3D's own routine (the stand-in wrest.F)
+  ! writes each block on the host from the owner's values (the reference file).
+  subroutine mode_cgns(prefix, ic)
+    character(len=*), intent(in) :: prefix
+    integer, intent(in) :: ic
+    integer :: g, d, nz
+    character(len=80) :: path
+    call set_case(ic)
+    call fixed_settings()
+    icgns = 1
+    gamma = 1.4
+    gm1 = 0.4
+    path = trim(prefix)//'-'//trim(case_name)//'.cgns'
+    if (host) call cgns_grid(path)
+    do g = 1, NGRID
+      call alloc_block(b(g), g)
+    end do
+    do d = 1, NDUMP_CGNS
+      cur_shift = 0.25*(NDUMP_CGNS - d)
+      call header_values(min(d, NDUMP), host)
+      do g = 1, NGRID
+        call setall(b(g), SENT)
+        if (owns(g)) then
+          call fill_block(b(g), g, cur_shift)
+          thetay(nblg(g)) = theta_of(nblg(g)) + cur_shift
+        else
+          thetay(nblg(g)) = SENT
+        end if
+      end do
+      iwarneddy = 0
+      if (host) call wopencgns(path, 'Base', 3, iccg, ibase, nz)
+      call wrest_all()
+      if (host) then
+        call cgns_close(iccg)
+        if (nfallback .eq. 0) then
+          do g = 1, NGRID
+            call expect(thetay(nblg(g)) .eq. theta_of(nblg(g)) + cur_shift, trim(blkname(g))//' thetay is not the owner''s')
+          end do
+          if (ivmx .ge. 2) call expect(iwarneddy .eq. 1, 'the eddy-viscosity limit reached in block 5 is not reported')
+        end if
+      end if
+    end do
+    do g = 1, NGRID
+      call free_block(b(g))
+    end do
+  end subroutine mode_cgns
+
+  subroutine cgns_grid(path)
+    use cgns, only: cg_open_f, cg_base_write_f, cg_zone_write_f, cg_close_f, CG_MODE_WRITE, Structured
+    character(len=*), intent(in) :: path
+    integer :: fn, bi, zi, ier, g, size(3, 3)
+    character(len=32) :: zname
+    call cg_open_f(path, CG_MODE_WRITE, fn, ier)
+    call expect(ier .eq. 0, 'cannot make '//trim(path))
+    call cg_base_write_f(fn, 'Base', 3, 3, bi, ier)
+    do g = 1, NGRID
+      size(:, 1) = [IG(g), JG(g), KG(g)]
+      size(:, 2) = size(:, 1) - 1
+      size(:, 3) = 0
+      write(zname, '(a,i4)') 'Zone', g
+      call cg_zone_write_f(fn, bi, zname, size, Structured, zi, ier)
+      call expect(ier .eq. 0, 'cannot write zone '//trim(zname))
+    end do
+    call cg_close_f(fn, ier)
+  end subroutine cgns_grid
+
+  subroutine cgns_close(fn)
+    use cgns, only: cg_close_f
+    integer, intent(in) :: fn
+    integer :: ier
+    call cg_close_f(fn, ier)
+    call expect(ier .eq. 0, 'cannot close the CGNS file')
+  end subroutine cgns_close
+#endif
 end module stub_modes
+
+#if defined CGNS
+! CFL3D's own CGNS dump of a block on its host (the stand-in wrest.F calls it with the
+! block's number and grid): the owner's values of the dump, and the calls of CFL3D's
+! dist/wrest.F: writebcs on the primitive variables (or the old values deleted), the
+! conserved variables for writesoln, the host's own nodes, writeeqn, writeturb.
+subroutine stub_cgns_own(nbl, igrid, iskip)
+  use stub_modes
+  implicit none
+  integer, intent(in) :: nbl, igrid, iskip
+  type(blk) :: t
+  real, allocatable :: qc(:,:,:,:), qi0c(:,:,:,:), qj0c(:,:,:,:), qk0c(:,:,:,:)
+  real, allocatable :: w(:)
+  integer :: i, j, k, m, ideg(3), ns
+  real :: alphw, betaw
+  call alloc_block(t, igrid)
+  call fill_block(t, igrid, cur_shift)
+  thetay(nbl) = theta_of(nbl) + cur_shift
+  allocate(w((t%idim + 1)*(t%jdim + 1)*(t%kdim + 1)))
+  if (iwghost .ne. 0) then
+    call writebcs(iccg, ibase, igrid, t%idim, t%jdim, t%kdim, t%qj0, t%qk0, t%qi0, t%vj0, t%vk0, t%vi0, &
+                  t%tj0, t%tk0, t%ti0, i2d, nummem)
+  else
+    call delete_bcs()
+  end if
+  qc = t%q
+  qi0c = t%qi0
+  qj0c = t%qj0
+  qk0c = t%qk0
+  do i = 1, t%idim - 1
+    do k = 1, t%kdim - 1
+      do j = 1, t%jdim - 1
+        qc(j,k,i,2:4) = qc(j,k,i,2:4)*qc(j,k,i,1)
+        qc(j,k,i,5) = qc(j,k,i,5)/gm1 + 0.5/qc(j,k,i,1)*(qc(j,k,i,2)**2 + qc(j,k,i,3)**2 + qc(j,k,i,4)**2)
+      end do
+    end do
+    do m = 1, 3, 2
+      do k = 1, t%kdim - 1
+        qj0c(k,i,2:4,m) = qj0c(k,i,2:4,m)*qj0c(k,i,1,m)
+        qj0c(k,i,5,m) = qj0c(k,i,5,m)/gm1 + 0.5/qj0c(k,i,1,m)*(qj0c(k,i,2,m)**2 + qj0c(k,i,3,m)**2 + qj0c(k,i,4,m)**2)
+      end do
+      do j = 1, t%jdim - 1
+        qk0c(j,i,2:4,m) = qk0c(j,i,2:4,m)*qk0c(j,i,1,m)
+        qk0c(j,i,5,m) = qk0c(j,i,5,m)/gm1 + 0.5/qk0c(j,i,1,m)*(qk0c(j,i,2,m)**2 + qk0c(j,i,3,m)**2 + qk0c(j,i,4,m)**2)
+      end do
+    end do
+  end do
+  do m = 1, 3, 2
+    do k = 1, t%kdim - 1
+      do j = 1, t%jdim - 1
+        qi0c(j,k,2:4,m) = qi0c(j,k,2:4,m)*qi0c(j,k,1,m)
+        qi0c(j,k,5,m) = qi0c(j,k,5,m)/gm1 + 0.5/qi0c(j,k,1,m)*(qi0c(j,k,2,m)**2 + qi0c(j,k,3,m)**2 + qi0c(j,k,4,m)**2)
+      end do
+    end do
+  end do
+  call writesoln(iccg, ibase, igrid, t%idim, t%jdim, t%kdim, t%idim, t%jdim, t%kdim, w, qc, qj0c, qk0c, qi0c, &
+                 t%bcj, t%bck, t%bci, i2d, ialph, nsoluse)
+  call writeziter(iccg, ibase, igrid)
+  if (iskip .gt. 0) then
+    call writehist(iccg, ibase, ntt, rms, clw, cdw, cdpw, cdvw, cxw, cyw, czw, cmxw, cmyw, cmzw, fmdotw, cftmomw, &
+                   cftpw, cftvw, cfttotw, rmstr(1,1), rmstr(1,1), rmstr(1,1), rmstr(1,1), rmstr(1,1), rmstr(1,1), &
+                   rmstr(1,1), nneg(1,1), nneg(1,1), nneg(1,1), nneg(1,1), nneg(1,1), nneg(1,1), nneg(1,1), nummem)
+    alphw = radtodeg*(alpha + thetay(nbl))
+    betaw = radtodeg*beta
+    call writeref(iccg, ibase, xmach, reue, 1., 1., 1., 1., 1., tinf, alphw, betaw, 0., 0., 0., ialph)
+    call writetime(iccg, ibase, time, ntt, dt)
+  end if
+  ideg = 0
+  call writeeqn(iccg, ibase, igrid, ivisc(1), ivisc(2), ivisc(3), ideg, gamma, 0., 0., 0., i2d, 0, 0, 0, 0, 0, 0)
+  call writeturb(iccg, ibase, igrid, nsoluse, t%idim, t%jdim, t%kdim, t%idim, t%jdim, t%kdim, ivisc, w, t%vist3d, &
+                 t%tursav, t%smin, t%xjb, t%xkb, t%tursav(1,1,1,min(2, nummem)), t%blnum, t%cmuv, t%vj0, t%vk0, t%vi0, &
+                 t%tj0, t%tk0, t%ti0, i2d, xmach, reue, nummem)
+  if (ivmx .ge. 2 .and. any(t%vist3d(1:t%jdim-1,1:t%kdim-1,1:t%idim-1) .eq. edvislim)) iwarneddy = 1
+  call free_block(t)
+contains
+  subroutine delete_bcs()
+    use cgns, only: cg_goto_f, cg_delete_node_f
+    integer :: ier
+    call cg_goto_f(iccg, ibase, ier, 'Zone_t', igrid, 'end')
+    call cg_delete_node_f('CFL3DBoundaryValues', ier)
+  end subroutine delete_bcs
+end subroutine stub_cgns_own
+#endif
 
 program cfl3d_stub
   use stub_modes
@@ -938,10 +1111,16 @@ program cfl3d_stub
   na = command_argument_count()
   if (na .eq. 0) call deck_mode()
   if (na .lt. 2 .or. (mode .ne. 'write' .and. mode .ne. 'ref' .and. mode .ne. 'read' .and. &
-                      mode .ne. 'plot3d')) then
-    if (host) write(0, '(a)') 'usage: cfl3d_stub write|ref|read|plot3d PREFIX [CASE...]'
+                      mode .ne. 'plot3d' .and. mode .ne. 'cgns')) then
+    if (host) write(0, '(a)') 'usage: cfl3d_stub write|ref|read|plot3d|cgns PREFIX [CASE...]'
     call finish(2)
   end if
+#if !defined CGNS
+  if (mode .eq. 'cgns') then
+    if (host) write(0, '(a)') 'cfl3d_stub: built without CGNS'
+    call finish(2)
+  end if
+#endif
   ncases = NCASE
   if (mode .eq. 'plot3d') ncases = NPCASE
   chosen = .false.
@@ -981,6 +1160,10 @@ program cfl3d_stub
       call mode_read(prefix, ic)
     case ('ref')
       if (host) call mode_ref(prefix, ic)
+#if defined CGNS
+    case ('cgns')
+      call mode_cgns(prefix, ic)
+#endif
     end select
   end do
   if (host) close(11)

@@ -4,6 +4,7 @@
 # stand-in and the stand-ins of CFL3D's routines), build/cfl/libs/. `anabranch-cfl3d build`
 # links it as it links CFL3D; docs/cfl3d.md's commands run on it in the suite.
 #   cmake -DTREE=DIR -DSRC=tests/cfl3d_stub -DFC=mpif90 -DMPI_OBJS=... -DSEQ_OBJS=... -P tree.cmake
+# A tree built with CGNS: -DCGNS_FLAGS="-DCGNS -I<cgns.mod's folder>" -DCGNS_LIBS="<cgns_f.F90.o> <libcgns>".
 file(REMOVE_RECURSE ${TREE}/build/cfl)
 file(MAKE_DIRECTORY ${TREE}/source/cfl3d/dist ${TREE}/build/cfl/mpi ${TREE}/build/cfl/seq ${TREE}/build/cfl/libs)
 foreach(f wrest.F rrest.F)
@@ -27,10 +28,10 @@ FFLAG      = -O2 -std=legacy -fallow-argument-mismatch
 PREC       = -fdefault-real-8
 INLINE     =
 CPPOPT     = -DDIST_MPI -DP3D_SINGLE
-CPPOPT_SP  = -DP3D_SINGLE
+CPPOPT_SP  = -DP3D_SINGLE ${CGNS_FLAGS}
 LFLAG      =
-LLIBS      =
-LLIBS_SEQ  =
+LLIBS      = ${CGNS_LIBS}
+LLIBS_SEQ  = ${CGNS_LIBS}
 CFLSRC_D   = ../source/cfl3d/dist
 
 all:

@@ -430,3 +430,76 @@ def test_check_tells_a_linked_build_from_cfl3ds_own():
     proc = tool("check", own)
     assert_status(proc, 1)
     assert "CFL3D's own restart and PLOT3D routines" in proc.stdout, proc.stdout
+
+
+STUB_CGNS = os.environ.get("AB_CFL3D_STUB_CGNS")
+
+
+def cgns_stub(ranks, prefix, *cases, env=None):
+    if not STUB_CGNS:
+        pytest.skip("the CFL3D stand-in built with CGNS is not there (no libcgns-dev; AB_CFL3D_STUB_CGNS)")
+    return mpirun(ranks, pathlib.Path(STUB_CGNS) / "cfl3d_mpi", "cgns", prefix, *cases, env=env)
+
+
+def cgns_tree(path):
+    """Every node of a CGNS (HDF5) file: {path: (attributes, children in creation order, the
+    bytes and shape of its values)}, read by h5py."""
+    h5py = pytest.importorskip("h5py")
+    out = {}
+
+    def walk(group, where):
+        names = []
+        group.id.links.iterate(lambda n: names.append(n.decode()), idx_type=h5py.h5.INDEX_CRT_ORDER)
+        attrs = {k: bytes(v) if hasattr(v, "tobytes") and not hasattr(v, "shape") else repr(v) for k, v in group.attrs.items()}
+        out[where] = (attrs, names)
+        for n in names:
+            item = group[n]
+            if isinstance(item, h5py.Dataset):
+                v = item[()]
+                out[where + "/" + n] = (str(v.dtype), v.shape, v.tobytes())
+            else:
+                walk(item, where + "/" + n)
+    with h5py.File(path, "r") as f:
+        walk(f, "")
+    return out
+
+
+@pytest.mark.parametrize("ranks", [2, 3, 5])
+def test_cgns_dumps_from_the_owners_are_cfl3ds_own(tmp_path, ranks):
+    """CFL3D built with CGNS (icgns 1): its dumps go into the grid's CGNS file. Through
+    anabranch, the host makes every node with CFL3D's routines (the stand-in of cgnstools.F,
+    renamed as anabranch-cfl3d build renames CFL3D's) and the owners write the arrays
+    (boundary values, FlowSolution, turbulence fields) where HDF5 put them. The file must be
+    the one CFL3D's own routine (the host writing every block) makes, node for node, value for
+    value, children in the same order, for four turbulence settings; the second and third
+    dumps are written at once: 4 messages through rank 0 an owning rank, and one more (the
+    first block's thetay)."""
+    cases = ["lam", "vis2", "easm", "k40"]
+    own = cgns_stub(ranks, tmp_path / "own", *cases, env={"ANABRANCH_CFL3D": "0"})
+    assert_status(own, 0)
+    proc = cgns_stub(ranks, tmp_path / "ab", *cases, env={"ANABRANCH_CFL3D_VERBOSE": "1"})
+    assert_status(proc, 0)
+    assert "every check passed" in proc.stdout, proc.stdout
+    for case in cases:
+        want, got = cgns_tree(tmp_path / f"own-{case}.cgns"), cgns_tree(tmp_path / f"ab-{case}.cgns")
+        assert list(got) == list(want), case
+        for node in want:
+            assert got[node] == want[node], (case, node)
+        arrays = [n for n in want if n.endswith("/ data") and ("FlowSolution" in n or "CFL3DBoundaryValues" in n)]
+        assert any("Density" in n for n in arrays), case
+        # ghost values (iwghost 1) under CFL3DBoundaryValues; without them the node is deleted
+        assert any("Qj0_CFL3D" in n for n in arrays) == bool(CASES[case][1]), case
+    owners = min(ranks - 1, len(GRIDS))
+    dumps = [line.split() for line in proc.stderr.splitlines() if "written by their owners" in line]
+    assert len(dumps) == 2 * len(cases), proc.stderr
+    assert {int(w[-2]) for w in dumps} == {4 * owners + 1}, proc.stderr
+
+
+def test_cgns_without_anabranch_is_cfl3ds_own(tmp_path):
+    """ANABRANCH_CFL3D=0 in a build with CGNS: every dump through CFL3D's own routine (the
+    host writes every block; each owner's call is CFL3D's own), nothing at once."""
+    proc = cgns_stub(3, tmp_path / "own", "lam", env={"ANABRANCH_CFL3D": "0", "ANABRANCH_CFL3D_VERBOSE": "1"})
+    assert_status(proc, 0)
+    assert "written by their owners" not in proc.stderr
+    said = [line for line in proc.stdout.splitlines() if "CFL3D's own wrest called" in line]
+    assert len(said) == 3 * len(GRIDS), proc.stdout

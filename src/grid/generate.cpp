@@ -40,6 +40,9 @@ ChannelMesh make_channel(const ChannelOptions& o) {
   if (o.planes < 1) throw UsageError("generate: planes must be at least 1");
   const double aspect = o.length / o.width;
   int ny = std::max(1, static_cast<int>(std::lround(std::sqrt(static_cast<double>(o.elements) / (2.0 * aspect)))));
+  // Two rows would leave the inlet and the outlet one liquid point each, between two walls,
+  // which TELEMAC (and partition) refuse: three rows instead.
+  if (ny == 2) ny = 3;
   int nx = std::max(1, static_cast<int>(std::lround(static_cast<double>(o.elements) / (2.0 * ny))));
   const std::int64_t n2 = static_cast<std::int64_t>(nx + 1) * (ny + 1);
   const std::int64_t e2 = 2LL * nx * ny;

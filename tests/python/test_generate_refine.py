@@ -144,3 +144,16 @@ def test_a_failed_cli_write_leaves_no_mesh_either(ab, tmp_path):
     r = ab("generate", "-n", 2000, "-o", tmp_path / "m.slf", "--cli", tmp_path / "no" / "such" / "m.cli")
     assert_status(r, 1, "m.cli")  # the files cannot be written
     assert list(tmp_path.iterdir()) == []
+
+
+def test_small_channels_partition(ab, tmp_path):
+    """Every small size, and a sample of others: the channel's contour is one TELEMAC accepts
+    (no liquid point alone between walls: a channel of two rows had one at each end), so its
+    mesh partitions with its .cli."""
+    import random
+    sizes = list(range(2, 61)) + random.Random(62).sample(range(61, 4000), 12)
+    for n in sizes:
+        r = ab("generate", "-n", n, "-o", tmp_path / "m.slf")
+        assert_status(r, 0)
+        r = ab("partition", tmp_path / "m.slf", "--cli", tmp_path / "m.cli", "-n", 2, "-o", tmp_path / "p")
+        assert_status(r, 0)

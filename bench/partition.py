@@ -8,9 +8,12 @@ telemac layout), beside the serial METIS and sfc runs.
 
 Every run is timed and its memory sampled from outside (VmRSS of every process of the run
 every 20 ms): "peak RSS" is the largest process's (for mpiexec runs the largest rank's),
-"all ranks" the sum of every rank's peak; "read" the bytes the largest reader read (rchar of
-/proc/PID/io, every read call, page cache included). The last column compares the run with
-the serial sfc run of the same level: the largest rank's peak and the ranks' sum over its peak.
+"all ranks" the sum of every rank's peak; "PSS" the sum of every rank's peak proportional set
+size (Pss of /proc/PID/smaps_rollup: a page shared by k processes counts 1/k in each, so the
+shared libraries and MPI's shared-memory segments, which every rank's RSS counts whole, count
+once); "read" the bytes the largest reader read (rchar of /proc/PID/io, every read call, page
+cache included). The last column compares the run with the serial sfc run of the same level:
+the largest rank's peak and the ranks' sum over its peak, and the ranks' PSS over its PSS.
 Prints a table and writes JSON.
 Usage: bench/partition.py [--levels 3 4 5 6] [--ranks 2 4 8] [--work DIR] [--json OUT] [--quick]
        [--distributed-only]
@@ -37,9 +40,10 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 
 
 def measure(cmd, exe):
-    """Runs cmd; returns (seconds, {pid: peak VmRSS}, {pid: bytes read}, stdout) of the processes
-    running exe, sampled from outside every 20 ms; None when the build lacks PT-Scotch."""
-    peaks, reads, stop = {}, {}, threading.Event()
+    """Runs cmd; returns (seconds, {pid: peak VmRSS}, {pid: bytes read}, stdout, {pid: peak Pss})
+    of the processes running exe, sampled from outside every 20 ms; None when the build lacks
+    PT-Scotch."""
+    peaks, reads, pss, stop = {}, {}, {}, threading.Event()
 
     def sample():
         while not stop.is_set():
@@ -53,10 +57,14 @@ def measure(cmd, exe):
                                if line.startswith("VmRSS:"))
                     rchar = next(int(line.split()[1]) for line in pathlib.Path(f"/proc/{pid}/io").read_text().splitlines()
                                  if line.startswith("rchar:"))
+                    ps = next(int(line.split()[1]) * 1024
+                              for line in pathlib.Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
+                              if line.startswith("Pss:"))
                 except (OSError, StopIteration, ValueError, IndexError):
                     continue
                 peaks[pid] = max(peaks.get(pid, 0), rss)
                 reads[pid] = max(reads.get(pid, 0), rchar)
+                pss[pid] = max(pss.get(pid, 0), ps)
             stop.wait(0.02)
     t = threading.Thread(target=sample)
     t.start()
@@ -69,7 +77,7 @@ def measure(cmd, exe):
         if "built without PT-Scotch" in r.stderr:
             return None
         sys.exit(f"failed: {' '.join(map(str, cmd))}\n{r.stderr[-2000:]}")
-    return secs, peaks, reads, r.stdout
+    return secs, peaks, reads, r.stdout, pss
 
 
 def run_json(*args):
@@ -96,24 +104,28 @@ def main():
         run_json("generate", "-n", 26000, "-o", base)
     rows = []
     header = (f"{'level':>5} {'elements':>12} {'P':>6} {'method':>12} {'layout':>8} {'ranks':>5} {'seconds':>8} {'peak RSS':>10} "
-              f"{'all ranks':>10} {'read':>10} {'edge cut':>10} {'files':>6}  vs serial sfc (largest, all)")
+              f"{'all ranks':>10} {'PSS':>10} {'read':>10} {'edge cut':>10} {'files':>6}  vs serial sfc (largest, all, PSS)")
     print(header)
     print("-" * len(header))
     reference = {}
 
-    def show(level, nelem, parts, method, layout, secs, peaks, files, ranks=1, cut=None, reads=None):
+    def show(level, nelem, parts, method, layout, secs, peaks, files, ranks=1, cut=None, reads=None, pss=None):
         rss, total = max(peaks.values(), default=0), sum(peaks.values())
         read = max((reads or {}).values(), default=0)
+        pss_total = sum((pss or {}).values())
         rows.append(dict(level=level, nelem=nelem, parts=parts, method=method, layout=layout, ranks=ranks, seconds=secs,
                          peak_rss_bytes=rss, peak_rss_bytes_all_ranks=total, peak_rss_bytes_each=sorted(peaks.values()),
-                         read_bytes_largest=read, edge_cut=cut, files=files))
+                         peak_pss_bytes_all_ranks=pss_total, read_bytes_largest=read, edge_cut=cut, files=files))
         if method == "sfc" and ranks == 1 and layout == "telemac":
-            reference[level] = (rss, secs)
+            reference[level] = (rss, secs, pss_total)
         ref = reference.get(level)
-        vs = f"{rss / ref[0]:.2f} {total / ref[0]:.2f}, time {secs / ref[1]:.2f}" if ref and ranks > 1 else ""
+        vs = ""
+        if ref and ranks > 1:
+            vs = f"{rss / ref[0]:.2f} {total / ref[0]:.2f} {pss_total / ref[2] if ref[2] else 0:.2f}, time {secs / ref[1]:.2f}"
         cut_s = f"{cut:>10,}" if cut is not None else f"{'-':>10}"
         print(f"{level:>5} {nelem:>12,} {parts:>6} {method:>12} {layout:>8} {ranks:>5} {secs:>8.2f} {rss / 2**20:>6.0f} MiB "
-              f"{total / 2**20:>6.0f} MiB {read / 2**20:>6.0f} MiB {cut_s} {files:>6}  {vs}", flush=True)
+              f"{total / 2**20:>6.0f} MiB {pss_total / 2**20:>6.0f} MiB {read / 2**20:>6.0f} MiB {cut_s} {files:>6}  {vs}",
+              flush=True)
 
     for level in levels:
         mesh = work / f"l{level}.slf"
@@ -121,8 +133,8 @@ def main():
         nelem = r["nelem"]
         parts = 10 if a.quick else max(2, -(-nelem // 10000))  # ceil, as in the TELEMAC paper
         if METIS_ALONE.exists() and not a.distributed_only:
-            secs, peaks, _, stdout = measure([METIS_ALONE, mesh, parts], str(METIS_ALONE))
-            show(level, nelem, parts, "METIS alone", "-", secs, peaks, 0)
+            secs, peaks, _, stdout, pss = measure([METIS_ALONE, mesh, parts], str(METIS_ALONE))
+            show(level, nelem, parts, "METIS alone", "-", secs, peaks, 0, pss=pss)
         runs = [(1, "sfc", "telemac")]
         if not a.distributed_only:
             runs = [(1, method, layout) for method in ("metis", "sfc") for layout in ("telemac", "concat")
@@ -140,9 +152,9 @@ def main():
             if m is None:
                 print(f"{level:>5} {method}: this anabranch is built without PT-Scotch", flush=True)
                 continue
-            secs, peaks, reads, stdout = m
+            secs, peaks, reads, stdout, pss = m
             j = json.loads(stdout)
-            show(level, nelem, parts, method, layout, secs, peaks, j["files"], ranks, j.get("edge_cut"), reads)
+            show(level, nelem, parts, method, layout, secs, peaks, j["files"], ranks, j.get("edge_cut"), reads, pss)
             shutil.rmtree(out)
         if level == 4 and not a.quick and not a.distributed_only:
             for parts in (16, 4096):

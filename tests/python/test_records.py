@@ -250,7 +250,8 @@ def test_arrays_written_where_hdf5_keeps_them(tmp_path, ranks):
 
 
 def test_h5_extents_refusals(tmp_path):
-    """A dataset missing, chunked, or not yet allocated: FormatError naming the file and it."""
+    """A dataset missing, chunked, compact, or not yet allocated: FormatError naming the file
+    and it."""
     h5py = pytest.importorskip("h5py")
     import anabranch
     from conftest import raises_exactly
@@ -259,9 +260,14 @@ def test_h5_extents_refusals(tmp_path):
         f.create_dataset("chunked", data=np.zeros(100), chunks=(10,))
         f.create_dataset("empty", shape=(100,), dtype="<f8")
         f.create_dataset("fine", data=np.zeros(7, "<f4"))
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_layout(h5py.h5d.COMPACT)
+        h5py.h5d.create(f.id, b"compact", h5py.h5t.IEEE_F64LE, h5py.h5s.create_simple((4,)), dcpl=dcpl)
     assert anabranch.h5_extents(h5, ["fine"])[0][1] == 28
     with raises_exactly(anabranch.FormatError, match=r'other.h5: dataset "chunked" is not contiguous'):
         anabranch.h5_extents(h5, ["fine", "chunked"])
+    with raises_exactly(anabranch.FormatError, match=r'other.h5: dataset "compact" is not contiguous'):
+        anabranch.h5_extents(h5, ["compact"])
     with raises_exactly(anabranch.FormatError, match=r'other.h5: dataset "empty" has no storage allocated'):
         anabranch.h5_extents(h5, ["empty"])
     with raises_exactly(anabranch.FormatError, match=r'other.h5: dataset "/Base/Zone/x/ data" not found'):

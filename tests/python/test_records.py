@@ -264,6 +264,7 @@ def test_h5_extents_refusals(tmp_path):
         dcpl.set_layout(h5py.h5d.COMPACT)
         h5py.h5d.create(f.id, b"compact", h5py.h5t.IEEE_F64LE, h5py.h5s.create_simple((4,)), dcpl=dcpl)
     assert anabranch.h5_extents(h5, ["fine"])[0][1] == 28
+    assert "h5_extents" in anabranch.__all__  # the package's public names
     with raises_exactly(anabranch.FormatError, match=r'other.h5: dataset "chunked" is not contiguous'):
         anabranch.h5_extents(h5, ["fine", "chunked"])
     with raises_exactly(anabranch.FormatError, match=r'other.h5: dataset "compact" is not contiguous'):

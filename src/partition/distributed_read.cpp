@@ -12,12 +12,6 @@ namespace anabranch::pio {
 
 using namespace dist;
 
-int Slices::owner(std::int64_t e) const {
-  const std::int64_t q = n / size, rem = n % size;
-  if (e < (q + 1) * rem) return static_cast<int>(e / (q + 1));
-  return static_cast<int>(rem + (e - (q + 1) * rem) / q);
-}
-
 namespace dist {
 
 // Reads the reals of `nodes` (sorted, 0-based) from a NPOIN-real record at `offset` (after
@@ -62,9 +56,28 @@ SharedRecord::SharedRecord(MPI_Comm comm, std::int64_t n, const std::vector<std:
   std::vector<int> counts(static_cast<std::size_t>(size), 0);
   for (auto v : names) ++counts[static_cast<std::size_t>(shares.owner(v))];  // sorted: grouped by owner
   asked_ = exchange(comm, names, counts, &reply_counts_);
-  order_.resize(asked_.size());
-  for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<std::uint32_t>(i);
-  std::sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) { return asked_[a] < asked_[b]; });
+  // Each rank's names come sorted: their runs merged (a heap of one head per run), with no
+  // array beside order_ (the names asked of a rank are its largest array here).
+  std::vector<std::pair<std::size_t, std::size_t>> runs;  // (next, end) in asked_
+  for (std::size_t src = 0, at = 0; src < reply_counts_.size(); ++src) {
+    const auto end = at + static_cast<std::size_t>(reply_counts_[src]);
+    if (at < end) runs.emplace_back(at, end);
+    at = end;
+  }
+  auto later = [&](const std::pair<std::size_t, std::size_t>& x, const std::pair<std::size_t, std::size_t>& y) {
+    return asked_[x.first] != asked_[y.first] ? asked_[x.first] > asked_[y.first] : x.first > y.first;
+  };
+  std::make_heap(runs.begin(), runs.end(), later);
+  order_.reserve(asked_.size());
+  while (!runs.empty()) {
+    std::pop_heap(runs.begin(), runs.end(), later);
+    auto& r = runs.back();
+    order_.push_back(static_cast<std::uint32_t>(r.first++));
+    if (r.first == r.second)
+      runs.pop_back();
+    else
+      std::push_heap(runs.begin(), runs.end(), later);
+  }
 }
 
 template <class T>

@@ -3,6 +3,7 @@
 
 #include <limits>
 
+#include "core/sorted_index.hpp"
 #include "partition/partitioner.hpp"
 
 namespace anabranch::pio {
@@ -78,32 +79,17 @@ std::vector<std::int32_t> partition_sfc_distributed(MPI_Comm comm, const serafin
   {
     // Their coordinates, each read once by one rank.
     const SharedRecord coords(comm, h.npoin, used);
-    const Coordinates x = coords.coordinates(mesh, mesh.x_offset() + 4), y = coords.coordinates(mesh, mesh.y_offset() + 4);
+      const Coordinates x = coords.coordinates(mesh, mesh.x_offset() + 4), y = coords.coordinates(mesh, mesh.y_offset() + 4);
     const SfcCurve curve(-box[0], box[1], -box[2], box[3], s.nelem);
     // Each element's centroid, its vertices summed in their order (the serial sum, to the
-    // bit): a chunk's (node, place) words sorted, walked along `used` for each node's index.
-    std::vector<std::uint64_t> at_node;
-    std::vector<std::int32_t> index;
+    // bit), each vertex's coordinates found by its place in `used`.
+      const SortedIndex used_index(used);
     for (std::int64_t r = 0; r < rounds; ++r) {
       const std::int64_t b = chunk_rows(r);
-      at_node.resize(m);
-      for (std::size_t j = 0; j < m; ++j) at_node[j] = (static_cast<std::uint64_t>(rows[j] - 1) << 32) | j;
-      radix_sort(at_node, [](std::uint64_t w) { return w >> 32; });
-      index.resize(m);
-      std::size_t u = 0;  // galloping along `used` from the last node found
-      for (auto w : at_node) {
-        const auto node = static_cast<std::int32_t>(w >> 32);
-        std::size_t step = 1;
-        while (u + step < used.size() && used[u + step] < node) u += step, step *= 2;
-        u = static_cast<std::size_t>(std::lower_bound(used.begin() + static_cast<std::ptrdiff_t>(u),
-                                                      used.begin() + static_cast<std::ptrdiff_t>(std::min(used.size(), u + step + 1)), node) -
-                                     used.begin());
-        index[w & 0xffffffffu] = static_cast<std::int32_t>(u);
-      }
       for (std::size_t j = 0; j < m; j += static_cast<std::size_t>(s.ndp)) {
         double cx = 0, cy = 0;
         for (int k = 0; k < s.ndp; ++k) {
-          const auto a = static_cast<std::size_t>(index[j + static_cast<std::size_t>(k)]);
+          const auto a = static_cast<std::size_t>(used_index.find(rows[j + static_cast<std::size_t>(k)] - 1));
           cx += x[a];
           cy += y[a];
         }

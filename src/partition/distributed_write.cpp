@@ -4,6 +4,7 @@
 #include <malloc.h>
 
 #include "core/error.hpp"
+#include "core/sorted_index.hpp"
 #include "core/outputs.hpp"
 #include "formats/fortran_text.hpp"
 
@@ -158,19 +159,24 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
   // contour of those), taken before the slice is let go.
   Contour contour;
   std::vector<std::int32_t> numliq, sub_part;
-  std::vector<std::pair<std::int32_t, std::int32_t>> bpoint_of;  // (global node, boundary point), by node
+  std::vector<std::int32_t> bnodes, bpoint_at;  // the boundary points' global nodes, increasing; their .cli lines
+  SortedIndex bnode_index;
   auto bpoint = [&](std::int32_t n) {
-    auto it = std::lower_bound(bpoint_of.begin(), bpoint_of.end(), std::make_pair(n, std::int32_t{-1}));
-    return it != bpoint_of.end() && it->first == n ? it->second : -1;
+    const std::int64_t at = bnode_index.find(n);
+    return at < 0 ? std::int32_t{-1} : bpoint_at[static_cast<std::size_t>(at)];
   };
   std::vector<double> bx, by;  // boundary points' coordinates
   std::vector<std::uint64_t> words;  // the slice's elements with two boundary points: part, then its ndp nodes (1-based)
   if (with_cli) {
     const auto& lines = cli->lines;
-    for (std::size_t k = 0; k < lines.size(); ++k) {
-      bpoint_of.emplace_back(static_cast<std::int32_t>(lines[k].n - 1), static_cast<std::int32_t>(k));
+    std::vector<std::uint64_t> keyed;  // (node, line), by node then line
+    for (std::size_t k = 0; k < lines.size(); ++k) keyed.push_back(pair_word(lines[k].n - 1, static_cast<std::int64_t>(k)));
+    radix_sort(keyed);
+    for (auto w : keyed) {
+      bnodes.push_back(static_cast<std::int32_t>(id_of(w)));
+      bpoint_at.push_back(part_of(w));
     }
-    std::sort(bpoint_of.begin(), bpoint_of.end());  // `words` are found in step 1
+    bnode_index = SortedIndex(bnodes);  // `words` are found in step 1
   }
   // Case files (2D): the sections walked on the slices and the weirs read, on every rank.
   const bool with_cases = nplan == 1 && cases.any();
@@ -324,29 +330,25 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
   }
 
   // 3. Interface nodes: (node, part) to the node's rank, the lists of sharing parts back; in
-  // rounds, each the same share of every rank's range of nodes, so that no rank holds more
-  // than a round's words of every part's nodes.
+  // rounds, each the nodes of one residue modulo 8 (about the same share of every rank's
+  // range of nodes), so that no rank holds more than a round's words of every part's nodes.
   {
-    constexpr std::int64_t kRounds = 8;
+    constexpr std::int32_t kRounds = 8;
     const auto P = static_cast<std::size_t>(size);
-    auto round_of = [&](std::int64_t n, int o) {
-      const std::int64_t f = node_ranks.first(o), c = std::max<std::int64_t>(1, node_ranks.first(o + 1) - f);
-      return (n - f) * kRounds / c;
-    };
     std::vector<std::vector<std::uint64_t>> back(P);
     std::vector<std::uint64_t> np;  // (node, part)
     std::vector<int> counts(P);
     std::vector<std::size_t> at(P);
-    for (std::int64_t round = 0; round < kRounds; ++round) {
+    for (std::int32_t round = 0; round < kRounds; ++round) {
       std::fill(counts.begin(), counts.end(), 0);
       for (const auto& lp : mine)
         for (auto n : lp.knolg)
-          if (const int o = node_ranks.owner(n); round_of(n, o) == round) ++counts[static_cast<std::size_t>(o)];
+          if ((n & (kRounds - 1)) == round) ++counts[static_cast<std::size_t>(node_ranks.owner(n))];
       for (std::size_t d = 0, sum = 0; d < P; ++d) at[d] = sum, sum += static_cast<std::size_t>(counts[d]);
       np.resize(at.back() + static_cast<std::size_t>(counts.back()));
       for (const auto& lp : mine)
         for (auto n : lp.knolg)
-          if (const int o = node_ranks.owner(n); round_of(n, o) == round) np[at[static_cast<std::size_t>(o)]++] = pair_word(n, lp.p);
+          if ((n & (kRounds - 1)) == round) np[at[static_cast<std::size_t>(node_ranks.owner(n))]++] = pair_word(n, lp.p);
       np = exchange(comm, np, counts);
       radix_sort(np);  // by node, then part
       for (std::size_t i = 0; i < np.size();) {
@@ -587,7 +589,8 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
   }
   Coordinates gx, gy;  // their coordinates, in the file's precision
   std::vector<std::int32_t>& held = gnodes;  // the rank's nodes (every plane), once each, increasing
-  auto place = [&held](std::int64_t n) { return std::lower_bound(held.begin(), held.end(), static_cast<std::int32_t>(n)) - held.begin(); };
+  SortedIndex held_index;
+  auto place = [&held_index](std::int64_t n) { return held_index.find(static_cast<std::int32_t>(n)); };
   std::optional<partel::FrictionZones> zones;  // their zones
   collective(comm, [&] {
     // The rank's nodes once each, and where each part's sit among them.
@@ -597,8 +600,9 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     for (const auto& lp : mine)
       for (int j = 0; j < nplan; ++j)
         for (auto node : lp.knolg) held.push_back(static_cast<std::int32_t>(node + j * npoin2));
-    std::sort(held.begin(), held.end());
+    std::sort(held.begin(), held.end());  // in place: a radix sort's second array would be the rank's peak
     held.erase(std::unique(held.begin(), held.end()), held.end());
+    held_index = SortedIndex(held);
     for (auto& lp : mine) {
       lp.at.reserve(lp.knolg.size() * static_cast<std::size_t>(nplan));
       for (int j = 0; j < nplan; ++j)
@@ -726,10 +730,7 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
   gx = shared.coordinates(geo, geo.x_offset() + 4);
   gy = shared.coordinates(geo, geo.y_offset() + 4);
   if (with_cases && !cases.zones.empty()) {
-    auto slot = [&](std::int32_t n) {
-      const auto at = place(n);
-      return at < static_cast<std::int64_t>(held.size()) && held[static_cast<std::size_t>(at)] == n ? at : std::int64_t{-1};
-    };
+    auto slot = [&](std::int32_t n) { return place(n); };
     auto known = zones_by_shares(comm, cases.zones, npoin2, held);
     collective(comm, [&] {
       if (known)

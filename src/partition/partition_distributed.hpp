@@ -23,7 +23,11 @@ struct Slices {
   std::int64_t n = 0;
   int size = 1;
   std::int64_t first(int rank) const { return n / size * rank + std::min<std::int64_t>(rank, n % size); }
-  int owner(std::int64_t e) const;
+  int owner(std::int64_t e) const {
+    const std::int64_t q = n / size, rem = n % size;
+    if (e < (q + 1) * rem) return static_cast<int>(e / (q + 1));
+    return static_cast<int>(rem + (e - (q + 1) * rem) / q);
+  }
 };
 
 // A record of n reals (X, Y, a variable of a frame) read by all ranks together: each rank

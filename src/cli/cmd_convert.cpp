@@ -33,7 +33,7 @@ namespace anabranch::cli {
 namespace {
 
 struct ConvertOptions {
-  std::string input, output, to, strategy = "aggregated";
+  std::string input, output, to, strategy = "aggregated", compress;
   std::int64_t frame = -1;
   std::vector<std::string> solutions;  // a PLOT3D grid's q or function files: one frame each
 };
@@ -56,7 +56,8 @@ std::string target_format(const ConvertOptions& o) {
 
 // Every rank writes its block of nodes; T is the file's precision.
 template <class T>
-void convert_parallel(MPI_Comm comm, const pio::ResultFile& in, const std::string& output, const std::string& strategy) {
+void convert_parallel(MPI_Comm comm, const pio::ResultFile& in, const std::string& output, const std::string& strategy,
+                      const Compression& compress) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -79,6 +80,7 @@ void convert_parallel(MPI_Comm comm, const pio::ResultFile& in, const std::strin
   pio::WriterOptions wo;
   wo.strategy = strategy;
   wo.atomic = true;
+  wo.compress = compress;
   pio::Writer w(comm, output, out, ids.data(), n, wo);
   std::vector<std::vector<T>> values(static_cast<std::size_t>(h.nvar()), std::vector<T>(static_cast<std::size_t>(n)));
   std::vector<const T*> ptrs;
@@ -132,9 +134,9 @@ void convert_alone(const pio::ResultFile& in, const std::string& output) {
 
 // Alone, an HDF5 output is written by HDF5's POSIX driver: no MPI at all. A frame at a time.
 template <class T>
-void convert_alone_hdf5(const pio::ResultFile& in, const std::string& output) {
+void convert_alone_hdf5(const pio::ResultFile& in, const std::string& output, const Compression& compress) {
   const serafin::Header& h = in.header();
-  pio::vtkhdf::LoneOutput file(output, h, {{"strategy", "serial"}});
+  pio::vtkhdf::LoneOutput file(output, h, {{"strategy", "serial"}}, compress);
   if (const serafin::Reader* r = in.serafin_reader()) {
     file.out().write_mesh(r);  // streamed from the file: the mesh is never held whole
   } else {
@@ -566,6 +568,9 @@ Runner add_convert(CLI::App& app, Common& common) {
   sub->add_option("--to", o->to, "output format (multi-block files: raw, hdf5, vtm, plot3d or cgns; a PLOT3D grid: hdf5 or cgns; a CGNS file: raw or hdf5)")->check(CLI::IsMember({"serafin", "hdf5", "vtu", "raw", "vtm", "plot3d", "cgns"}));
   sub->add_option("--frame", o->frame, "VTU and VTK MultiBlock (.vtm): the frame to write, 0-based (default: the last)");
   sub->add_option("--strategy", o->strategy, "SERAFIN output under mpiexec: the write strategy")->capture_default_str();
+  sub->add_option("--compress", o->compress,
+                  "HDF5 output: compress the frames' values with HDF5's shuffle and deflate (any HDF5 reader decodes them): "
+                  "lossless, abs=TOL (every value within TOL) or rel=TOL (within TOL x the variable's range in the frame)");
   sub->add_option("--solution", o->solutions, "a PLOT3D grid's solution (q or function file, binary), one frame each; repeat for more")
       ->check(CLI::ExistingFile);
   sub->add_flag("--json", common.json, "print a JSON summary on stdout");
@@ -592,6 +597,9 @@ Runner add_convert(CLI::App& app, Common& common) {
       return 0;
     }
     pio::make_strategy(o->strategy);  // refuses unknown names, also when run alone (where it is not used)
+    const Compression compress = Compression::parse(o->compress);
+    if (compress.on() && format != "hdf5")
+      throw UsageError("--compress " + o->compress + ": HDF5 outputs only (" + o->output + " is written as " + format + ")");
     // Alone (no MPI launcher), every format is written without MPI: its start-up would cost
     // more than converting a small file (HDF5 through its POSIX driver).
     const bool alone = !pio::started_by_launcher() && format != "cgns";  // CGNS: the engine's, on one rank
@@ -611,9 +619,9 @@ Runner add_convert(CLI::App& app, Common& common) {
       convert_alone(*in, o->output);
     } else if (alone && format == "hdf5") {
       if (single)
-        convert_alone_hdf5<float>(*in, o->output);
+        convert_alone_hdf5<float>(*in, o->output, compress);
       else
-        convert_alone_hdf5<double>(*in, o->output);
+        convert_alone_hdf5<double>(*in, o->output, compress);
     } else if (format == "vtu") {
       pio::collective(comm, [&] {
         if (rank == 0) convert_vtu(*in, o->output, o->frame);
@@ -622,9 +630,9 @@ Runner add_convert(CLI::App& app, Common& common) {
       const std::string strategy = format == "hdf5" || format == "cgns" ? format : o->strategy;
       if (format == "serafin" && strategy == "hdf5") throw UsageError("--strategy hdf5 writes HDF5: name a .h5 output or --to hdf5");
       if (single)
-        convert_parallel<float>(comm, *in, o->output, strategy);
+        convert_parallel<float>(comm, *in, o->output, strategy, compress);
       else
-        convert_parallel<double>(comm, *in, o->output, strategy);
+        convert_parallel<double>(comm, *in, o->output, strategy, compress);
     }
     if (rank != 0) return 0;
     const double seconds = seconds_since(t0);

@@ -18,7 +18,7 @@ namespace {
 
 struct DiffOptions {
   std::string a, b, frames, variables;
-  std::vector<std::string> atol, rtol, tol;
+  std::vector<std::string> atol, rtol, tol, range_tol;
   bool values_only = false;
 };
 
@@ -35,19 +35,19 @@ double tolerance_value(const std::string& text, const std::string& option) {
 // "--atol 1e-3" (every variable) or "--atol 'VELOCITY U=1e-3'" (that variable; its other
 // tolerance is the one for every variable). pass 0: the ones for every variable; pass 1: per
 // variable.
-void add_tolerances(const std::vector<std::string>& given, bool absolute, const std::string& option, int pass,
+void add_tolerances(const std::vector<std::string>& given, double pio::Tolerance::*field, const std::string& option, int pass,
                     pio::CompareOptions& o) {
   for (const auto& g : given) {
     const auto eq = g.rfind('=');
     if (eq == std::string::npos) {
-      if (pass == 0) (absolute ? o.all.atol : o.all.rtol) = tolerance_value(g, option);
+      if (pass == 0) o.all.*field = tolerance_value(g, option);
       continue;
     }
     if (pass == 0) continue;
     const std::string name = pio::variable_key(g.substr(0, eq));
     if (name.empty()) throw UsageError(option + " " + g + ": NAME=VALUE, NAME a variable");
     auto it = o.per_var.emplace(name, o.all).first;
-    (absolute ? it->second.atol : it->second.rtol) = tolerance_value(g.substr(eq + 1), option);
+    it->second.*field = tolerance_value(g.substr(eq + 1), option);
   }
 }
 
@@ -159,6 +159,10 @@ Runner add_diff(CLI::App& app, Common& common) {
                   "relative tolerance, of max(|a|, |b|): X or 'NAME=X' (repeatable; default 0). A value differs when "
                   "|a - b| > atol + rtol * max(|a|, |b|)")
       ->allow_extra_args(false);
+  sub->add_option("--range-tol", o->range_tol,
+                  "tolerance as a fraction of A's range (max - min) in each frame: X or 'NAME=X' (repeatable; added to the "
+                  "absolute one): a file written with --compress rel=X against its source is within --range-tol X")
+      ->allow_extra_args(false);
   sub->add_option("--tol", o->tol, "'NAME=X': the absolute tolerance of one variable (as --atol NAME=X)")->allow_extra_args(false);
   sub->add_option("--frames", o->frames, "frames to compare, 0-based: 3, -1 (the last), 2:5 (2 to 5, both included), 5: or a comma list (default: all)");
   sub->add_option("--variables", o->variables, "compare these variables only: NAME,NAME,... (default: all both files have)");
@@ -169,9 +173,10 @@ Runner add_diff(CLI::App& app, Common& common) {
     for (const auto& t : o->tol)
       if (t.find('=') == std::string::npos) throw UsageError("--tol " + t + ": NAME=X (for every variable: --atol X)");
     for (int pass = 0; pass < 2; ++pass) {
-      add_tolerances(o->atol, true, "--atol", pass, co);
-      add_tolerances(o->rtol, false, "--rtol", pass, co);
-      add_tolerances(o->tol, true, "--tol", pass, co);
+      add_tolerances(o->atol, &pio::Tolerance::atol, "--atol", pass, co);
+      add_tolerances(o->rtol, &pio::Tolerance::rtol, "--rtol", pass, co);
+      add_tolerances(o->tol, &pio::Tolerance::atol, "--tol", pass, co);
+      add_tolerances(o->range_tol, &pio::Tolerance::range, "--range-tol", pass, co);
     }
     co.values_only = o->values_only;
     for (std::size_t at = 0; !o->variables.empty() && at <= o->variables.size();) {
@@ -200,6 +205,7 @@ Runner add_diff(CLI::App& app, Common& common) {
         j["name"] = v.name;
         j["atol"] = v.tol.atol;
         j["rtol"] = v.tol.rtol;
+        if (v.tol.range > 0) j["range_tol"] = v.tol.range;
         if (v.total.frame_abs >= 0) j["frame"] = v.total.frame_abs;
         if (v.total.frame_rel >= 0) j["frame_rel"] = v.total.frame_rel;
         nlohmann::json per = nlohmann::json::array();

@@ -382,6 +382,8 @@ nlohmann::json describe(const std::string& path, bool check, bool stats) {
   for (const auto& [k, v] : file->extras()) {
     if (k.rfind("provenance.", 0) == 0)
       j["provenance"][k.substr(11)] = v;
+    else if (k.rfind("compression.", 0) == 0)
+      j["compression"][k.substr(12)] = v;
     else
       j[k] = v;
   }
@@ -505,6 +507,10 @@ void print_text(const nlohmann::json& j, int max_times) {
                 b["variable"].get<std::string>().c_str(), b["node"].get<long long>());
   }
   std::printf("\n");
+  if (j.contains("compression")) {
+    std::printf("  compressed\n");
+    for (const auto& [k, v] : j["compression"].items()) std::printf("    %-17s %s\n", k.c_str(), v.get<std::string>().c_str());
+  }
   if (j.contains("provenance")) {
     std::printf("  provenance\n");
     for (const auto& [k, v] : j["provenance"].items()) std::printf("    %-17s %s\n", k.c_str(), v.get<std::string>().c_str());

@@ -228,17 +228,23 @@ bool exists(hid_t loc, const std::string& path) {
 }
 
 Handle create_dataset(hid_t loc, const std::string& name, hid_t type, std::int64_t n, std::int64_t chunk,
-                      const std::string& file, bool early) {
+                      const std::string& file, bool early, int deflate) {
   const hsize_t dims = static_cast<hsize_t>(n);
   const hsize_t maxdims = chunk > 0 ? H5S_UNLIMITED : dims;
   Handle space(check(H5Screate_simple(1, &dims, &maxdims), "H5Screate_simple", file));
   Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate", file));
-  check_status(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), "H5Pset_fill_time", file);
   Handle dapl(check(H5Pcreate(H5P_DATASET_ACCESS), "H5Pcreate", file));
+  // HDF5 refuses filters on a dataset whose fill values are never written.
+  if (deflate <= 0 || chunk <= 0) check_status(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), "H5Pset_fill_time", file);
   if (chunk > 0) {
     const hsize_t c = static_cast<hsize_t>(chunk);
     check_status(H5Pset_chunk(dcpl, 1, &c), "H5Pset_chunk", file);
-    if (early) check_status(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time", file);
+    if (deflate > 0) {
+      check_status(H5Pset_shuffle(dcpl), "H5Pset_shuffle", file);
+      check_status(H5Pset_deflate(dcpl, static_cast<unsigned>(deflate)), "H5Pset_deflate", file);
+    } else if (early) {
+      check_status(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time", file);
+    }
     // No chunk cache: a chunk goes to the file in the write that fills it, so a full disk
     // fails that write (a cached chunk would fail later, in a close whose status is lost).
     check_status(H5Pset_chunk_cache(dapl, 0, 0, 1.0), "H5Pset_chunk_cache", file);

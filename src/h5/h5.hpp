@@ -81,8 +81,10 @@ bool exists(hid_t loc, const std::string& path);
 // Creates a 1-D dataset of n values of type `type`; extendible (unlimited, chunked by
 // `chunk` values) when chunk > 0. Fill values are never written. early: chunks allocated
 // when the extent covers them (H5Dset_extent), so their addresses are known before any write.
+// deflate > 0 (chunked only): HDF5's byte shuffle and deflate at that level, filters every
+// HDF5 reader has (HDF5 then allocates each chunk when it is written, at its size).
 Handle create_dataset(hid_t loc, const std::string& name, hid_t type, std::int64_t n, std::int64_t chunk,
-                      const std::string& file, bool early = false);
+                      const std::string& file, bool early = false, int deflate = 0);
 // The file offset of the allocated chunk holding element `at` of a chunked 1-D dataset.
 std::int64_t chunk_offset(hid_t dset, std::int64_t at, const std::string& file);
 // Creates an (rows x cols) dataset.

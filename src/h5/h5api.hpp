@@ -43,13 +43,13 @@ struct Global {
   X(H5Aclose) X(H5Acreate2) X(H5Adelete) X(H5Aexists) X(H5Aget_space) X(H5Aget_type) X(H5Aiterate2) \
   X(H5Aopen) X(H5Aread) X(H5Awrite) \
   X(H5Dclose) X(H5Dcreate2) X(H5Dget_chunk_info_by_coord) X(H5Dget_create_plist) X(H5Dget_offset) X(H5Dget_space) X(H5Dget_type) \
-  X(H5Dopen2) X(H5Dread) \
+  X(H5Dget_storage_size) X(H5Dopen2) X(H5Dread) \
   X(H5Dset_extent) X(H5Dwrite) \
   X(H5Eclear2) X(H5Eset_auto2) X(H5Ewalk2) \
   X(H5Fclose) X(H5Fcreate) X(H5Fflush) X(H5Fget_eoa) X(H5Fget_filesize) X(H5Fget_vfd_handle) X(H5Fopen) \
   X(H5Gclose) X(H5Gcreate2) X(H5Gget_create_plist) X(H5Gget_info) X(H5Gopen2) \
   X(H5Iget_name) X(H5Iget_type) X(H5Lcreate_external) X(H5Lexists) X(H5Literate) X(H5Oopen_by_addr) \
-  X(H5Pget_chunk) X(H5Pget_layout) X(H5Pget_link_creation_order) X(H5Pget_nfilters) \
+  X(H5Pget_chunk) X(H5Pget_filter2) X(H5Pget_layout) X(H5Pget_link_creation_order) X(H5Pget_nfilters) X(H5Pset_deflate) X(H5Pset_shuffle) \
   X(H5Pclose) X(H5Pcreate) X(H5Pset_alignment) X(H5Pset_all_coll_metadata_ops) X(H5Pset_alloc_time) \
   X(H5Pset_chunk) X(H5Pset_chunk_cache) X(H5Pset_coll_metadata_write) X(H5Pset_dxpl_mpio) X(H5Pget_mdc_config) X(H5Pset_mdc_config) \
   X(H5Pset_fapl_mpio) X(H5Pset_fill_time) X(H5Pset_layout) \
@@ -121,6 +121,10 @@ AB_H5_GLOBALS(AB_H5_NAME)
 #define H5Pget_chunk AB_H5_LAZY(H5Pget_chunk)
 #define H5Pget_link_creation_order AB_H5_LAZY(H5Pget_link_creation_order)
 #define H5Pget_nfilters AB_H5_LAZY(H5Pget_nfilters)
+#define H5Pget_filter2 AB_H5_LAZY(H5Pget_filter2)
+#define H5Pset_deflate AB_H5_LAZY(H5Pset_deflate)
+#define H5Pset_shuffle AB_H5_LAZY(H5Pset_shuffle)
+#define H5Dget_storage_size AB_H5_LAZY(H5Dget_storage_size)
 #define H5Gopen2 AB_H5_LAZY(H5Gopen2)
 #define H5Iget_name AB_H5_LAZY(H5Iget_name)
 #define H5Iget_type AB_H5_LAZY(H5Iget_type)

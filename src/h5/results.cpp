@@ -69,6 +69,7 @@ class Hdf5File final : public ResultFile {
     std::map<std::string, std::string> e;
     e["vtkhdf_version"] = in_.vtkhdf_version();
     for (const auto& [k, v] : in_.provenance()) e["provenance." + k] = v;
+    for (const auto& [k, v] : in_.compression()) e["compression." + k] = v;
     return e;
   }
   std::vector<std::int64_t> in_place(std::int64_t frame, int var) const override { return in_.in_place(frame, var); }

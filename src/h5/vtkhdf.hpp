@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/compression.hpp"
 #include "grid/mesh.hpp"
 #include "formats/serafin.hpp"
 
@@ -57,6 +58,11 @@ struct OutputOptions {
   std::int64_t alignment = 0;                      // align datasets to this (the stripe size); 0: none
   bool flush_frames = false;                       // H5Fflush after every frame (a killed run keeps its frames)
   std::int64_t chunk_bytes = 0;                    // the most bytes of a chunk of a variable's frame (0: HDF5's 4 GiB)
+  // The frames' values compressed (core/compression.hpp): HDF5's shuffle and deflate on
+  // chunks of compress_chunk values (0: a frame), values rounded within a lossy bound
+  // first; written by write_frame (not add_frame, whose chunks the engine fills in place).
+  Compression compress;
+  std::int64_t compress_chunk = 0;
   std::map<std::string, std::string> provenance;  // extra provenance attributes (strategy, hints, ...)
 };
 
@@ -113,7 +119,8 @@ class Output {
 // a failed check), or ended by a signal, it leaves nothing.
 class LoneOutput {
  public:
-  LoneOutput(const std::string& path, const serafin::Header& header, const std::map<std::string, std::string>& provenance);
+  LoneOutput(const std::string& path, const serafin::Header& header, const std::map<std::string, std::string>& provenance,
+             const Compression& compress = {});
   ~LoneOutput();
   LoneOutput(const LoneOutput&) = delete;
   LoneOutput& operator=(const LoneOutput&) = delete;
@@ -146,6 +153,10 @@ class Input {
   std::string vtkhdf_version() const;
   std::vector<std::string> point_data_names() const;
   std::map<std::string, std::string> provenance() const;
+  // Each variable stored through filters: its filters, the bound it was written within
+  // (compress=SPEC) and the bytes it takes against its values' ("shuffle+deflate, rel=0.0001,
+  // 3.21x (113,288 of 363,720 bytes)"); empty when no variable is filtered.
+  std::map<std::string, std::string> compression() const;
 
   Mesh read_mesh() const;
   // Pieces of the mesh, as SERAFIN holds them: IKLE of elements [first, first + count)

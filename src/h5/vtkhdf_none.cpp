@@ -23,7 +23,9 @@ void Output::write_mesh(const Mesh*) { refuse("HDF5 output"); }
 void Output::write_mesh(const serafin::Reader*) { refuse("HDF5 output"); }
 void Output::write_frame(double, std::int64_t, std::int64_t, const void*) { refuse("HDF5 output"); }
 
-LoneOutput::LoneOutput(const std::string& path, const serafin::Header&, const std::map<std::string, std::string>&) { refuse(path); }
+LoneOutput::LoneOutput(const std::string& path, const serafin::Header&, const std::map<std::string, std::string>&, const Compression&) {
+  refuse(path);
+}
 LoneOutput::~LoneOutput() = default;
 void LoneOutput::commit() {}
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/byteorder.hpp"
+#include "core/compression.hpp"
 #include "formats/serafin.hpp"
 #include "parallel/hints.hpp"
 
@@ -271,6 +272,7 @@ struct StrategySetup {
   bool file_per_step = false;  // hdf5: one file per frame
   bool flush_frames = false;   // hdf5: flush after every frame
   std::int64_t chunk_bytes = 0;  // hdf5: the most bytes of a chunk (0: HDF5's limit)
+  Compression compress;          // hdf5: the frames' values compressed (core/compression.hpp)
   std::map<std::string, std::string> provenance;  // extra facts for self-describing formats
   bool atomic = false;         // files appear under their names only when complete
 };

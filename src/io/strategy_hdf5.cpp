@@ -4,7 +4,11 @@
 // HDF5 allocates when the frame is added, and the aggregated strategy writes every rank's
 // owned values at those chunks' addresses, as it writes a SERAFIN frame. One file per step
 // does the same in a file of its own for each frame, linked to the first one's mesh.
+// Compressed frames (compress=SPEC) take HDF5's filters instead: each rank gathers the
+// values of one block of nodes, a chunk of its own (no chunk shared between writers), and
+// HDF5's collective filtered write compresses every chunk on the rank that holds it.
 #include <algorithm>
+#include <cstring>
 #include <cstdlib>
 #include <optional>
 
@@ -58,6 +62,8 @@ class Hdf5Strategy final : public Strategy {
     o.final_path = s_.final_path;
     o.flush_frames = s_.flush_frames;
     o.chunk_bytes = s_.chunk_bytes;
+    o.compress = s_.compress;
+    if (s_.compress.on()) plan_blocks(size);
     o.xdmf = !s_.file_per_step;  // one file per step: the series' sidecar at close
     o.provenance["strategy"] = s_.file_per_step ? "hdf5 (one file per step)" : "hdf5";
     o.provenance["hints"] = s_.hints.str();
@@ -70,6 +76,15 @@ class Hdf5Strategy final : public Strategy {
 
   void write(const EncodedFrame& frame) override {
     if (s_.file_per_step && steps_ > 0) open_file();
+    if (s_.compress.on()) {
+      write_blocks(frame);
+      if (s_.file_per_step) {
+        close_file();
+        times_.push_back(frame.time);
+      }
+      ++steps_;
+      return;
+    }
     frame_->set(frame.index, out_->add_frame(frame.time));
     bytes_->write(frame);
     if (out_->settles() || s_.file_per_step) bytes_->wait();
@@ -83,6 +98,39 @@ class Hdf5Strategy final : public Strategy {
 
   void wait() override {
     if (bytes_) bytes_->wait();
+  }
+
+  // Compressed frames: rank r gathers nodes [r * block_, (r + 1) * block_), a chunk.
+  void plan_blocks(int size) {
+    const std::int64_t npoin = s_.header.npoin;
+    block_ = std::max<std::int64_t>(1, (npoin + size - 1) / size);
+    send_counts_.assign(static_cast<std::size_t>(size), 0);
+    for (auto g : *s_.owned) ++send_counts_[static_cast<std::size_t>(g / block_)];  // increasing: grouped by block
+    const std::vector<std::int64_t> got = exchange(s_.comm, *s_.owned, send_counts_, &recv_counts_);
+    first_ = std::min(npoin, rank_ * block_);
+    count_ = std::min(npoin, first_ + block_) - first_;
+    if (static_cast<std::int64_t>(got.size()) != count_)
+      throw UsageError("compressed output: the ranks' nodes do not cover the mesh once each");
+    place_.resize(got.size());
+    for (std::size_t i = 0; i < got.size(); ++i) place_[i] = got[i] - first_;
+  }
+
+  void write_blocks(const EncodedFrame& frame) {
+    const int rs = s_.layout.real_bytes, nvar = s_.header.nvar();
+    const auto n = static_cast<std::int64_t>(s_.owned->size());
+    const int words = rs / 4;  // a value's 4-byte words
+    std::vector<std::uint32_t> mine(static_cast<std::size_t>(n * words));
+    std::vector<unsigned char> block(static_cast<std::size_t>(nvar * count_ * rs));
+    std::vector<int> counts(send_counts_.size());
+    for (std::size_t d = 0; d < counts.size(); ++d) counts[d] = send_counts_[d] * words;
+    for (int v = 0; v < nvar; ++v) {
+      if (n > 0) frame.encoder->encode(v, 0, n, reinterpret_cast<unsigned char*>(mine.data()));
+      const std::vector<std::uint32_t> got = exchange(s_.comm, mine, counts);
+      unsigned char* to = block.data() + static_cast<std::size_t>(v) * static_cast<std::size_t>(count_ * rs);
+      for (std::size_t i = 0; i < place_.size(); ++i)
+        std::memcpy(to + place_[i] * rs, got.data() + i * static_cast<std::size_t>(words), static_cast<std::size_t>(rs));
+    }
+    out_->write_frame(frame.time, first_, count_, block.data());
   }
 
   void close() override {
@@ -122,6 +170,7 @@ class Hdf5Strategy final : public Strategy {
   void open_file() {
     vtkhdf::OutputOptions o = options_;
     o.final_path = file_name();
+    if (s_.compress.on()) o.compress_chunk = block_;  // a chunk a rank
     if (s_.file_per_step && steps_ > 0) o.mesh_link = base_name(vtkhdf::step_path(s_.final_path, 0));
     {
       const CreatingTemporary creating;
@@ -135,6 +184,7 @@ class Hdf5Strategy final : public Strategy {
     } else if (o.mesh_link.empty()) {
       out_->write_mesh(rank_ == 0 ? s_.mesh : nullptr);
     }
+    if (s_.compress.on()) return;  // the frames go through write_frame
     frame_ = std::make_unique<StretchedFrame>(*s_.frame, out_->chunk_values() * s_.layout.real_bytes);
     StrategySetup b = s_;
     b.path = open_name();
@@ -148,6 +198,7 @@ class Hdf5Strategy final : public Strategy {
   }
 
   void close_bytes() {
+    if (!bytes_) return;
     bytes_->close();
     add(done_, bytes_->phases());
     bytes_.reset();
@@ -188,6 +239,11 @@ class Hdf5Strategy final : public Strategy {
   std::int64_t steps_ = 0;
   std::optional<OutputName> step_;  // one file per step: the step's temporary
   std::vector<double> times_;  // one file per step: for the XDMF series
+  // Compressed frames: this rank's block of nodes, the owned values' counts by block, the
+  // counts received and where each received value sits in the block.
+  std::int64_t block_ = 0, first_ = 0, count_ = 0;
+  std::vector<int> send_counts_, recv_counts_;
+  std::vector<std::int64_t> place_;
 };
 
 }  // namespace

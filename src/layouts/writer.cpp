@@ -25,6 +25,8 @@ WriterOptions WriterOptions::parse(const std::string& text) {
       o.writers_per_node = static_cast<int>(std::min<std::int64_t>(option_number(k, v, 1, true), INT_MAX));
     else if (k == "buffer_bytes" || k == "chunk_bytes")
       (k == "buffer_bytes" ? o.buffer_bytes : o.chunk_bytes) = option_number(k, v, k == "buffer_bytes" ? 1024 : 64);
+    else if (k == "compress")
+      o.compress = Compression::parse(v);
     else if (k == "partition_method" || k == "partition_parts")
       o.provenance[k] = v;
     else if (k == "owner") {
@@ -51,6 +53,9 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
     strategy_ = make_strategy(options_.strategy);
     if (strategy_->serafin_file()) serafin::check_record_limits(header_);
     if (options_.file_per_step && strategy_->serafin_file()) throw UsageError("file_per_step is an option of the hdf5 strategy");
+    if (options_.compress.on() && options_.strategy != "hdf5")
+      throw UsageError("compress=" + options_.compress.str() + ": an option of HDF5 outputs (the hdf5 strategy, a .h5 file), not of " +
+                       options_.strategy);
     if (nlocal_ < 0) throw UsageError("negative number of local nodes");
     refuse_open_input(path_);
   });
@@ -96,6 +101,7 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
   setup.file_per_step = options_.file_per_step;
   setup.flush_frames = options_.flush_frames;
   setup.chunk_bytes = options_.chunk_bytes;
+  setup.compress = options_.compress;
   setup.provenance = options_.provenance;
   setup.atomic = options_.atomic;
   // Rank 0's geometry file (when it gives no mesh in memory), for every rank: the ranks

@@ -36,11 +36,12 @@ struct WriterOptions {
   bool flush_frames = false;   // hdf5: flush the file after every frame (a killed run keeps its frames; costs a sync)
   std::int64_t chunk_bytes = 0;  // hdf5: the most bytes of one chunk of a variable's frame (0: HDF5's 4 GiB limit)
   bool owner_highest = false;  // "owner=highest": a node held by several ranks is written by the highest (gretel's rule)
+  Compression compress;        // hdf5: "compress=lossless", "compress=rel=1e-4", "compress=abs=0.001"
   // Facts recorded in self-describing outputs (hdf5): partition_method, partition_parts.
   std::map<std::string, std::string> provenance;
 
   // "strategy=collective writers_per_node=2 buffer_bytes=8388608 atomic=1 file_per_step=1
-  // flush_frames=1 chunk_bytes=1073741824 shared_memory=0 owner=highest
+  // flush_frames=1 chunk_bytes=1073741824 shared_memory=0 owner=highest compress=rel=1e-4
   // partition_method=metis partition_parts=64 cb_nodes=4 ...": the keys above, anything
   // else is an MPI-IO hint.
   static WriterOptions parse(const std::string& text);

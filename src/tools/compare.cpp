@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -273,8 +274,14 @@ void fold(Extreme& total, const Extreme& f, std::int64_t frame) {
 // One pass without branches for the largest differences and the counts, then a scan for
 // the first node where each largest one is. Pairs with a NaN take no part in the largest
 // differences; a NaN on one side only is beyond any tolerance.
-Extreme differences(const double* a, const double* b, std::int64_t n, const Tolerance& tol) {
+Extreme differences(const double* a, const double* b, std::int64_t n, Tolerance tol) {
   Extreme e;
+  if (tol.range > 0) {  // A's range in this frame, its finite values
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (std::int64_t i = 0; i < n; ++i)
+      if (std::isfinite(a[i])) lo = std::min(lo, a[i]), hi = std::max(hi, a[i]);
+    if (hi >= lo) tol.atol += tol.range * (hi - lo);
+  }
   auto rel_of = [](double d, double m) { return m > 0 ? d / m : 0.0; };
   double maxd = -1, maxr = -1;
   std::int64_t beyond = 0, nan = 0;

@@ -47,6 +47,7 @@ std::string variable_key(const std::string& name);
 
 struct Tolerance {
   double atol = 0, rtol = 0;
+  double range = 0;  // a fraction of A's range (max - min of its values) in the frame, added to atol
 };
 
 struct CompareOptions {
@@ -64,7 +65,7 @@ struct Extreme {
   std::int64_t node_abs = -1, node_rel = -1, frame_abs = -1, frame_rel = -1;  // 0-based; -1: none
   double a = 0, b = 0;              // the values where |a - b| is largest
   double x = 0, y = 0;              // and that node's coordinates (A's)
-  std::int64_t beyond = 0;          // values with |a - b| > atol + rtol * max(|a|, |b|)
+  std::int64_t beyond = 0;          // values with |a - b| > atol + range * (A's range) + rtol * max(|a|, |b|)
   std::int64_t nan = 0;             // values NaN on one side only (counted in beyond)
 };
 

@@ -227,6 +227,31 @@ def test_restart_from_hdf5(ab, mesh, parted, first, then, read_strategy):
     assert (mesh / "again.slf").read_bytes() == (mesh / "ref.slf").read_bytes()
 
 
+def test_compressed_frames_within_their_bound_and_a_restart_reads_them(mesh, parted):
+    """compress=SPEC in the solver's option string: its frames within the bound of the same run
+    uncompressed (h5py decodes them), and a restart on another rank count reads them back."""
+    h5py = pytest.importorskip("h5py")
+    import numpy as np
+    mpirun(3, SOLVER, parted(3), mesh / "mesh.slf", mesh / "plain.h5", "hdf5", 6)
+    mpirun(3, SOLVER, parted(3), mesh / "mesh.slf", mesh / "packed.h5", "hdf5 compress=rel=1e-3", 6)
+    mpirun(2, SOLVER, parted(2), mesh / "mesh.slf", mesh / "again.h5", "hdf5 compress=lossless", 6, mesh / "packed.h5", 3, "hdf5")
+
+    def frames(path):
+        with h5py.File(path, "r") as f:
+            pd = f["VTKHDF/PointData"]
+            return {k: (pd[k][()].reshape(6, -1).astype(np.float64), pd[k].compression) for k in pd}
+
+    plain, packed, again = frames(mesh / "plain.h5"), frames(mesh / "packed.h5"), frames(mesh / "again.h5")
+    for k, (a, _) in plain.items():
+        b, filt = packed[k]
+        assert filt == "gzip" and again[k][1] == "gzip"
+        for f in range(6):
+            assert np.abs(a[f] - b[f]).max() <= 1e-3 * (a[f].max() - a[f].min()), (k, f)
+        # The restarted run copies the frames before its restart frame: the decoded values.
+        for f in range(3):
+            np.testing.assert_array_equal(again[k][0][f], b[f])
+
+
 def test_restart_in_fortran_and_python(mesh, parted):
     """The Fortran and Python solvers restart from the C solver's file on other rank counts
     and write its bits."""

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Compressed HDF5 outputs: ratio and speed per SPEC.
+
+Ratio: every TELEMAC result in ../shared/data/telemac converted to HDF5 (`anabranch convert
+IN OUT.h5 --compress SPEC`, alone), the result values only (the PointData datasets' stored
+bytes against their values' bytes), summed over the files; beside them HDF5's own deflate
+without the shuffle (h5py's gzip, level 4, a frame a chunk) on the same values, and the file
+order against a Z-order (Morton) order of the nodes (a mesh-aware order; the file's wins or
+loses per file). Every value is checked against the source by h5py and numpy (not
+anabranch's reader): lossless bit for bit, rel=TOL within TOL x the variable's range in the
+frame.
+
+Speed: a generated mesh (`anabranch generate -n N --frames F`) written to HDF5 under
+`mpiexec -n R` uncompressed and with each SPEC, and read back (`convert OUT.h5 back.slf`
+under mpiexec -n R), the median of --repeat runs, wall time of the whole command.
+Usage: bench/compress.py [--elements 2000000] [--frames 5] [--ranks 2] [--repeat 3] [--work DIR] [--quick]
+"""
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = pathlib.Path(__file__).resolve().parent
+BUILD = pathlib.Path(os.environ.get("ANABRANCH_BUILD", HERE.parent / "build"))
+AB = os.environ.get("ANABRANCH", str(BUILD / "src/cli/anabranch"))
+DATA = pathlib.Path(os.environ.get("AB_TELEMAC_DATA", HERE.parents[1] / "shared/data/telemac"))
+sys.path.insert(0, str(HERE.parent / "tests/python"))
+import slf  # noqa: E402  (the tests' independent SERAFIN reader)
+
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1", ANABRANCH_PROGRESS="0")
+SPECS = ["lossless", "rel=1e-4", "rel=1e-3"]
+
+
+def run(*args, ranks=0):
+    cmd = ([os.environ.get("MPIEXEC", "mpiexec"), "-n", str(ranks)] if ranks else []) + [AB, "-q", *map(str, args)]
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, env=ENV, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def source_values(path):
+    s = slf.read(path)
+    names = [v[:16].strip() for v in s.vars]
+    return s, {k: np.array([np.asarray(fr[1][i]) for fr in s.frames]) for i, k in enumerate(names)}
+
+
+def stored(h5, check=None):
+    """(stored bytes, values' bytes) of the PointData datasets; check(name, frames) on each."""
+    import h5py
+    with h5py.File(h5, "r") as f:
+        pd = f["VTKHDF/PointData"]
+        size = sum(pd[k].id.get_storage_size() for k in pd)
+        raw = sum(pd[k].size * pd[k].dtype.itemsize for k in pd)
+        if check:
+            for k in pd:
+                check(k, pd[k][()])
+    return size, raw
+
+
+def checker(values, spec):
+    kind, _, tol = spec.partition("=")
+
+    def check(name, got):
+        want = values[name]
+        got = got.reshape(want.shape)
+        for f in range(want.shape[0]):
+            w, g = want[f].astype(np.float64), got[f].astype(np.float64)
+            ok = ~np.isnan(w)
+            if kind == "lossless":
+                assert np.array_equal(g[ok], w[ok]), (name, f)
+            else:
+                bound = float(tol) * (w[ok].max() - w[ok].min()) if kind == "rel" else float(tol)
+                assert np.all(np.abs(g[ok] - w[ok]) <= bound), (name, f, np.abs(g[ok] - w[ok]).max(), bound)
+    return check
+
+
+def morton(x, y):
+    def q(a):
+        a = (a - a.min()) / max(a.max() - a.min(), 1e-30)
+        return (a * 65535).astype(np.uint64)
+    X, Y, key = q(x), q(y), np.zeros(len(x), dtype=np.uint64)
+    for b in range(16):
+        key |= ((X >> np.uint64(b)) & np.uint64(1)) << np.uint64(2 * b) | ((Y >> np.uint64(b)) & np.uint64(1)) << np.uint64(2 * b + 1)
+    return np.argsort(key, kind="stable")
+
+
+def h5py_deflate(values, work, order=None, rounded_like=None):
+    """Stored bytes of the values through h5py's gzip (level 4), with and without the shuffle."""
+    import h5py
+    out = {}
+    for shuffle in (False, True):
+        p = work / "ref.h5"
+        with h5py.File(p, "w") as f:
+            for k, v in values.items():
+                v = rounded_like[k] if rounded_like is not None else v
+                v = v if order is None else v[:, order]
+                f.create_dataset(k, data=v, chunks=(1, v.shape[1]), compression="gzip", compression_opts=4, shuffle=shuffle)
+        with h5py.File(p, "r") as f:
+            out[shuffle] = sum(f[k].id.get_storage_size() for k in f)
+    return out
+
+
+def ratios(work):
+    import h5py
+    files = sorted(p for p in DATA.glob("*.slf") if not p.name.startswith("geo_"))
+    if not files:
+        print(f"no TELEMAC results in {DATA}: ratios on the generated mesh only")
+        return [], {}
+    rows, totals = [], {}
+    for p in files:
+        s, values = source_values(p)
+        raw = sum(v.size * v.dtype.itemsize for v in values.values())
+        row = {"file": p.name, "values": raw}
+        for spec in SPECS:
+            out = work / "c.h5"
+            run("convert", p, out, "--compress", spec)
+            row[spec], _ = stored(out, checker(values, spec))
+            if spec == "rel=1e-4":  # the same rounded values in a Z-order of the nodes
+                with h5py.File(out, "r") as f:
+                    rounded = {k: f["VTKHDF/PointData"][k][()].reshape(values[k].shape) for k in values}
+                n2 = len(s.x) // s.nplan
+                o2 = morton(np.asarray(s.x[:n2], dtype=np.float64), np.asarray(s.y[:n2], dtype=np.float64))
+                order = np.concatenate([o2 + k * n2 for k in range(s.nplan)])
+                row["rel=1e-4 z-order"] = h5py_deflate(values, work, order, rounded)[True]
+        ref = h5py_deflate(values, work)
+        row["deflate"], row["shuffle+deflate (h5py)"] = ref[False], ref[True]
+        rows.append(row)
+        for k, v in row.items():
+            if k != "file":
+                totals[k] = totals.get(k, 0) + v
+    cols = ["deflate", "shuffle+deflate (h5py)"] + SPECS + ["rel=1e-4 z-order"]
+    print(f"{'file':46} {'values':>10} " + " ".join(f"{c:>14}" for c in cols))
+    for r in rows + [dict(totals, file="all")]:
+        print(f"{r['file']:46} {r['values']:>10} " + " ".join(f"{r['values'] / r[c]:>13.2f}x" for c in cols))
+    return rows, totals
+
+
+def speeds(work, elements, frames, ranks, repeat):
+    src = work / "gen.slf"
+    if not src.exists():
+        run("generate", "-n", elements, "--frames", frames, "-o", src)
+    out = []
+    base = None
+    for spec in [None] + SPECS:
+        h5 = work / "s.h5"
+        extra = [] if spec is None else ["--compress", spec]
+        w = statistics.median(run("convert", src, h5, *extra, ranks=ranks) for _ in range(repeat))
+        size = stored(h5)
+        r = statistics.median(run("convert", h5, work / "back.slf", ranks=ranks) for _ in range(repeat))
+        if base is None:
+            base = (w, r)
+        out.append({"spec": spec or "none", "write_s": w, "read_s": r, "ratio": size[1] / size[0],
+                    "write_vs_none": w / base[0], "read_vs_none": r / base[1]})
+        print(f"{spec or 'none':10} write {w:7.3f} s ({w / base[0]:.2f}x)  read {r:7.3f} s ({r / base[1]:.2f}x)  ratio {size[1] / size[0]:.2f}x")
+    return out
+
+
+def main():
+    a = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    a.add_argument("--elements", type=int, default=2_000_000)
+    a.add_argument("--frames", type=int, default=5)
+    a.add_argument("--ranks", type=int, default=2)
+    a.add_argument("--repeat", type=int, default=3)
+    a.add_argument("--work", default="bench-work-compress")
+    a.add_argument("--json")
+    a.add_argument("--quick", action="store_true", help="small generated mesh, one run each (the test suite)")
+    o = a.parse_args()
+    work = pathlib.Path(o.work)
+    work.mkdir(parents=True, exist_ok=True)
+    if o.quick:
+        o.elements, o.frames, o.repeat = 20_000, 2, 1
+    rows, totals = ratios(work)
+    speed = speeds(work, o.elements, o.frames, o.ranks, o.repeat)
+    if o.json:
+        pathlib.Path(o.json).write_text(json.dumps({"files": rows, "totals": totals, "speed": speed}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

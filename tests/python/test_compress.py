@@ -1,0 +1,156 @@
+"""Compressed HDF5 outputs (`--compress SPEC`, `compress=SPEC`): h5py decodes them with HDF5's
+own filters (no plugin), and numpy checks every value against the SERAFIN source read by
+tests/python/slf.py: lossless is bit for bit, abs=TOL within TOL, rel=TOL within TOL x the
+variable's range in that frame; the decoded values are the same whatever the rank count."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import conftest
+import gen
+import slf
+from conftest import assert_failed_cleanly, assert_status
+
+h5py = pytest.importorskip("h5py")
+
+
+def mpirun(n, *args, env=None):
+    return conftest.mpirun(n, conftest.EXE, *args, timeout=300, env=env)
+
+
+def decoded(path):
+    """{variable: (frames, npoin) array} and {variable: (filters, the bound attribute)}."""
+    with h5py.File(path, "r") as f:
+        pd = f["VTKHDF/PointData"]
+        values = {k: pd[k][()] for k in pd}
+        filters = {k: (pd[k].compression, pd[k].shuffle, pd[k].attrs.get("compression")) for k in pd}
+    return values, filters
+
+
+def check_within(path, source, spec):
+    """Every value of the HDF5 file against the SERAFIN source, within what spec allows."""
+    s = slf.read(source)
+    values, filters = decoded(path)
+    names = [v[:16].strip() for v in s.vars]
+    assert sorted(values) == sorted(names)
+    for k, (compression, shuffle, bound) in filters.items():
+        assert (compression, shuffle) == ("gzip", True), (k, compression, shuffle)
+        bound = bound.decode() if isinstance(bound, bytes) else bound
+        assert bound.split("=")[0] == spec.split("=")[0], (k, bound)  # the SPEC it was written with
+    kind, _, tol = spec.partition("=")
+    for i, k in enumerate(names):
+        got = values[k].reshape(len(s.frames), -1).astype(np.float64)
+        for f, (_, frame) in enumerate(s.frames):
+            want = np.asarray(frame[i], dtype=np.float64)
+            nan = np.isnan(want)
+            assert np.array_equal(np.isnan(got[f]), nan), (k, f)
+            w, g = want[~nan], got[f][~nan]
+            if kind == "lossless":
+                assert np.array_equal(g, w), (k, f)
+                continue
+            finite = w[np.isfinite(w)]
+            bound = float(tol) * (finite.max() - finite.min() if finite.size else 0) if kind == "rel" else float(tol)
+            err = np.abs(g - w)
+            assert np.all((err <= bound) | (g == w)), (k, f, err.max(), bound)
+    return values
+
+
+# A format round trip: on one node, Open MPI (on 2 cores MPICH's spinning waits make each
+# 3-rank HDF5 run 10 s long; its collective filtered writes are the solver test's).
+@pytest.mark.mpi
+@pytest.mark.formats
+@pytest.mark.parametrize("name", ["r2d_gouttedo.slf", "r2d_bowl_vf_gb_DoublePrecision_BigEndian.slf", "r3d_gouttedo.slf"])
+@pytest.mark.parametrize("spec", ["lossless", "rel=1e-4", "abs=0.001"])
+def test_bounds_held_and_the_same_values_at_every_rank_count(ab, data, tmp_path, name, spec):
+    src = data / name
+    first = None
+    for n in (0, 1, 2, 3):  # 0: alone, no MPI
+        out = tmp_path / f"n{n}.h5"
+        r = ab("convert", src, out, "--compress", spec) if n == 0 else mpirun(n, "convert", src, out, "--compress", spec)
+        assert_status(r, 0)
+        values = check_within(out, src, spec)
+        if first is None:
+            first = values
+        else:
+            for k in first:
+                assert np.array_equal(first[k], values[k], equal_nan=True), (n, k)
+    # Smaller than the values it holds (the mesh stays as it was: compare the values' bytes).
+    with h5py.File(tmp_path / "n3.h5") as f:
+        pd = f["VTKHDF/PointData"]
+        stored = sum(pd[k].id.get_storage_size() for k in pd)
+        raw = sum(pd[k].size * pd[k].dtype.itemsize for k in pd)
+    assert stored < raw
+    # diff says so against the source, and what info reports.
+    tol = ["--range-tol", spec[4:]] if spec.startswith("rel") else ["--atol", spec[4:]] if spec.startswith("abs") else []
+    assert_status(ab("diff", src, tmp_path / "n3.h5", "--values-only", *tol), 0)
+    info = ab("info", tmp_path / "n3.h5")
+    assert_status(info, 0)
+    assert "compressed" in info.stdout and "shuffle+deflate" in info.stdout
+    # Read back on another rank count: the decoded values, to SERAFIN.
+    assert_status(mpirun(2, "convert", tmp_path / "n3.h5", tmp_path / "back.slf"), 0)
+    back = slf.read(tmp_path / "back.slf")
+    for i, k in enumerate(v[:16].strip() for v in back.vars):
+        got = np.array([np.asarray(fr[1][i], dtype=np.float64) for fr in back.frames])
+        np.testing.assert_array_equal(got.ravel(), first[k].astype(np.float64).ravel())
+
+
+def test_bad_specs_are_one_line_errors(ab, data, tmp_path):
+    src = data / "r2d_gouttedo.slf"
+    for spec, words in [("zstd", "lossless, abs=TOL or rel=TOL"), ("rel=0", "above 0"), ("abs=-1", "above 0"),
+                        ("abs=nan", "above 0"), ("rel=2", "below 1"), ("abs=1e-3x", "above 0")]:
+        out = tmp_path / "x.h5"
+        r = ab("convert", src, out, "--compress", spec)
+        assert_failed_cleanly(r, spec)
+        assert spec in r.stderr and words in r.stderr, r.stderr
+        assert not out.exists()
+    r = ab("convert", src, tmp_path / "x.slf", "--compress", "lossless")
+    assert_failed_cleanly(r)
+    assert "HDF5 outputs only" in r.stderr
+
+
+VALUE_SCALES = [1e-6, 1e-2, 1.0, 1e3, 1e6]
+
+
+@pytest.mark.mpi
+@pytest.mark.generated
+@gen.cases(8)
+@given(elements=st.integers(60, 4000), frames=st.integers(1, 3), precision=st.sampled_from(["single", "double"]),
+       kind=st.sampled_from(["lossless", "abs", "rel"]), exponent=st.floats(-6, -1), scale=st.sampled_from(VALUE_SCALES),
+       zeros=st.booleans(), nans=st.booleans(), ranks=st.integers(0, 3), seed=st.integers(0, 2**31))
+def test_generated_fields_within_their_bound(elements, frames, precision, kind, exponent, scale, zeros, nans, ranks, seed):
+    """Random meshes and fields (smooth, noisy, offset, dry zeros, NaN), tolerances and rank
+    counts: every decoded value within its bound."""
+    with gen.scratch() as d:
+        src = d / "m.slf"
+        assert_status(gen.ab("generate", "-n", elements, "--frames", frames, "--precision", precision, "--seed", seed % 1000, "-o", src), 0)
+        rng = np.random.default_rng(seed)
+        s = slf.read(src)
+        x = (s.x - s.x.min()) / max(np.ptp(s.x), 1e-30)
+
+        def field(f, v, a):
+            out = scale * (np.sin(6 * x + v + f) + rng.normal(0, 0.01, a.size)) + scale * rng.uniform(-10, 10)
+            if zeros:
+                out[rng.random(a.size) < 0.3] = 0
+            if nans:
+                out[rng.integers(0, a.size, 3)] = np.nan
+            return out
+
+        slf.edit_values(src, field)
+        tol = 10 ** exponent * (scale if kind == "abs" else 1)
+        spec = "lossless" if kind == "lossless" else f"{kind}={tol!r}"
+        out = d / "c.h5"
+        args = ("convert", src, out, "--compress", spec)
+        r = gen.ab(*args) if ranks == 0 else mpirun(ranks, *args, env=gen.nodes(min(ranks, 2)))
+        assert_status(r, 0)
+        s = slf.read(src)
+        values, filters = decoded(out)
+        names = [v[:16].strip() for v in s.vars]
+        for i, k in enumerate(names):
+            got = values[k].reshape(len(s.frames), -1).astype(np.float64)
+            for f, (_, frame) in enumerate(s.frames):
+                want = np.asarray(frame[i], dtype=np.float64)
+                nan = np.isnan(want)
+                assert np.array_equal(np.isnan(got[f]), nan)
+                w, g = want[~nan], got[f][~nan]
+                bound = 0.0 if kind == "lossless" else tol if kind == "abs" else tol * (w.max() - w.min() if w.size else 0)
+                assert np.all(np.abs(g - w) <= bound), (k, f, np.abs(g - w).max(), bound, spec)

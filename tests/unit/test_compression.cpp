@@ -1,0 +1,85 @@
+#include "core/compression.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace {
+
+using anabranch::Compression;
+using anabranch::round_within;
+
+template <class T>
+int zero_low_bits(T v) {
+  std::uint64_t w = 0;
+  std::memcpy(&w, &v, sizeof v);
+  return w == 0 ? 64 : __builtin_ctzll(w);
+}
+
+// Random values over many magnitudes (subnormals, zeros, signs, NaN, infinities) and random
+// bounds: every finite value within its bound, the others as they were, and a bound of a
+// value's own size leaves it few bits.
+template <class T>
+void rounds_within(unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(-1, 1), exponent(-30, 30);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<T> v(257);
+    for (auto& x : v) x = static_cast<T>(unit(rng) * std::pow(10.0, exponent(rng) / 3));
+    v[0] = 0, v[1] = -0.0, v[2] = std::numeric_limits<T>::quiet_NaN(), v[3] = std::numeric_limits<T>::infinity();
+    v[4] = std::numeric_limits<T>::denorm_min(), v[5] = std::numeric_limits<T>::max(), v[6] = -std::numeric_limits<T>::max();
+    v[7] = static_cast<T>(1), v[8] = std::nextafter(static_cast<T>(2), static_cast<T>(1));
+    const double bound = round == 0 ? 0.0 : std::pow(10.0, exponent(rng) / 2);
+    const auto before = v;
+    round_within(v.data(), static_cast<std::int64_t>(v.size()), bound);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (!std::isfinite(before[i])) {
+        EXPECT_EQ(std::memcmp(&v[i], &before[i], sizeof(T)), 0) << i;
+        continue;
+      }
+      ASSERT_TRUE(std::isfinite(v[i])) << before[i] << " bound " << bound;
+      ASSERT_LE(std::fabs(static_cast<double>(v[i]) - static_cast<double>(before[i])), bound) << before[i] << " -> " << v[i];
+      if (bound == 0) {
+        ASSERT_EQ(std::memcmp(&v[i], &before[i], sizeof(T)), 0);
+      }
+    }
+  }
+  // A value about 1000 times its bound keeps about 10 bits of mantissa: the rest are zero.
+  T x = static_cast<T>(0.7853981633974483);
+  round_within(&x, 1, 0.7853981633974483 / 1000);
+  EXPECT_GE(zero_low_bits(x), (sizeof(T) == 4 ? 23 : 52) - 11);
+}
+
+TEST(Compression, RoundingKeepsEveryValueWithinItsBound) {
+  for (unsigned seed = 0; seed < 5; ++seed) {
+    rounds_within<float>(seed);
+    rounds_within<double>(seed);
+  }
+}
+
+TEST(Compression, SpecsParseAndPrintBack) {
+  EXPECT_FALSE(Compression::parse("").on());
+  EXPECT_FALSE(Compression::parse("none").on());
+  EXPECT_TRUE(Compression::parse("lossless").on());
+  EXPECT_FALSE(Compression::parse("lossless").lossy());
+  const auto rel = Compression::parse("rel=1e-4");
+  EXPECT_EQ(rel.mode, Compression::Mode::Relative);
+  EXPECT_DOUBLE_EQ(rel.tolerance, 1e-4);
+  EXPECT_DOUBLE_EQ(rel.bound(-2, 8), 1e-3);
+  EXPECT_EQ(rel.bound(1, 1), 0);
+  const auto abs = Compression::parse("abs=0.25");
+  EXPECT_DOUBLE_EQ(abs.bound(-2, 8), 0.25);
+  EXPECT_EQ(Compression::parse(abs.str()).tolerance, 0.25);
+  EXPECT_EQ(Compression::parse(rel.str()).tolerance, 1e-4);
+  for (const char* bad : {"zstd", "rel", "rel=", "rel=0", "abs=-1", "abs=nan", "abs=inf", "rel=1", "abs=1x", "=1"})
+    EXPECT_THROW(Compression::parse(bad), anabranch::UsageError) << bad;
+}
+
+}  // namespace

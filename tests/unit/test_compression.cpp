@@ -48,6 +48,17 @@ void rounds_within(unsigned seed) {
       ASSERT_LE(std::fabs(static_cast<double>(v[i]) - static_cast<double>(before[i])), bound) << before[i] << " -> " << v[i];
       if (bound == 0) {
         ASSERT_EQ(std::memcmp(&v[i], &before[i], sizeof(T)), 0);
+        continue;
+      }
+      // The fewest bits: a value changed has every mantissa bit below the largest step that
+      // rounding to nearest keeps within the bound (half a step <= bound) zeroed.
+      int power = 0;
+      std::frexp(static_cast<double>(before[i]), &power);
+      const int mantissa = sizeof(T) == 4 ? 23 : 52, lowest = sizeof(T) == 4 ? -125 : -1021;
+      const int ulp = std::max(power, lowest) - 1 - mantissa;  // the value's last place, a power of two
+      const int want = std::min(mantissa, static_cast<int>(std::floor(std::log2(2 * bound))) - ulp);
+      if (want > 0 && std::memcmp(&v[i], &before[i], sizeof(T)) != 0) {
+        ASSERT_GE(zero_low_bits(v[i]), want) << before[i] << " bound " << bound;
       }
     }
   }

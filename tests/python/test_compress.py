@@ -38,6 +38,7 @@ def check_within(path, source, spec):
         bound = bound.decode() if isinstance(bound, bytes) else bound
         assert bound.split("=")[0] == spec.split("=")[0], (k, bound)  # the SPEC it was written with
     kind, _, tol = spec.partition("=")
+    rounded = 0  # values a lossy bound changed: it must use its room
     for i, k in enumerate(names):
         got = values[k].reshape(len(s.frames), -1).astype(np.float64)
         for f, (_, frame) in enumerate(s.frames):
@@ -52,6 +53,8 @@ def check_within(path, source, spec):
             bound = float(tol) * (finite.max() - finite.min() if finite.size else 0) if kind == "rel" else float(tol)
             err = np.abs(g - w)
             assert np.all((err <= bound) | (g == w)), (k, f, err.max(), bound)
+            rounded += int(np.count_nonzero(g != w))
+    assert kind == "lossless" or rounded > 0, f"{path}: no value rounded within {spec}"
     return values
 
 

@@ -28,7 +28,7 @@ scripts/setup.sh --test
 
 stage "tests (Release build)"
 registered=$(ctest --test-dir build -N)   # read whole: grep -q on a pipe would cut ctest off (pipefail)
-for t in unit mpi_writer.np7 mpi_writer.np4.nodes3 cli cli_mpi.nodes2 python_writer.np3 python_install consumer scale.np64 \
+for t in unit mpi_writer.np7 mpi_writer.np4.nodes3 cli cli_gen cli_mpi.nodes2 python_writer.np3 python_install consumer scale.np64 \
          two_hosts docs; do
   grep -qE "Test +#[0-9]+: $t\$" <<<"$registered" ||
     { echo "test.sh: the test $t is not registered (a missing dependency or virtual environment)" >&2; exit 1; }

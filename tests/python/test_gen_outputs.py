@@ -23,6 +23,7 @@ def digest(folder):
 COMMANDS = {
     # name: (arguments, the outputs it makes, may run under mpiexec)
     "convert-h5": (["convert", "IN/m.slf", "OUT/r.h5"], ["r.h5", "r.h5.xmf"], True),
+    "convert-h5-compressed": (["convert", "IN/m.slf", "OUT/r.h5", "--compress", "rel=1e-4"], ["r.h5", "r.h5.xmf"], True),
     "convert-slf": (["convert", "IN/m.h5", "OUT/r.slf"], ["r.slf"], True),
     "convert-vtu": (["convert", "IN/m.slf", "OUT/r.vtu"], ["r.vtu"], False),
     "partition": (["partition", "IN/m.slf", "--cli", "IN/m.cli", "-n", "3", "--method", "sfc", "-o", "OUT"], None, True),

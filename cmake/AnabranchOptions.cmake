@@ -9,7 +9,7 @@ if(ANABRANCH_SANITIZE)
   add_link_options(-fsanitize=address,undefined)
 endif()
 
-# ab_find_optional(METIS|SCOTCH|PTSCOTCH|HDF5): honours ANABRANCH_WITH_<NAME> = AUTO|ON|OFF and sets
+# ab_find_optional(METIS|SCOTCH|PTSCOTCH|HDF5|ZSTD|CGNS): honours ANABRANCH_WITH_<NAME> = AUTO|ON|OFF and sets
 # ANABRANCH_HAVE_<NAME>. A component left out still answers "built without <NAME>" at run time.
 function(ab_find_optional name)
   set(mode ${ANABRANCH_WITH_${name}})
@@ -80,6 +80,17 @@ function(ab_find_optional name)
         add_library(ab_cgns INTERFACE IMPORTED GLOBAL)
         target_include_directories(ab_cgns INTERFACE ${CGNS_INCLUDE_DIR})
         target_link_libraries(ab_cgns INTERFACE ${CGNS_LIBRARY})
+        set(found TRUE)
+      endif()
+    elseif(name STREQUAL "ZSTD")
+      # Debian's libzstd-dev: the zstd codec of compressed HDF5 outputs (HDF5's registered
+      # filter 32015, which anabranch registers in its own process).
+      find_path(ZSTD_INCLUDE_DIR zstd.h)
+      find_library(ZSTD_LIBRARY zstd)
+      if(ZSTD_INCLUDE_DIR AND ZSTD_LIBRARY)
+        add_library(ab_zstd INTERFACE IMPORTED GLOBAL)
+        target_include_directories(ab_zstd INTERFACE ${ZSTD_INCLUDE_DIR})
+        target_link_libraries(ab_zstd INTERFACE ${ZSTD_LIBRARY})
         set(found TRUE)
       endif()
     elseif(name STREQUAL "HDF5")

@@ -122,7 +122,7 @@ summary() {
 
 # -- The Debian packages the externals come from ------------------------------------------
 debs=(gcc g++ gfortran cmake make pkgconf openmpi-bin libopenmpi-dev libmetis-dev libscotch-dev libptscotch-dev
-      libhdf5-openmpi-dev zlib1g-dev libcli11-dev nlohmann-json3-dev libcgns-dev python3-dev python3-venv)
+      libhdf5-openmpi-dev zlib1g-dev libzstd-dev zstd libcli11-dev nlohmann-json3-dev libcgns-dev python3-dev python3-venv)
 missing=()
 for p in "${debs[@]}"; do
   [[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == "install ok installed" ]] || missing+=("$p")
@@ -222,7 +222,7 @@ step repos repos
 must "Spack's package repositories (Spack v1.x without network: give SPACK_PACKAGES_REPO)"
 detect() {
   "${senv[@]}" external find --not-buildable gcc
-  "${senv[@]}" external find --not-buildable cmake gmake pkgconf hdf5 zlib
+  "${senv[@]}" external find --not-buildable cmake gmake pkgconf hdf5 zlib zstd
   if [[ -x $work/python/bin/python ]]; then
     "${senv[@]}" external find --not-buildable -p "$work/python/bin" python
   fi

@@ -5,7 +5,7 @@
 #   scripts/setup.sh --test   also the test tools (clang for the sanitizer/fuzz build, MPICH
 #                             and its parallel HDF5 for the MPICH tests, ParaView's Python module for the
 #                             VTKHDF/XDMF/VTU reading test, MkDocs for the documentation site, a Python virtual environment
-#                             with pytest, h5py, xarray-selafin, mpi4py, nanobind, scikit-build-core and build)
+#                             with pytest, h5py, hdf5plugin, xarray-selafin, mpi4py, nanobind, scikit-build-core and build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,7 +13,7 @@ want_test=0
 [[ "${1:-}" == "--test" ]] && want_test=1
 
 pkgs=(build-essential cmake ninja-build pkg-config openmpi-bin libopenmpi-dev libmetis-dev libscotch-dev libptscotch-dev
-      libhdf5-openmpi-dev zlib1g-dev libcli11-dev nlohmann-json3-dev libgtest-dev gfortran libcgns-dev)
+      libhdf5-openmpi-dev zlib1g-dev libzstd-dev libcli11-dev nlohmann-json3-dev libgtest-dev gfortran libcgns-dev)
 if (( want_test )); then
   pkgs+=(clang libclang-rt-14-dev mpich libmpich-dev libhdf5-mpich-dev python3-paraview mkdocs strace ccache cgns-convert)
   python3 -c 'import venv, ensurepip' 2>/dev/null || pkgs+=(python3-venv)
@@ -29,11 +29,11 @@ if (( ${#missing[@]} )); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-if (( want_test )) && ! build/venv/bin/python -c 'import pytest, nanobind, mpi4py, h5py, build.env, hypothesis, universalmutator' 2>/dev/null; then
+if (( want_test )) && ! build/venv/bin/python -c 'import pytest, nanobind, mpi4py, h5py, hdf5plugin, build.env, hypothesis, universalmutator' 2>/dev/null; then
   echo "setup: creating the test virtual environment build/venv" >&2
   mkdir -p build
   [[ -x build/venv/bin/python ]] || python3 -m venv build/venv
-  build/venv/bin/pip install -q --disable-pip-version-check numpy pytest xarray-selafin python-serafin h5py matplotlib \
+  build/venv/bin/pip install -q --disable-pip-version-check numpy pytest xarray-selafin python-serafin h5py hdf5plugin matplotlib \
     mpi4py nanobind scikit-build-core build hypothesis universalmutator
 fi
 

@@ -569,8 +569,9 @@ Runner add_convert(CLI::App& app, Common& common) {
   sub->add_option("--frame", o->frame, "VTU and VTK MultiBlock (.vtm): the frame to write, 0-based (default: the last)");
   sub->add_option("--strategy", o->strategy, "SERAFIN output under mpiexec: the write strategy")->capture_default_str();
   sub->add_option("--compress", o->compress,
-                  "HDF5 output: compress the frames' values with HDF5's shuffle and deflate (any HDF5 reader decodes them): "
-                  "lossless, abs=TOL (every value within TOL) or rel=TOL (within TOL x the variable's range in the frame)");
+                  "HDF5 output: compress the frames' values: lossless, abs=TOL (every value within TOL) or rel=TOL (within "
+                  "TOL x the variable's range in the frame); then :deflate (the default: any HDF5 reader decodes it) or "
+                  ":zstd (faster, smaller; other readers need HDF5's zstd plugin, filter 32015)");
   sub->add_option("--solution", o->solutions, "a PLOT3D grid's solution (q or function file, binary), one frame each; repeat for more")
       ->check(CLI::ExistingFile);
   sub->add_flag("--json", common.json, "print a JSON summary on stdout");

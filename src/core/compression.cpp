@@ -9,9 +9,18 @@
 
 namespace anabranch {
 
-Compression Compression::parse(const std::string& spec) {
+Compression Compression::parse(const std::string& text_in) {
   Compression c;
-  if (spec.empty() || spec == "none") return c;
+  if (text_in.empty() || text_in == "none") return c;
+  std::string spec = text_in;
+  if (const auto colon = spec.find(':'); colon != std::string::npos) {
+    const std::string codec = spec.substr(colon + 1);
+    if (codec == "zstd")
+      c.codec = Codec::Zstd;
+    else if (codec != "deflate")
+      throw UsageError("compression '" + text_in + "': the codec after ':' is deflate or zstd");
+    spec.resize(colon);
+  }
   if (spec == "lossless") {
     c.mode = Mode::Lossless;
     return c;
@@ -19,7 +28,7 @@ Compression Compression::parse(const std::string& spec) {
   const auto eq = spec.find('=');
   const std::string kind = eq == std::string::npos ? spec : spec.substr(0, eq);
   if (eq == std::string::npos || (kind != "abs" && kind != "rel"))
-    throw UsageError("compression '" + spec + "': expected lossless, abs=TOL or rel=TOL");
+    throw UsageError("compression '" + text_in + "': expected lossless, abs=TOL or rel=TOL (then :deflate or :zstd)");
   const std::string text = spec.substr(eq + 1);
   double tol = std::numeric_limits<double>::quiet_NaN();
   try {
@@ -29,8 +38,8 @@ Compression Compression::parse(const std::string& spec) {
   } catch (const std::exception&) {
   }
   if (!(tol > 0) || !std::isfinite(tol))
-    throw UsageError("compression '" + spec + "': the bound must be a finite number above 0");
-  if (kind == "rel" && tol >= 1) throw UsageError("compression '" + spec + "': a relative bound is below 1");
+    throw UsageError("compression '" + text_in + "': the bound must be a finite number above 0");
+  if (kind == "rel" && tol >= 1) throw UsageError("compression '" + text_in + "': a relative bound is below 1");
   c.mode = kind == "abs" ? Mode::Absolute : Mode::Relative;
   c.tolerance = tol;
   return c;
@@ -38,10 +47,13 @@ Compression Compression::parse(const std::string& spec) {
 
 std::string Compression::str() const {
   if (mode == Mode::None) return "none";
-  if (mode == Mode::Lossless) return "lossless";
   std::ostringstream s;
   s.precision(17);
-  s << (mode == Mode::Absolute ? "abs=" : "rel=") << tolerance;
+  if (mode == Mode::Lossless)
+    s << "lossless";
+  else
+    s << (mode == Mode::Absolute ? "abs=" : "rel=") << tolerance;
+  if (codec == Codec::Zstd) s << ":zstd";
   return s.str();
 }
 
@@ -67,34 +79,52 @@ struct Ieee<double> {
   static constexpr int kMantissa = 52, kBias = 1023, kExponentMask = 0x7ff;
 };
 
+int highest_bit(std::uint32_t x) { return 31 - __builtin_clz(x | 1); }
+int highest_bit(std::uint64_t x) { return 63 - __builtin_clzll(x | 1); }
+
 template <class T>
 void round_values(T* values, std::int64_t n, double bound) {
   using B = Ieee<T>;
   using Word = typename B::Word;
   if (!(bound > 0) || !std::isfinite(bound)) return;
-  const int eb = std::ilogb(bound);  // 2^eb <= bound
+  // In integers. Two magnitude words of the same exponent differ by their distance in units
+  // of its last place, and so do a word and the next power of two's word. So a magnitude m
+  // of exponent field e may take any word in [m - room, min(m + room, next power of two)],
+  // room = floor(bound / its unit), within[e]; the word there with the most low bits zero
+  // (the fewest mantissa bits) is the last multiple of 2^d <= the top, d the highest bit
+  // in which the ends differ (lo - 1 and hi: a multiple of 2^d lies between them, none of
+  // 2^(d+1)), at most the mantissa's bits (then the top's power of two). It is the rounding
+  // to nearest at that step. No branch: a value takes a few cycles whatever it is, each
+  // value its own (the same result in any piece on any rank).
+  constexpr int kExponents = B::kExponentMask + 1;
+  constexpr Word kMost = Word{1} << (B::kMantissa + 2);  // more than any finite magnitude's room
+  Word within[kExponents];
+  for (int e = 0; e < kExponents; ++e) {
+    const int ulp = (e == 0 ? 1 : e) - B::kBias - B::kMantissa;  // subnormals: the unit of e = 1
+    const double units = std::floor(std::ldexp(bound, -ulp));
+    within[e] = units >= static_cast<double>(kMost) ? kMost : static_cast<Word>(units);
+  }
+  // |value| <= bound: zero (no bits at all); zero_below: the largest T <= bound, as a word.
+  T top = static_cast<T>(std::min(bound, static_cast<double>(std::numeric_limits<T>::max())));
+  if (static_cast<double>(top) > bound) top = std::nextafter(top, T(0));
+  Word zero_below;
+  std::memcpy(&zero_below, &top, sizeof zero_below);
+  const Word sign = Word{1} << (sizeof(Word) * 8 - 1);
+  const Word infinity = static_cast<Word>(B::kExponentMask) << B::kMantissa;
   for (std::int64_t i = 0; i < n; ++i) {
     Word w;
     std::memcpy(&w, &values[i], sizeof w);
-    const int e = static_cast<int>((w >> B::kMantissa) & B::kExponentMask);
-    if (e == B::kExponentMask) continue;  // NaN, infinity
-    // The value's unit in the last place is 2^(e - bias - mantissa) (subnormals: e = 1);
-    // zeroing d bits with rounding to nearest moves it by at most 2^(d - 1) units: within
-    // the bound while d - 1 + (e - bias - mantissa) <= eb.
-    const int ulp = (e == 0 ? 1 : e) - B::kBias - B::kMantissa;
-    int d = eb + 1 - ulp;
-    if (d <= 0) continue;
-    if (d > B::kMantissa) d = B::kMantissa;
-    const Word half = Word{1} << (d - 1), low = (Word{1} << d) - 1;
-    Word r = (w + half) & ~low;  // a carry into the exponent is the rounding's own
-    T v;
-    std::memcpy(&v, &r, sizeof v);
-    if (!std::isfinite(v) || std::fabs(static_cast<double>(v) - static_cast<double>(values[i])) > bound) {
-      r = w & ~low;  // rounding up overflowed or (near a power of two) went past: truncate
-      std::memcpy(&v, &r, sizeof v);
-      if (std::fabs(static_cast<double>(v) - static_cast<double>(values[i])) > bound) continue;
-    }
-    values[i] = v;
+    const Word m = w & ~sign, e = m >> B::kMantissa;
+    const Word room = within[e];
+    const Word next = (e + 1) << B::kMantissa;  // the next power of two (infinity: the largest finite)
+    Word hi = std::min(m + room, next);
+    hi -= hi == infinity;
+    const Word lo = m - room;  // room < m for every value kept (|value| > bound)
+    const int d = std::min(highest_bit((lo - 1) ^ hi), B::kMantissa);
+    Word r = (w & sign) | (hi & ~((Word{1} << d) - 1));
+    r = m <= zero_below ? Word{0} : r;
+    r = m >= infinity ? w : r;  // NaN, infinity: as they are
+    std::memcpy(&values[i], &r, sizeof r);
   }
 }
 

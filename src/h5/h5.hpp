@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <string>
+
+#include "core/compression.hpp"
 #include <utility>
 #include <vector>
 
@@ -81,10 +83,14 @@ bool exists(hid_t loc, const std::string& path);
 // Creates a 1-D dataset of n values of type `type`; extendible (unlimited, chunked by
 // `chunk` values) when chunk > 0. Fill values are never written. early: chunks allocated
 // when the extent covers them (H5Dset_extent), so their addresses are known before any write.
-// deflate > 0 (chunked only): HDF5's byte shuffle and deflate at that level, filters every
-// HDF5 reader has (HDF5 then allocates each chunk when it is written, at its size).
+// compress on (chunked only): HDF5's byte shuffle and its codec (deflate, or zstd: h5/codecs.hpp)
+// (HDF5 then allocates each chunk when it is written, at its size).
 Handle create_dataset(hid_t loc, const std::string& name, hid_t type, std::int64_t n, std::int64_t chunk,
-                      const std::string& file, bool early = false, int deflate = 0);
+                      const std::string& file, bool early = false, const Compression& compress = {});
+// Throws FormatError naming the file, the dataset (`name`) and the filter when a filter of
+// the dataset's is neither built into HDF5, registered here (h5/codecs.hpp), nor a plugin
+// HDF5 finds (HDF5_PLUGIN_PATH): the one-line reason, before any read fails on it.
+void require_filters(hid_t dset, const std::string& name, const std::string& file);
 // The file offset of the allocated chunk holding element `at` of a chunked 1-D dataset.
 std::int64_t chunk_offset(hid_t dset, std::int64_t at, const std::string& file);
 // Creates an (rows x cols) dataset.

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "h5/codecs.hpp"
 #include "parallel/mpi_util.hpp"
 
 namespace anabranch::pio::h5api {
@@ -26,6 +27,9 @@ void* library() {
                     (why ? why : "unknown reason"));
     }
     before_finalize(&close_if_loaded);
+    // The codecs HDF5 lacks, for every file this process writes or reads.
+    if (void* zregister = ::dlsym(g_library, "H5Zregister"))
+      h5::register_codecs(reinterpret_cast<herr_t (*)(const void*)>(zregister));
   }
   return g_library;
 }

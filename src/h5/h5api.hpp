@@ -52,7 +52,7 @@ struct Global {
   X(H5Pget_chunk) X(H5Pget_filter2) X(H5Pget_layout) X(H5Pget_link_creation_order) X(H5Pget_nfilters) X(H5Pset_deflate) X(H5Pset_shuffle) \
   X(H5Pclose) X(H5Pcreate) X(H5Pset_alignment) X(H5Pset_all_coll_metadata_ops) X(H5Pset_alloc_time) \
   X(H5Pset_chunk) X(H5Pset_chunk_cache) X(H5Pset_coll_metadata_write) X(H5Pset_dxpl_mpio) X(H5Pget_mdc_config) X(H5Pset_mdc_config) \
-  X(H5Pset_fapl_mpio) X(H5Pset_fill_time) X(H5Pset_layout) \
+  X(H5Pset_fapl_mpio) X(H5Pset_fill_time) X(H5Pset_filter) X(H5Pset_layout) X(H5Zfilter_avail) \
   X(H5Sclose) X(H5Scopy) X(H5Screate) X(H5Screate_simple) X(H5Sget_simple_extent_dims) \
   X(H5Sget_simple_extent_ndims) X(H5Sget_simple_extent_npoints) X(H5Sselect_elements) \
   X(H5Sselect_hyperslab) X(H5Sselect_none) \
@@ -123,6 +123,8 @@ AB_H5_GLOBALS(AB_H5_NAME)
 #define H5Pget_nfilters AB_H5_LAZY(H5Pget_nfilters)
 #define H5Pget_filter2 AB_H5_LAZY(H5Pget_filter2)
 #define H5Pset_deflate AB_H5_LAZY(H5Pset_deflate)
+#define H5Pset_filter AB_H5_LAZY(H5Pset_filter)
+#define H5Zfilter_avail AB_H5_LAZY(H5Zfilter_avail)
 #define H5Pset_shuffle AB_H5_LAZY(H5Pset_shuffle)
 #define H5Dget_storage_size AB_H5_LAZY(H5Dget_storage_size)
 #define H5Gopen2 AB_H5_LAZY(H5Gopen2)

@@ -21,6 +21,7 @@
 #include "core/outputs.hpp"
 #include "core/provenance.hpp"
 #include "formats/vtu.hpp"
+#include "h5/codecs.hpp"
 #include "h5/h5.hpp"
 #include "parallel/mpi_util.hpp"
 #include "h5/results.hpp"
@@ -40,10 +41,6 @@ constexpr const char* kMeta = "/anabranch";
 constexpr int kFormatVersion = 2;
 constexpr std::int64_t kMeshPiece = std::int64_t{1} << 16;  // rows per mesh write by rank 0 (3 MiB of int64 triangles)
 constexpr std::int64_t kStepChunk = 256;
-// Deflate's level for compressed frames: zlib is three quarters of a compressed write's
-// time; level 1 against 4 on TELEMAC's results (bench/compress.py): rel=1e-4 4.31x against
-// 4.55x, written in 0.74 of the time, read in 0.76.
-constexpr int kDeflateLevel = 1;
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
@@ -477,7 +474,7 @@ void Output::Impl::create() {
   Handle pd(check(H5Gcreate2(root, "PointData", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "cannot create PointData in", f));
   for (int v = 0; v < h.nvar(); ++v) {
     data.push_back(h5::create_dataset(pd, names[static_cast<std::size_t>(v)], real_type(h.precision), 0, chunk, f, !compress,
-                                      compress ? kDeflateLevel : 0));
+                                      options.compress));
     h5::write_attribute(data.back(), "units", trimmed(h.variables[static_cast<std::size_t>(v)].unit), f);
     if (compress) h5::write_attribute(data.back(), "compression", options.compress.str(), f);
   }
@@ -894,6 +891,7 @@ Input::Input(const std::string& path, MPI_Comm comm) : impl_(std::make_unique<Im
   for (const auto& n : m.names) {
     const std::string name = "/VTKHDF/PointData/" + n;
     m.data.push_back(Handle(check(H5Dopen2(m.root, ("PointData/" + n).c_str(), H5P_DEFAULT), "no " + name + " in", f)));
+    h5::require_filters(m.data.back(), name, f);
     require(m.data.back(), name, frames * h.npoin, std::to_string(frames) + " steps of " + std::to_string(h.npoin) + " nodes");
   }
   m.frames = frames;
@@ -946,8 +944,10 @@ std::map<std::string, std::string> Input::compression() const {
       std::size_t nvalues = 0;
       char name[64] = {0};
       const H5Z_filter_t id = H5Pget_filter2(dcpl, static_cast<unsigned>(i), &flags, &nvalues, nullptr, sizeof name, name, &config);
-      text += (i ? "+" : "") + std::string(id == H5Z_FILTER_DEFLATE ? "deflate" : id == H5Z_FILTER_SHUFFLE ? "shuffle"
-                                                                                                          : "filter " + std::to_string(id));
+      text += (i ? "+" : "") + std::string(id == H5Z_FILTER_DEFLATE   ? "deflate"
+                                           : id == H5Z_FILTER_SHUFFLE ? "shuffle"
+                                           : id == h5::kZstdFilter    ? "zstd"
+                                                                      : "filter " + std::to_string(id));
     }
     if (h5::has_attribute(m.data[v], "compression")) text += ", " + h5::read_string_attribute(m.data[v], "compression", m.path);
     const double stored = static_cast<double>(H5Dget_storage_size(m.data[v]));
@@ -966,6 +966,7 @@ void Input::read_ikle(std::int64_t first, std::int64_t count, std::int32_t* out)
   const serafin::Header& h = m.header;
   if (first < 0 || count < 0 || first + count > h.nelem) throw UsageError("elements out of range in " + f);
   Handle conn(check(H5Dopen2(m.root, "Connectivity", H5P_DEFAULT), "no /VTKHDF/Connectivity in", f));
+  h5::require_filters(conn, "/VTKHDF/Connectivity", f);
   const std::int64_t ndp = h.ndp;
   std::vector<std::int64_t> c(static_cast<std::size_t>(count * ndp));
   h5::read_range<std::int64_t>(conn, first * ndp, count * ndp, c.data(), m.xfer, f);
@@ -992,6 +993,7 @@ void Input::read_coordinates(int column, std::int64_t first, std::int64_t count,
   const std::string& f = m.path;
   if (first < 0 || count < 0 || first + count > m.header.npoin) throw UsageError("nodes out of range in " + f);
   Handle pts(check(H5Dopen2(m.root, "Points", H5P_DEFAULT), "no /VTKHDF/Points in", f));
+  h5::require_filters(pts, "/VTKHDF/Points", f);
   {
     Handle space(check(H5Dget_space(pts), "H5Dget_space", f));
     hsize_t dims[2] = {0, 0};

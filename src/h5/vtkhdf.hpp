@@ -58,7 +58,7 @@ struct OutputOptions {
   std::int64_t alignment = 0;                      // align datasets to this (the stripe size); 0: none
   bool flush_frames = false;                       // H5Fflush after every frame (a killed run keeps its frames)
   std::int64_t chunk_bytes = 0;                    // the most bytes of a chunk of a variable's frame (0: HDF5's 4 GiB)
-  // The frames' values compressed (core/compression.hpp): HDF5's shuffle and deflate on
+  // The frames' values compressed (core/compression.hpp): HDF5's shuffle and its codec on
   // chunks of compress_chunk values (0: a frame), values rounded within a lossy bound
   // first; written by write_frame (not add_frame, whose chunks the engine fills in place).
   Compression compress;

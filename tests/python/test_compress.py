@@ -1,7 +1,8 @@
 """Compressed HDF5 outputs (`--compress SPEC`, `compress=SPEC`): h5py decodes them with HDF5's
-own filters (no plugin), and numpy checks every value against the SERAFIN source read by
-tests/python/slf.py: lossless is bit for bit, abs=TOL within TOL, rel=TOL within TOL x the
-variable's range in that frame; the decoded values are the same whatever the rank count."""
+own filters (deflate) or hdf5plugin's (zstd, filter 32015), and numpy checks every value
+against the SERAFIN source read by tests/python/slf.py: lossless is bit for bit, abs=TOL
+within TOL, rel=TOL within TOL x the variable's range in that frame; the decoded values are
+the same whatever the rank count."""
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -12,19 +13,37 @@ import slf
 from conftest import assert_failed_cleanly, assert_status
 
 h5py = pytest.importorskip("h5py")
+hdf5plugin = pytest.importorskip("hdf5plugin")  # zstd for h5py: a decoder that is not anabranch's
+
+DEFLATE, SHUFFLE, ZSTD, LZ4 = 1, 2, 32015, 32004
 
 
 def mpirun(n, *args, env=None):
     return conftest.mpirun(n, conftest.EXE, *args, timeout=300, env=env)
 
 
+def filter_ids(dataset):
+    dcpl = dataset.id.get_create_plist()
+    return [dcpl.get_filter(i)[0] for i in range(dcpl.get_nfilters())]
+
+
 def decoded(path):
-    """{variable: (frames, npoin) array} and {variable: (filters, the bound attribute)}."""
+    """{variable: (frames, npoin) array} and {variable: (filter ids, the SPEC attribute)}."""
     with h5py.File(path, "r") as f:
         pd = f["VTKHDF/PointData"]
         values = {k: pd[k][()] for k in pd}
-        filters = {k: (pd[k].compression, pd[k].shuffle, pd[k].attrs.get("compression")) for k in pd}
+        filters = {}
+        for k in pd:
+            spec = pd[k].attrs.get("compression")
+            filters[k] = (filter_ids(pd[k]), spec.decode() if isinstance(spec, bytes) else spec)
     return values, filters
+
+
+def parts(spec):
+    """("lossless" | "abs" | "rel", tolerance or 0, the codec's HDF5 filter id)."""
+    bound, _, codec = spec.partition(":")
+    kind, _, tol = bound.partition("=")
+    return kind, float(tol or 0), ZSTD if codec == "zstd" else DEFLATE
 
 
 def check_within(path, source, spec):
@@ -33,11 +52,10 @@ def check_within(path, source, spec):
     values, filters = decoded(path)
     names = [v[:16].strip() for v in s.vars]
     assert sorted(values) == sorted(names)
-    for k, (compression, shuffle, bound) in filters.items():
-        assert (compression, shuffle) == ("gzip", True), (k, compression, shuffle)
-        bound = bound.decode() if isinstance(bound, bytes) else bound
-        assert bound.split("=")[0] == spec.split("=")[0], (k, bound)  # the SPEC it was written with
-    kind, _, tol = spec.partition("=")
+    kind, tol, codec = parts(spec)
+    for k, (ids, written) in filters.items():
+        assert ids == [SHUFFLE, codec], (k, ids)
+        assert parts(written)[0::2] == (kind, codec), (k, written)  # the SPEC it was written with
     rounded = 0  # values a lossy bound changed: it must use its room
     for i, k in enumerate(names):
         got = values[k].reshape(len(s.frames), -1).astype(np.float64)
@@ -50,7 +68,7 @@ def check_within(path, source, spec):
                 assert np.array_equal(g, w), (k, f)
                 continue
             finite = w[np.isfinite(w)]
-            bound = float(tol) * (finite.max() - finite.min() if finite.size else 0) if kind == "rel" else float(tol)
+            bound = tol * (finite.max() - finite.min() if finite.size else 0) if kind == "rel" else tol
             err = np.abs(g - w)
             assert np.all((err <= bound) | (g == w)), (k, f, err.max(), bound)
             rounded += int(np.count_nonzero(g != w))
@@ -62,10 +80,10 @@ def check_within(path, source, spec):
 # 3-rank HDF5 run 10 s long; its collective filtered writes are the solver test's).
 @pytest.mark.mpi
 @pytest.mark.formats
-# Each SPEC on a file of its own (2D single, 2D double, 3D): the generated test below draws
-# the other combinations.
-@pytest.mark.parametrize("name,spec", [("r2d_gouttedo.slf", "rel=1e-4"), ("r2d_bowl_vf_gb_DoublePrecision_BigEndian.slf", "lossless"),
-                                       ("r3d_gouttedo.slf", "abs=0.001")])
+# Each SPEC on a file of its own (2D single, 2D double, 3D), each codec: the generated test
+# below draws the other combinations.
+@pytest.mark.parametrize("name,spec", [("r2d_gouttedo.slf", "rel=1e-4"), ("r2d_bowl_vf_gb_DoublePrecision_BigEndian.slf", "lossless:zstd"),
+                                       ("r3d_gouttedo.slf", "abs=0.001:zstd")])
 def test_bounds_held_and_the_same_values_at_every_rank_count(ab, data, tmp_path, name, spec):
     src = data / name
     first = None
@@ -86,11 +104,12 @@ def test_bounds_held_and_the_same_values_at_every_rank_count(ab, data, tmp_path,
         raw = sum(pd[k].size * pd[k].dtype.itemsize for k in pd)
     assert stored < raw
     # diff says so against the source, and what info reports.
-    tol = ["--range-tol", spec[4:]] if spec.startswith("rel") else ["--atol", spec[4:]] if spec.startswith("abs") else []
+    kind, tol, codec = parts(spec)
+    tol = {"rel": ["--range-tol", repr(tol)], "abs": ["--atol", repr(tol)]}.get(kind, [])
     assert_status(ab("diff", src, tmp_path / "n3.h5", "--values-only", *tol), 0)
     info = ab("info", tmp_path / "n3.h5")
     assert_status(info, 0)
-    assert "compressed" in info.stdout and "shuffle+deflate" in info.stdout
+    assert "compressed" in info.stdout and ("shuffle+zstd" if codec == ZSTD else "shuffle+deflate") in info.stdout
     # Read back on another rank count: the decoded values, to SERAFIN.
     assert_status(mpirun(2, "convert", tmp_path / "n3.h5", tmp_path / "back.slf"), 0)
     back = slf.read(tmp_path / "back.slf")
@@ -102,7 +121,8 @@ def test_bounds_held_and_the_same_values_at_every_rank_count(ab, data, tmp_path,
 def test_bad_specs_are_one_line_errors(ab, data, tmp_path):
     src = data / "r2d_gouttedo.slf"
     for spec, words in [("zstd", "lossless, abs=TOL or rel=TOL"), ("rel=0", "above 0"), ("abs=-1", "above 0"),
-                        ("abs=nan", "above 0"), ("rel=2", "below 1"), ("abs=1e-3x", "above 0")]:
+                        ("abs=nan", "above 0"), ("rel=2", "below 1"), ("abs=1e-3x", "above 0"),
+                        ("rel=1e-4:lz4", "deflate or zstd"), ("lossless:zstd:zstd", "deflate or zstd")]:
         out = tmp_path / "x.h5"
         r = ab("convert", src, out, "--compress", spec)
         assert_failed_cleanly(r, spec)
@@ -113,6 +133,34 @@ def test_bad_specs_are_one_line_errors(ab, data, tmp_path):
     assert "HDF5 outputs only" in r.stderr
 
 
+@pytest.mark.mpi
+@pytest.mark.formats
+def test_a_filter_missing_on_read_is_a_one_line_error(ab, data, tmp_path):
+    """A file whose values another tool compressed with a filter this HDF5 lacks (LZ4, 32004,
+    written by h5py + hdf5plugin): one line naming the file, the dataset and the filter, exit
+    1 alone and on every rank, no output; the file as it was."""
+    src = tmp_path / "lz4.h5"
+    assert_status(ab("convert", data / "r2d_gouttedo.slf", src), 0)
+    with h5py.File(src, "a") as f:
+        pd = f["VTKHDF/PointData"]
+        name = sorted(pd)[1]
+        values, attrs, chunks = pd[name][()], dict(pd[name].attrs), pd[name].chunks
+        del pd[name]
+        d = pd.create_dataset(name, data=values, chunks=chunks, maxshape=(None,), **hdf5plugin.LZ4())
+        for k, v in attrs.items():
+            d.attrs[k] = v
+    before = src.read_bytes()
+    for n in (0, 2):
+        out = tmp_path / f"back{n}.slf"
+        r = ab("convert", src, out) if n == 0 else mpirun(n, "convert", src, out)
+        assert_failed_cleanly(r)
+        lines = [x for x in r.stderr.splitlines() if "error:" in x]
+        assert len(lines) == 1 and (n or r.stderr.strip() == lines[0]), r.stderr
+        assert f"/VTKHDF/PointData/{name}" in lines[0] and "filter 32004" in lines[0] and "lz4.h5" in lines[0], r.stderr
+        assert not out.exists()
+    assert src.read_bytes() == before
+
+
 VALUE_SCALES = [1e-6, 1e-2, 1.0, 1e3, 1e6]
 
 
@@ -120,9 +168,10 @@ VALUE_SCALES = [1e-6, 1e-2, 1.0, 1e3, 1e6]
 @pytest.mark.generated
 @gen.cases(8)
 @given(elements=st.integers(60, 4000), frames=st.integers(1, 3), precision=st.sampled_from(["single", "double"]),
-       kind=st.sampled_from(["lossless", "abs", "rel"]), exponent=st.floats(-6, -1), scale=st.sampled_from(VALUE_SCALES),
+       kind=st.sampled_from(["lossless", "abs", "rel"]), codec=st.sampled_from(["", ":deflate", ":zstd"]),
+       exponent=st.floats(-6, -1), scale=st.sampled_from(VALUE_SCALES),
        zeros=st.booleans(), nans=st.booleans(), ranks=st.integers(0, 3), seed=st.integers(0, 2**31))
-def test_generated_fields_within_their_bound(elements, frames, precision, kind, exponent, scale, zeros, nans, ranks, seed):
+def test_generated_fields_within_their_bound(elements, frames, precision, kind, codec, exponent, scale, zeros, nans, ranks, seed):
     """Random meshes and fields (smooth, noisy, offset, dry zeros, NaN), tolerances and rank
     counts: every decoded value within its bound."""
     with gen.scratch() as d:
@@ -142,13 +191,14 @@ def test_generated_fields_within_their_bound(elements, frames, precision, kind, 
 
         slf.edit_values(src, field)
         tol = 10 ** exponent * (scale if kind == "abs" else 1)
-        spec = "lossless" if kind == "lossless" else f"{kind}={tol!r}"
+        spec = ("lossless" if kind == "lossless" else f"{kind}={tol!r}") + codec
         out = d / "c.h5"
         args = ("convert", src, out, "--compress", spec)
         r = gen.ab(*args) if ranks == 0 else mpirun(ranks, *args, env=gen.nodes(min(ranks, 2)))
         assert_status(r, 0)
         s = slf.read(src)
         values, filters = decoded(out)
+        assert all(ids == [SHUFFLE, parts(spec)[2]] for ids, _ in filters.values()), filters
         names = [v[:16].strip() for v in s.vars]
         for i, k in enumerate(names):
             got = values[k].reshape(len(s.frames), -1).astype(np.float64)

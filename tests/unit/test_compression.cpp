@@ -60,6 +60,22 @@ void rounds_within(unsigned seed) {
       if (want > 0 && std::memcmp(&v[i], &before[i], sizeof(T)) != 0) {
         ASSERT_GE(zero_low_bits(v[i]), want) << before[i] << " bound " << bound;
       }
+      // Zero when zero is within the bound; else no value with one more low bit zeroed
+      // (the nearest one, or the next power of two) is.
+      if (std::fabs(static_cast<double>(before[i])) <= bound) {
+        ASSERT_EQ(zero_low_bits(v[i]), 64) << before[i] << " bound " << bound;
+        continue;
+      }
+      const int kept = zero_low_bits(v[i]);
+      if (kept < mantissa) {
+        int vpower = 0;  // rounding up may have carried into the next power of two
+        std::frexp(static_cast<double>(v[i]), &vpower);
+        const int vulp = std::max(vpower, lowest) - 1 - mantissa;
+        const double step = std::ldexp(1.0, vulp + kept + 1);  // a grid one bit coarser
+        const double nearest = std::nearbyint(static_cast<double>(before[i]) / step) * step;
+        ASSERT_GT(std::fabs(nearest - static_cast<double>(before[i])), bound)
+            << before[i] << " -> " << v[i] << " keeps a bit it could drop, bound " << bound;
+      }
     }
   }
   // A value about 1000 times its bound keeps about 10 bits of mantissa: the rest are zero.
@@ -89,7 +105,15 @@ TEST(Compression, SpecsParseAndPrintBack) {
   EXPECT_DOUBLE_EQ(abs.bound(-2, 8), 0.25);
   EXPECT_EQ(Compression::parse(abs.str()).tolerance, 0.25);
   EXPECT_EQ(Compression::parse(rel.str()).tolerance, 1e-4);
-  for (const char* bad : {"zstd", "rel", "rel=", "rel=0", "abs=-1", "abs=nan", "abs=inf", "rel=1", "abs=1x", "=1"})
+  const auto z = Compression::parse("abs=0.25:zstd");
+  EXPECT_EQ(z.codec, Compression::Codec::Zstd);
+  EXPECT_EQ(z.str(), "abs=0.25:zstd");
+  EXPECT_EQ(Compression::parse("lossless:zstd").str(), "lossless:zstd");
+  EXPECT_EQ(Compression::parse("rel=0.5:deflate").codec, Compression::Codec::Deflate);
+  EXPECT_EQ(Compression::parse("rel=0.5:deflate").str(), "rel=0.5");
+  EXPECT_EQ(rel.codec, Compression::Codec::Deflate);
+  for (const char* bad : {"zstd", "rel", "rel=", "rel=0", "abs=-1", "abs=nan", "abs=inf", "rel=1", "abs=1x", "=1", "rel=0.1:",
+                          "rel=0.1:lz4", "lossless:zstd:zstd", ":zstd", "lossless:", "lossless,zstd"})
     EXPECT_THROW(Compression::parse(bad), anabranch::UsageError) << bad;
 }
 

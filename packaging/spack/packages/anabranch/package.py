@@ -46,6 +46,8 @@ class Anabranch(CMakePackage):
 
     depends_on("scotch+mpi~int64", when="+scotch")
     depends_on("hdf5+mpi", when="+hdf5")
+    # The zstd codec of compressed HDF5 outputs.
+    depends_on("zstd", when="+hdf5")
     # Only the anabranch-cgns helper program links libcgns.
     depends_on("cgns", when="+cgns")
 
@@ -66,6 +68,7 @@ class Anabranch(CMakePackage):
             self.define("ANABRANCH_TESTS", False),
             self._with("METIS", True),
             self._with("HDF5", spec.satisfies("+hdf5")),
+            self._with("ZSTD", spec.satisfies("+hdf5")),
             self._with("SCOTCH", spec.satisfies("+scotch")),
             self._with("PTSCOTCH", spec.satisfies("+scotch")),
             self._with("CGNS", spec.satisfies("+cgns")),

@@ -29,6 +29,7 @@ namespace {
 struct MergeCli {
   pio::MergeOptions o;
   bool gretel = false;
+  std::string compress;  // --compress SPEC
 };
 
 // gretel's 8 answers on standard input, as TELEMAC's runner writes them: geometry, its
@@ -73,6 +74,9 @@ Runner add_merge(CLI::App& app, Common& common) {
   auto* strategy = sub->add_option("--strategy", m->o.strategy, "write strategy when run on several ranks (hdf5 for an "
                                                                  "output named .h5, .hdf, .hdf5 or .vtkhdf)")
                        ->capture_default_str();
+  sub->add_option("--compress", m->compress,
+                  "HDF5 output: compress the frames' values, as convert --compress: lossless, abs=TOL or rel=TOL, then "
+                  ":deflate (the default) or :zstd");
   sub->add_flag("--json", common.json, "print a JSON summary on stdout");
   return [m, &common, strategy]() {
     if (m->gretel) read_gretel_answers(std::cin, m->o);
@@ -90,6 +94,9 @@ Runner add_merge(CLI::App& app, Common& common) {
     }
     if (m->o.strategy == "hdf5" && !hdf5_file_name(m->o.output))
       throw UsageError("--strategy hdf5 writes HDF5: name the output .h5, .hdf, .hdf5 or .vtkhdf (" + m->o.output + ")");
+    m->o.compress = Compression::parse(m->compress);
+    if (m->o.compress.on() && m->o.strategy != "hdf5")
+      throw UsageError("--compress " + m->compress + ": HDF5 outputs only (name the output .h5: " + m->o.output + " is SERAFIN)");
     // Alone (no MPI launcher), merge without MPI: its start-up would cost more than the
     // merge of a small file (HDF5 through its POSIX driver).
     std::optional<pio::MpiSession> mpi;

@@ -216,7 +216,7 @@ void merge_alone(const std::vector<Part>& parts, const MergeOptions& o, const se
   std::optional<vtkhdf::LoneOutput> h5;
   auto opening = std::async(std::launch::async, [&] {
     if (o.strategy == "hdf5") {
-      h5.emplace(o.output, out, std::map<std::string, std::string>{{"strategy", "serial"}});
+      h5.emplace(o.output, out, std::map<std::string, std::string>{{"strategy", "serial"}}, o.compress);
       if (mesh) {
         h5->out().write_mesh(mesh);
       } else {
@@ -348,6 +348,7 @@ void merge_together(MPI_Comm comm, const std::vector<Part>& parts, const MergeOp
   desc.mesh = mesh;            // or has them made
   WriterOptions wo;
   wo.strategy = o.strategy;
+  wo.compress = o.compress;
   wo.atomic = true;
   wo.owner_highest = true;  // parts are spread in order over the ranks: the last part holding a node wins, as gretel
   Writer w(comm, o.output, desc, ids.data(), static_cast<std::int64_t>(ids.size()), wo);

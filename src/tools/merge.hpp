@@ -22,6 +22,7 @@ struct MergeOptions {
   std::string output;
   bool allow_partial = false;  // merge the frames every part has
   std::string strategy = "aggregated";  // when run on several ranks
+  Compression compress;                 // an HDF5 output's frames (core/compression.hpp)
 };
 
 struct MergeReport {

@@ -118,6 +118,30 @@ def test_bounds_held_and_the_same_values_at_every_rank_count(ab, data, tmp_path,
         np.testing.assert_array_equal(got.ravel(), first[k].astype(np.float64).ravel())
 
 
+@pytest.mark.mpi
+@pytest.mark.formats
+@pytest.mark.parametrize("spec", ["rel=1e-3", "lossless:zstd"])
+def test_merge_compresses_as_convert_does(ab, tmp_path, spec):
+    """`merge --compress SPEC` into HDF5, alone and at 1 and 3 ranks: every value within the
+    bound of gretel's merge to SERAFIN, the same decoded values at every rank count."""
+    assert_status(ab("generate", "-n", 3000, "--frames", 2, "-o", tmp_path / "m.slf"), 0)
+    assert_status(ab("partition", tmp_path / "m.slf", "-n", 3, "-o", tmp_path / "p"), 0)
+    parts = tmp_path / "p" / "m.slf"
+    assert_status(ab("merge", parts, "--geo", tmp_path / "m.slf", "-o", tmp_path / "whole.slf"), 0)
+    first = None
+    for n in (0, 1, 3):
+        out = tmp_path / f"n{n}.h5"
+        args = ("merge", parts, "--geo", tmp_path / "m.slf", "-o", out, "--compress", spec)
+        assert_status(ab(*args) if n == 0 else mpirun(n, *args), 0)
+        values = check_within(out, tmp_path / "whole.slf", spec)
+        first = first or values
+        for k in first:
+            assert np.array_equal(first[k], values[k], equal_nan=True), (n, k)
+    r = ab("merge", parts, "--geo", tmp_path / "m.slf", "-o", tmp_path / "x.slf", "--compress", spec)
+    assert_failed_cleanly(r)
+    assert "HDF5 outputs only" in r.stderr and not (tmp_path / "x.slf").exists()
+
+
 def test_bad_specs_are_one_line_errors(ab, data, tmp_path):
     src = data / "r2d_gouttedo.slf"
     for spec, words in [("zstd", "lossless, abs=TOL or rel=TOL"), ("rel=0", "above 0"), ("abs=-1", "above 0"),

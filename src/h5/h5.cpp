@@ -239,6 +239,17 @@ constexpr unsigned kDeflateLevel = 1;
 constexpr unsigned kZstdLevel = 1;
 }  // namespace
 
+// HDF5's shuffle and the codec on a chunked dataset's creation properties.
+void set_filters(hid_t dcpl, const Compression& compress, const std::string& file) {
+  check_status(H5Pset_shuffle(dcpl), "H5Pset_shuffle", file);
+  if (compress.codec == Compression::Codec::Zstd) {
+    if (!have_zstd()) throw UsageError("compression '" + compress.str() + "': this anabranch was built without zstd (libzstd)");
+    check_status(H5Pset_filter(dcpl, kZstdFilter, H5Z_FLAG_MANDATORY, 1, &kZstdLevel), "H5Pset_filter", file);
+  } else {
+    check_status(H5Pset_deflate(dcpl, kDeflateLevel), "H5Pset_deflate", file);
+  }
+}
+
 Handle create_dataset(hid_t loc, const std::string& name, hid_t type, std::int64_t n, std::int64_t chunk,
                       const std::string& file, bool early, const Compression& compress) {
   const bool filtered = compress.on() && chunk > 0;
@@ -253,13 +264,7 @@ Handle create_dataset(hid_t loc, const std::string& name, hid_t type, std::int64
     const hsize_t c = static_cast<hsize_t>(chunk);
     check_status(H5Pset_chunk(dcpl, 1, &c), "H5Pset_chunk", file);
     if (filtered) {
-      check_status(H5Pset_shuffle(dcpl), "H5Pset_shuffle", file);
-      if (compress.codec == Compression::Codec::Zstd) {
-        if (!have_zstd()) throw UsageError("compression '" + compress.str() + "': this anabranch was built without zstd (libzstd)");
-        check_status(H5Pset_filter(dcpl, kZstdFilter, H5Z_FLAG_MANDATORY, 1, &kZstdLevel), "H5Pset_filter", file);
-      } else {
-        check_status(H5Pset_deflate(dcpl, kDeflateLevel), "H5Pset_deflate", file);
-      }
+      set_filters(dcpl, compress, file);
     } else if (early) {
       check_status(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time", file);
     }
@@ -298,11 +303,16 @@ std::int64_t chunk_offset(hid_t dset, std::int64_t at, const std::string& file) 
 }
 
 Handle create_dataset_2d(hid_t loc, const std::string& name, hid_t type, std::int64_t rows, std::int64_t cols,
-                         const std::string& file) {
+                         const std::string& file, std::int64_t chunk_rows, const Compression& compress) {
   const hsize_t dims[2] = {static_cast<hsize_t>(rows), static_cast<hsize_t>(cols)};
   Handle space(check(H5Screate_simple(2, dims, nullptr), "H5Screate_simple", file));
   Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate", file));
-  check_status(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), "H5Pset_fill_time", file);
+  if (chunk_rows > 0 && rows > 0 && cols > 0) {
+    const hsize_t chunk[2] = {static_cast<hsize_t>(std::min(chunk_rows, rows)), static_cast<hsize_t>(cols)};
+    check_status(H5Pset_chunk(dcpl, 2, chunk), "H5Pset_chunk", file);
+    if (compress.on()) set_filters(dcpl, compress, file);
+  }
+  if (!compress.on() || chunk_rows <= 0) check_status(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), "H5Pset_fill_time", file);
   return Handle(check(H5Dcreate2(loc, name.c_str(), type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT),
                       "cannot create dataset " + name + " in", file));
 }

@@ -93,9 +93,10 @@ Handle create_dataset(hid_t loc, const std::string& name, hid_t type, std::int64
 void require_filters(hid_t dset, const std::string& name, const std::string& file);
 // The file offset of the allocated chunk holding element `at` of a chunked 1-D dataset.
 std::int64_t chunk_offset(hid_t dset, std::int64_t at, const std::string& file);
-// Creates an (rows x cols) dataset.
+// Creates an (rows x cols) dataset; chunk_rows > 0: chunked by that many rows (fewer when
+// there are fewer), filtered as create_dataset's when compress is on.
 Handle create_dataset_2d(hid_t loc, const std::string& name, hid_t type, std::int64_t rows, std::int64_t cols,
-                         const std::string& file);
+                         const std::string& file, std::int64_t chunk_rows = 0, const Compression& compress = {});
 std::int64_t dataset_length(hid_t dset);
 
 // File and memory spaces selecting elements [first, first + count) of a 1-D dataset, or

@@ -321,6 +321,15 @@ struct Output::Impl {
   void create();
   void write_inputs();  // the provenance's "inputs" (checksums), at close
   void write_mesh(const MeshPieces& mesh, int share = 0, int shares = 1);
+  // Values of Points (a selection of mspace's shape) given in double.
+  void write_points(hid_t mspace, hid_t fspace, hid_t xfer, const std::vector<double>& values);
+  // The mesh datasets' filters: lossless with the frames' codec when they are compressed
+  // (and the mesh is this file's own), else none.
+  Compression mesh_filters() const {
+    Compression c;
+    if (options.compress.on() && options.mesh_link.empty()) c.mode = Compression::Mode::Lossless, c.codec = options.compress.codec;
+    return c;
+  }
   // Closes every object but the file (HDF5 closes a file only when nothing in it is open).
   void release_objects() {
     data.clear();
@@ -358,6 +367,10 @@ struct Output::Impl {
       round_within(reinterpret_cast<float*>(values), n, bound);
   }
   void elevation_to_z();  // the first frame's elevation to the points' Z, each rank a share
+  // A lossy output's Z: the first frame's elevation as given to write_frame, not as rounded
+  // in the file (the mesh is exact): this rank's block of it.
+  std::int64_t z_first = -1;
+  std::vector<double> z_block;
 
   // Abandoned before close() (a write failed, here or on another rank; every rank gets here
   // together): the file is removed by its owner, but HDF5 must still close it, collectively.
@@ -442,16 +455,22 @@ void Output::Impl::create() {
     check_status(H5Lcreate_external(link.c_str(), target.c_str(), loc, link_name, H5P_DEFAULT, H5P_DEFAULT),
                  "cannot link " + target + " in", f);
   };
+  // Compressed outputs compress the mesh too, losslessly, a chunk per piece of kMeshPiece
+  // rows (mesh_filters() on: written collectively, write_mesh).
+  const Compression lossless = mesh_filters();
+  const std::int64_t rows = lossless.on() ? kMeshPiece : 0;
   if (link.empty()) {
-    // Parallel HDF5 allocates the mesh's datasets when it creates them.
+    // Parallel HDF5 allocates the mesh's datasets when it creates them. Compressed, it
+    // allocates each chunk as it is written, at a size unknown here: room for the whole
+    // mesh is asked all the same, as HDF5 fails (or crashes) on a filtered write that fails.
     check_room(nelem * (ndp * 8 + 9) + npoin * (4 + 3 * real_size(h.precision)), "the mesh");
     one("NumberOfPoints", npoin);
     one("NumberOfCells", nelem);
     one("NumberOfConnectivityIds", nelem * ndp);
-    points = h5::create_dataset_2d(root, "Points", real_type(h.precision), npoin, 3, f);
-    h5::create_dataset(root, "Connectivity", H5T_STD_I64LE, nelem * ndp, 0, f);
-    h5::create_dataset(root, "Offsets", H5T_STD_I64LE, nelem + 1, 0, f);
-    h5::create_dataset(root, "Types", H5T_STD_U8LE, nelem, 0, f);
+    points = h5::create_dataset_2d(root, "Points", real_type(h.precision), npoin, 3, f, rows, lossless);
+    h5::create_dataset(root, "Connectivity", H5T_STD_I64LE, nelem * ndp, rows * ndp, f, false, lossless);
+    h5::create_dataset(root, "Offsets", H5T_STD_I64LE, nelem + 1, rows, f, false, lossless);
+    h5::create_dataset(root, "Types", H5T_STD_U8LE, nelem, rows, f, false, lossless);
   } else {
     for (const char* n : {"NumberOfPoints", "NumberOfCells", "NumberOfConnectivityIds", "Points", "Connectivity", "Offsets", "Types"})
       external(root, n, std::string(kRoot) + "/" + n);
@@ -519,7 +538,7 @@ void Output::Impl::create() {
   h5::write_attribute(meta, "precision", std::string(to_string(h.precision)), f);
   h5::write_attribute(meta, "serafin_byte_order", std::string(to_string(h.byte_order)), f);
   if (link.empty())
-    h5::create_dataset(meta, "IPOBO", H5T_STD_I32LE, npoin, 0, f);
+    h5::create_dataset(meta, "IPOBO", H5T_STD_I32LE, npoin, rows, f, false, lossless);
   else
     external(meta, "IPOBO", std::string(kMeta) + "/IPOBO");
 
@@ -569,12 +588,28 @@ void Output::Impl::extend(std::int64_t k, double time) {
 void Output::Impl::elevation_to_z() {
   int size = 1;
   if (comm != MPI_COMM_NULL) MPI_Comm_size(comm, &size);
-  const std::int64_t n = header.npoin, first = n / size * rank + std::min<std::int64_t>(rank, n % size);
-  const std::int64_t count = n / size + (rank < n % size ? 1 : 0);
+  std::int64_t first = header.npoin / size * rank + std::min<std::int64_t>(rank, header.npoin % size);
+  std::int64_t count = header.npoin / size + (rank < header.npoin % size ? 1 : 0);
   std::vector<double> z(static_cast<std::size_t>(count));
-  h5::read_range<double>(data.at(0), first, count, z.data(), xfer_collective, name);
+  if (z_first >= 0) {
+    first = z_first, count = static_cast<std::int64_t>(z_block.size());
+    z = std::move(z_block);
+  } else {
+    h5::read_range<double>(data.at(0), first, count, z.data(), xfer_collective, name);
+  }
   auto [fspace, mspace] = h5::range_spaces(points, first, count, name, 2);
-  check_status(H5Dwrite(points, H5T_NATIVE_DOUBLE, mspace, fspace, xfer_collective, z.data()), "cannot write Points Z in", name);
+  write_points(mspace, fspace, xfer_collective, z);
+}
+
+void Output::Impl::write_points(hid_t mspace, hid_t fspace, hid_t xfer, const std::vector<double>& values) {
+  // HDF5 writes filtered chunks collectively only, and a transfer that converts is not
+  // collective: a compressed mesh's points go in the file's own precision.
+  if (mesh_filters().on() && header.precision == Precision::Single) {
+    const std::vector<float> single(values.begin(), values.end());
+    check_status(H5Dwrite(points, H5T_NATIVE_FLOAT, mspace, fspace, xfer, single.data()), "cannot write Points in", name);
+  } else {
+    check_status(H5Dwrite(points, H5T_NATIVE_DOUBLE, mspace, fspace, xfer, values.data()), "cannot write Points in", name);
+  }
 }
 
 Output::Output(MPI_Comm comm, const std::string& path, const serafin::Header& header, MPI_Info info,
@@ -613,11 +648,22 @@ struct Output::MeshPieces {
 };
 
 void Output::Impl::write_mesh(const MeshPieces& mesh, int share, int shares) {
-  // Share `share` of `shares` of the elements and of the nodes, in pieces with independent
-  // transfers: bounded extra memory.
+  // Share `share` of `shares` of the elements and of the nodes (share -1: none), in pieces
+  // with independent transfers: bounded extra memory. A compressed mesh goes in collective
+  // transfers (HDF5 writes filtered chunks so only): the shares cut at whole pieces, every
+  // rank as many transfers (empty ones past its share), each piece read first and agreed on
+  // (a rank that cannot read its piece fails every rank, none waits in a transfer).
   const std::string& f = name;
   if (mesh.npoin != header.npoin || mesh.nelem != header.nelem || mesh.ndp != header.ndp)
     throw UsageError("the mesh does not have the header's sizes");
+  const bool filtered = mesh_filters().on();
+  const hid_t xfer = filtered ? xfer_collective.get() : xfer_independent.get();
+  auto read = [&](const std::function<void()>& fn) {
+    if (filtered)
+      collective(comm, fn);
+    else
+      fn();
+  };
   const std::int64_t npoin = mesh.npoin, nelem = mesh.nelem, ndp = mesh.ndp;
   Handle conn(check(H5Dopen2(root, "Connectivity", H5P_DEFAULT), "H5Dopen2", f));
   Handle offs(check(H5Dopen2(root, "Offsets", H5P_DEFAULT), "H5Dopen2", f));
@@ -627,42 +673,65 @@ void Output::Impl::write_mesh(const MeshPieces& mesh, int share, int shares) {
   const int* order = vtu::node_order(mesh.ndp, mesh.nplan);
   std::vector<std::int32_t> rows(static_cast<std::size_t>(std::min(kMeshPiece, std::max<std::int64_t>(nelem, npoin)) * ndp));
   std::vector<std::int64_t> buf;
-  auto first = [&](std::int64_t n, int k) { return n / shares * k + std::min<std::int64_t>(k, n % shares); };
-  const std::int64_t e_end = first(nelem, share + 1), p_end = first(npoin, share + 1);
-  for (std::int64_t e0 = first(nelem, share); e0 < e_end; e0 += kMeshPiece) {
-    const std::int64_t ne = std::min(kMeshPiece, e_end - e0);
-    mesh.ikle(e0, ne, rows.data());
+  // A share's first row; compressed: whole pieces, and `pieces` transfers for every share.
+  auto per = [&](std::int64_t n) {
+    const std::int64_t even = (n + shares - 1) / shares;
+    return filtered ? (even + kMeshPiece - 1) / kMeshPiece * kMeshPiece : even;
+  };
+  auto first = [&](std::int64_t n, int k) {
+    if (k < 0) return n;  // no share
+    if (filtered) return std::min(n, per(n) * k);
+    return n / shares * k + std::min<std::int64_t>(k, n % shares);
+  };
+  auto pieces = [&](std::int64_t n, std::int64_t from, std::int64_t to) {
+    return filtered ? per(n) / kMeshPiece : (to - from + kMeshPiece - 1) / kMeshPiece;
+  };
+  const std::int64_t e_begin = first(nelem, share), e_end = share < 0 ? nelem : first(nelem, share + 1);
+  const std::int64_t p_begin = first(npoin, share), p_end = share < 0 ? npoin : first(npoin, share + 1);
+  for (std::int64_t piece = 0, count = pieces(nelem, e_begin, e_end); piece < count; ++piece) {
+    const std::int64_t e0 = std::min(e_end, e_begin + piece * kMeshPiece), ne = std::min(kMeshPiece, e_end - e0);
+    read([&] {
+      if (ne > 0) mesh.ikle(e0, ne, rows.data());
+    });
     buf.resize(static_cast<std::size_t>(ne * ndp));
     for (std::int64_t e = 0; e < ne; ++e)
       for (std::int64_t k = 0; k < ndp; ++k)
         buf[static_cast<std::size_t>(e * ndp + k)] = rows[static_cast<std::size_t>(e * ndp + order[k])] - 1;
-    h5::write_range<std::int64_t>(conn, e0 * ndp, ne * ndp, buf.data(), xfer_independent, f);
+    h5::write_range<std::int64_t>(conn, e0 * ndp, ne * ndp, buf.data(), xfer, f);
     buf.resize(static_cast<std::size_t>(ne));
     for (std::int64_t i = 0; i < ne; ++i) buf[static_cast<std::size_t>(i)] = (e0 + i) * ndp;
-    h5::write_range<std::int64_t>(offs, e0, ne, buf.data(), xfer_independent, f);
+    h5::write_range<std::int64_t>(offs, e0, ne, buf.data(), xfer, f);
     std::vector<std::uint8_t> t(static_cast<std::size_t>(ne), type);
-    h5::write_range<std::uint8_t>(types, e0, ne, t.data(), xfer_independent, f);
+    h5::write_range<std::uint8_t>(types, e0, ne, t.data(), xfer, f);
   }
   const std::int64_t last = nelem * ndp;
-  if (share == 0) h5::write_range<std::int64_t>(offs, nelem, 1, &last, xfer_independent, f);
+  if (share == 0 || filtered) h5::write_range<std::int64_t>(offs, nelem, share == 0 ? 1 : 0, &last, xfer, f);
   // IPOBO; points (x, y, 0) in the file's precision (Z of 3D meshes comes with the first frame).
   std::vector<double> x(static_cast<std::size_t>(std::min(kMeshPiece, npoin))), y(x.size()), xyz;
-  for (std::int64_t p0 = first(npoin, share); p0 < p_end; p0 += kMeshPiece) {
-    const std::int64_t np = std::min(kMeshPiece, p_end - p0);
-    mesh.ipobo(p0, np, rows.data());
-    h5::write_range<std::int32_t>(ipobo, p0, np, rows.data(), xfer_independent, f);
-    mesh.coordinates(false, p0, np, x.data());
-    mesh.coordinates(true, p0, np, y.data());
+  for (std::int64_t piece = 0, count = pieces(npoin, p_begin, p_end); piece < count; ++piece) {
+    const std::int64_t p0 = std::min(p_end, p_begin + piece * kMeshPiece), np = std::min(kMeshPiece, p_end - p0);
+    read([&] {
+      if (np == 0) return;
+      mesh.ipobo(p0, np, rows.data());
+      mesh.coordinates(false, p0, np, x.data());
+      mesh.coordinates(true, p0, np, y.data());
+    });
+    h5::write_range<std::int32_t>(ipobo, p0, np, rows.data(), xfer, f);
     Handle fspace(check(H5Dget_space(points), "H5Dget_space", f));
     const hsize_t start[2] = {static_cast<hsize_t>(p0), 0}, cnt[2] = {static_cast<hsize_t>(np), 3};
-    check_status(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, cnt, nullptr), "H5Sselect_hyperslab", f);
     Handle mspace(check(H5Screate_simple(2, cnt, nullptr), "H5Screate_simple", f));
+    if (np > 0) {
+      check_status(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, cnt, nullptr), "H5Sselect_hyperslab", f);
+    } else {  // an empty share's part in a collective transfer
+      H5Sselect_none(fspace);
+      H5Sselect_none(mspace);
+    }
     xyz.assign(static_cast<std::size_t>(np * 3), 0.0);
     for (std::int64_t i = 0; i < np; ++i) {
       xyz[static_cast<std::size_t>(3 * i)] = x[static_cast<std::size_t>(i)];
       xyz[static_cast<std::size_t>(3 * i + 1)] = y[static_cast<std::size_t>(i)];
     }
-    check_status(H5Dwrite(points, H5T_NATIVE_DOUBLE, mspace, fspace, xfer_independent, xyz.data()), "cannot write Points in", f);
+    write_points(mspace, fspace, xfer, xyz);
   }
 }
 
@@ -673,6 +742,13 @@ void Output::write_mesh(const Mesh* mesh) {
     if (m.rank != 0) return;
     if (!mesh) throw UsageError("rank 0 must give the mesh");
     mesh->check_sizes();
+  });
+  collective(m.comm, [&] {
+    const serafin::Header& h = m.header;
+    if (m.rank != 0) {  // compressed: every rank in each collective transfer, with nothing
+      if (m.mesh_filters().on()) m.write_mesh(MeshPieces{h.nelem, h.npoin, h.ndp, h.nplan(), {}, {}, {}}, -1, 1);
+      return;
+    }
     MeshPieces p{mesh->nelem, mesh->npoin, mesh->ndp, mesh->nplan, {}, {}, {}};
     p.ikle = [&](std::int64_t first, std::int64_t n, std::int32_t* out) {
       std::copy_n(mesh->ikle.begin() + first * mesh->ndp, n * mesh->ndp, out);
@@ -716,6 +792,14 @@ void Output::write_frame(double time, std::int64_t first, std::int64_t count, co
     for (std::size_t v = 0; v < m.data.size(); ++v) {
       const unsigned char* from = static_cast<const unsigned char*>(values) + v * bytes;
       if (m.options.compress.lossy()) {
+        if (v == 0 && frames_ == 0 && m.header.nplan() > 1) {  // the exact Z
+          m.z_first = first;
+          m.z_block.resize(static_cast<std::size_t>(count));
+          for (std::int64_t i = 0; i < count; ++i)
+            m.z_block[static_cast<std::size_t>(i)] = m.header.precision == Precision::Double
+                                                         ? reinterpret_cast<const double*>(from)[i]
+                                                         : reinterpret_cast<const float*>(from)[i];
+        }
         rounded.assign(from, from + bytes);
         m.round(rounded.data(), count);
         from = rounded.data();

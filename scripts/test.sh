@@ -49,7 +49,7 @@ cmake --build build-mpich -j "$(($(nproc) + 2))" --target anabranch_cli anabranc
   ab_fortran_status ab_writer_crash ab_records_standin ab_records_standin_sub ab_records_standin_m8 ab_records_standin_big \
   cfl3d_stub $cgns_stub >/dev/null
 registered=$(ctest --test-dir build-mpich -N -L mpi)
-for t in mpi_writer.np3.nodes3 cli_mpi.nodes2 cli_gen_mpi.nodes2 python_writer.np3; do
+for t in mpi_writer.np3.nodes3 cli_mpi.nodes2 cli_mpi_rest.nodes2 cli_gen_mpi.nodes2 python_writer.np3; do
   grep -qE "Test +#[0-9]+: $t\$" <<<"$registered" ||
     { echo "test.sh: the MPICH test $t is not registered" >&2; exit 1; }
 done

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 #include <vector>
 
 #include "core/error.hpp"
@@ -65,7 +66,7 @@ std::string fortran_i(std::int64_t v, int width) {
 
 }  // namespace
 
-File parse(const std::string& text, const std::string& path) {
+File parse(const std::string& text, const std::string& path, bool keep_text) {
   File f;
   f.path = path;
   f.lines.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
@@ -80,37 +81,38 @@ File parse(const std::string& text, const std::string& path) {
     pos = eol + 1;
     ++lineno;
     Line line;
-    line.text.assign(text, line_offset, len);
+    if (keep_text) line.text.assign(text, line_offset, len);
     line.offset = static_cast<std::int64_t>(line_offset);
     line.lineno = lineno;
-    const std::string& raw = line.text;
-    line.fields.reserve(13);
-    for (std::size_t i = 0; i < raw.size();) {
+    const std::string_view raw(text.data() + line_offset, len);
+    std::pair<std::size_t, std::size_t> fields[13];  // [begin, end) of the first 13 columns in raw
+    std::size_t columns = 0;
+    for (std::size_t i = 0; i < raw.size() && columns < 13;) {
       while (i < raw.size() && (raw[i] == ' ' || raw[i] == '\t')) ++i;
       if (i >= raw.size()) break;
       std::size_t b = i;
       while (i < raw.size() && raw[i] != ' ' && raw[i] != '\t') ++i;
-      line.fields.emplace_back(b, i);
+      fields[columns++] = {b, i};
     }
-    if (line.fields.empty()) continue;  // blank lines are ignored
+    if (columns == 0) continue;  // blank lines are ignored
     auto where = [&](std::size_t field) {
       return "line " + std::to_string(lineno) + (field ? ", column " + std::to_string(field) : std::string());
     };
     auto offset_of = [&](std::size_t field) {
-      return static_cast<std::int64_t>(line_offset + (field ? line.fields[field - 1].first : 0));
+      return static_cast<std::int64_t>(line_offset + (field ? fields[field - 1].first : 0));
     };
-    if (line.fields.size() < 13)
+    if (columns < 13)
       throw FormatError(path, where(0), offset_of(0),
                         "expected 13 columns (LIHBOR LIUBOR LIVBOR HBOR UBOR VBOR AUBOR LITBOR TBOR ATBOR BTBOR N K), found " +
-                            std::to_string(line.fields.size()));
+                            std::to_string(columns));
     auto tok = [&](std::size_t field) {
-      return raw.substr(line.fields[field - 1].first, line.fields[field - 1].second - line.fields[field - 1].first);
+      return std::string(raw.substr(fields[field - 1].first, fields[field - 1].second - fields[field - 1].first));
     };
     auto as_int = [&](std::size_t field, std::int64_t& v) {
-      return parse_int(raw.data() + line.fields[field - 1].first, raw.data() + line.fields[field - 1].second, v);
+      return parse_int(raw.data() + fields[field - 1].first, raw.data() + fields[field - 1].second, v);
     };
     auto as_real = [&](std::size_t field, double& v) {
-      return parse_real(raw.data() + line.fields[field - 1].first, raw.data() + line.fields[field - 1].second, v);
+      return parse_real(raw.data() + fields[field - 1].first, raw.data() + fields[field - 1].second, v);
     };
     int* ints[] = {&line.lihbor, &line.liubor, &line.livbor};
     for (std::size_t c = 1; c <= 3; ++c) {
@@ -131,13 +133,18 @@ File parse(const std::string& text, const std::string& path) {
       if (!as_real(c, *reals2[c - 9])) throw FormatError(path, where(c), offset_of(c), "'" + tok(c) + "' is not a number");
     if (!as_int(12, line.n)) throw FormatError(path, where(12), offset_of(12), "node number '" + tok(12) + "' is not an integer");
     if (!as_int(13, line.k)) throw FormatError(path, where(13), offset_of(13), "'" + tok(13) + "' is not an integer");
+    if (fields[12].second > UINT32_MAX) throw FormatError(path, where(13), offset_of(13), "a line of over 4 GiB");
+    line.end11 = static_cast<std::uint32_t>(fields[10].second);
+    line.begin12 = static_cast<std::uint32_t>(fields[11].first);
+    line.end12 = static_cast<std::uint32_t>(fields[11].second);
+    line.end13 = static_cast<std::uint32_t>(fields[12].second);
     f.lines.push_back(std::move(line));
   }
   return f;
 }
 
-File read(const std::string& path) {
-  return parse(read_text_file(path), path);
+File read(const std::string& path, bool keep_text) {
+  return parse(read_text_file(path), path, keep_text);
 }
 
 std::string format_telemac(const Line& l, std::int64_t n, std::int64_t k) {
@@ -170,35 +177,49 @@ std::string format_telemac(const Line& l, std::int64_t n, std::int64_t k) {
 }
 
 std::string rewrite(const Line& l, std::int64_t n, std::int64_t k) {
-  if (l.text.empty() || l.fields.size() < 13) return format_telemac(l, n, k);
-  std::string out = l.text.substr(0, l.fields[10].second);  // through column 11
-  auto put = [&](std::size_t field, std::int64_t v) {
+  if (l.text.empty()) return format_telemac(l, n, k);
+  std::string out = l.text.substr(0, l.end11);  // through column 11
+  auto put = [&](std::size_t room, std::int64_t v) {
     // Right-align the new value in the room the old one had (its spaces included).
-    const std::size_t room = l.fields[field].second - l.fields[field - 1].second;
     std::string s = std::to_string(v);
     if (s.size() + 1 <= room) s.insert(0, room - s.size(), ' ');
     else s.insert(0, 1, ' ');
     out += s;
   };
-  put(11, n);
-  put(12, k);
-  out += l.text.substr(l.fields[12].second);  // extra columns and trailing text, as written
+  put(l.end12 - l.end11, n);
+  put(l.end13 - l.end12, k);
+  out += l.text.substr(l.end13);  // extra columns and trailing text, as written
   return out;
 }
 
 void validate(const File& file, std::int64_t npoin, const std::string& mesh_name) {
-  std::vector<std::int64_t> seen(static_cast<std::size_t>(npoin) + 1, 0);
-  for (std::size_t i = 0; i < file.lines.size(); ++i) {
-    const auto& l = file.lines[i];
-    const std::int64_t at = l.offset + (l.fields.size() > 11 ? static_cast<std::int64_t>(l.fields[11].first) : 0);
-    if (l.n < 1 || l.n > npoin)
-      throw FormatError(file.path, "line " + std::to_string(l.lineno) + ", column 12", at,
-                        "node " + std::to_string(l.n) + " is outside 1.." + std::to_string(npoin) + " (NPOIN of " + mesh_name + ")");
-    auto& s = seen[static_cast<std::size_t>(l.n)];
-    if (s)
-      throw FormatError(file.path, "line " + std::to_string(l.lineno) + ", column 12", at,
-                        "node " + std::to_string(l.n) + " is listed twice (first on line " + std::to_string(s) + ")");
-    s = l.lineno;
+  // In file order, the first line naming a node outside the mesh or one named before. The
+  // lines are sorted by node rather than marked in an array of NPOIN: a rank of the
+  // partitioner holds the boundary, never a word per node of the mesh.
+  const auto& lines = file.lines;
+  std::size_t bad = lines.size();  // the first line out of range
+  for (std::size_t i = 0; i < lines.size() && bad == lines.size(); ++i)
+    if (lines[i].n < 1 || lines[i].n > npoin) bad = i;
+  std::vector<std::size_t> order;
+  order.reserve(bad);
+  for (std::size_t i = 0; i < bad; ++i) order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return lines[a].n != lines[b].n ? lines[a].n < lines[b].n : a < b; });
+  std::size_t twice = lines.size(), first = 0;  // the first line naming a node again, and the line it repeats
+  for (std::size_t g = 0, j; g < order.size(); g = j) {  // each node's lines, in file order
+    for (j = g + 1; j < order.size() && lines[order[j]].n == lines[order[g]].n; ++j) {
+    }
+    if (j - g >= 2 && order[g + 1] < twice) twice = order[g + 1], first = order[g];
+  }
+  auto at = [&](const Line& l) { return l.offset + static_cast<std::int64_t>(l.begin12); };
+  if (twice < bad) {
+    const auto& l = lines[twice];
+    throw FormatError(file.path, "line " + std::to_string(l.lineno) + ", column 12", at(l),
+                      "node " + std::to_string(l.n) + " is listed twice (first on line " + std::to_string(lines[first].lineno) + ")");
+  }
+  if (bad < lines.size()) {
+    const auto& l = lines[bad];
+    throw FormatError(file.path, "line " + std::to_string(l.lineno) + ", column 12", at(l),
+                      "node " + std::to_string(l.n) + " is outside 1.." + std::to_string(npoin) + " (NPOIN of " + mesh_name + ")");
   }
 }
 

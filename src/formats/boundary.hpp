@@ -17,8 +17,11 @@ struct Line {
   std::int64_t k = 0;  // K: boundary point number or colour
   std::int64_t offset = -1;  // byte offset of the line in its file (-1: made in code)
   std::int64_t lineno = 0;   // line number in its file, 1-based
-  std::string text;    // the line as read (without newline); empty for a line made in code
-  std::vector<std::pair<std::size_t, std::size_t>> fields;  // [begin, end) of each column in text
+  std::string text;    // the line as read (without newline); empty for a line made in code or
+                       // read without its text
+  // Where columns 11 to 13 end in text and column 12 (N) begins: what rewrite() keeps and
+  // errors name (a few words a line: every rank of the partitioner holds every line).
+  std::uint32_t end11 = 0, begin12 = 0, end12 = 0, end13 = 0;
 };
 
 struct File {
@@ -27,9 +30,11 @@ struct File {
 };
 
 // Reads a .cli file; throws FormatError naming the file, the line and its byte offset.
-File read(const std::string& path);
+// keep_text false: the values only (rewrite() then writes a line as format_telemac does),
+// for a reader that holds every line on every rank.
+File read(const std::string& path, bool keep_text = true);
 // Parses text (the whole file) named `path` in error messages.
-File parse(const std::string& text, const std::string& path);
+File parse(const std::string& text, const std::string& path, bool keep_text = true);
 
 // The line in TELEMAC's fixed Fortran format
 // (1X,I2,1X,2(I1,1X),3(F24.12,1X),1X,F24.12,3X,I1,1X,3(F24.12,1X),I9,1X,I9), with node n and

@@ -17,7 +17,7 @@ namespace {
 // One part being written here.
 struct LocalPart {
   int p = 0;
-  std::vector<std::int32_t> elems;           // global 2D elements, increasing
+  std::vector<std::int32_t> elems;           // global 2D elements, increasing (let go once the halo is found)
   std::vector<std::int32_t> knolg;           // global 2D nodes (0-based) in local order
   std::vector<std::pair<std::int32_t, std::int32_t>> local_of;  // (global node, local), by global node
   std::vector<std::int32_t> ikle;            // local 2D elements, 1-based
@@ -217,7 +217,7 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
       mine[i].elems.resize(static_cast<std::size_t>(at));
       mine[i].ikle.resize(static_cast<std::size_t>(at * ndp));  // global nodes (1-based) until step 2
     }
-    constexpr std::int64_t kChunk = std::int64_t{1} << 18;  // elements a round
+    constexpr std::int64_t kChunk = std::int64_t{1} << 16;  // elements a round
     const std::int64_t n = s.count();
     std::int64_t rounds = (n + kChunk - 1) / kChunk;
     check_mpi(MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm), "MPI_Allreduce");
@@ -567,6 +567,7 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     }
   }
 
+  for (auto& lp : mine) std::vector<std::int32_t>().swap(lp.elems);  // its rows (ikle) say how many
   ::malloc_trim(0);  // the exchanges' buffers given back before the files' arrays come
   // 6. The files: first every part's header and mesh and its texts (local work), then the
   // outputs (collective in the concatenated layout), then the bytes, frames last.
@@ -614,7 +615,7 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
       layouts.emplace_back();
       Kind kind{names.dir + "/" + source_names[src], {}, {}, PartOutputs::kSerafinIndex};
       for (const auto& lp : mine) {
-        const auto ne = static_cast<std::int64_t>(lp.elems.size()), np = static_cast<std::int64_t>(lp.knolg.size());
+        const auto ne = static_cast<std::int64_t>(lp.ikle.size()) / ndp, np = static_cast<std::int64_t>(lp.knolg.size());
         serafin::Header h = sg;
         h.set_title(sg.title.substr(0, 72));
         h.nelem = nplan > 1 ? ne * (nplan - 1) : ne;
@@ -703,7 +704,6 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     // What the rest needs no more goes before the coordinates come (the largest arrays here),
     // and the heap is given back: parts' small arrays would otherwise stay in the process.
     for (auto& lp : mine) {
-      std::vector<std::int32_t>().swap(lp.elems);
       std::vector<std::pair<std::int32_t, std::int32_t>>().swap(lp.local_of);
       std::vector<std::pair<std::int32_t, std::vector<std::int64_t>>>().swap(lp.iface);
       std::vector<std::vector<std::int64_t>>().swap(lp.halo);

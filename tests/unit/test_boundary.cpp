@@ -3,6 +3,8 @@
 #include "formats/boundary.hpp"
 #include "helpers.hpp"
 
+#include <random>
+
 using namespace anabranch;
 
 TEST(Boundary, ParsesColumnsAndKeepsText) {
@@ -68,6 +70,64 @@ TEST(Boundary, ErrorsNameLineColumnAndOffset) {
     EXPECT_NE(std::string(e.what()).find("beyond.cli: line 2, column 12"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("node 5 is outside 1..4"), std::string::npos) << e.what();
   }
+}
+
+// validate() against a scan in file order with a mark per node (what it did before it sorted
+// the lines), on generated files: the same first bad line, message and byte offset, with and
+// without the lines' text kept.
+TEST(Boundary, ValidateNamesTheFirstBadLineInFileOrder) {
+  std::mt19937 rng(20261129);
+  for (int round = 0; round < 400; ++round) {
+    const std::int64_t npoin = 1 + static_cast<std::int64_t>(rng() % 40);
+    const int count = 1 + static_cast<int>(rng() % 30);
+    std::string text;
+    for (int i = 0; i < count; ++i) {
+      std::int64_t n = 1 + static_cast<std::int64_t>(rng() % static_cast<std::uint32_t>(npoin + 8));  // some beyond NPOIN
+      if (rng() % 20 == 0) n = 0;
+      text += std::string(rng() % 3, ' ') + " 2 2 2 0 0 0 0 2 0 0 0 " + std::to_string(n) + " " + std::to_string(i + 1) + "\n";
+    }
+    std::string expected;
+    {
+      std::vector<std::int64_t> seen(static_cast<std::size_t>(npoin) + 1, 0);
+      const auto f = boundary::parse(text, "g.cli");
+      for (const auto& l : f.lines) {
+        std::size_t col = 0, column12 = 0;  // where the 12th word of the line starts
+        for (std::size_t i = 0; i < l.text.size(); ++i)
+          if (l.text[i] != ' ' && (i == 0 || l.text[i - 1] == ' ') && ++col == 12) column12 = i;
+        const std::int64_t at = l.offset + static_cast<std::int64_t>(column12);
+        const std::string where = "g.cli: line " + std::to_string(l.lineno) + ", column 12 at byte " + std::to_string(at) + ": node " + std::to_string(l.n);
+        if (l.n < 1 || l.n > npoin) {
+          expected = where + " is outside 1.." + std::to_string(npoin) + " (NPOIN of m.slf)";
+          break;
+        }
+        if (seen[static_cast<std::size_t>(l.n)]) {
+          expected = where + " is listed twice (first on line " + std::to_string(seen[static_cast<std::size_t>(l.n)]) + ")";
+          break;
+        }
+        seen[static_cast<std::size_t>(l.n)] = l.lineno;
+      }
+    }
+    for (bool keep : {true, false}) {
+      std::string got;
+      try {
+        boundary::validate(boundary::parse(text, "g.cli", keep), npoin, "m.slf");
+      } catch (const FormatError& e) {
+        got = e.what();
+      }
+      ASSERT_EQ(got, expected) << text;
+    }
+  }
+}
+
+TEST(Boundary, ReadWithoutTextKeepsTheValues) {
+  const std::string text = "  5 4 4  1.5D+00  0.000  0.000  0.0   4  0.000  0.000  0.000   1009     2   extra  \n";
+  const auto kept = boundary::parse(text, "x.cli"), values = boundary::parse(text, "x.cli", false);
+  ASSERT_EQ(values.lines.size(), 1u);
+  EXPECT_TRUE(values.lines[0].text.empty());
+  EXPECT_EQ(values.lines[0].n, 1009);
+  EXPECT_DOUBLE_EQ(values.lines[0].hbor, 1.5);
+  EXPECT_EQ(boundary::format_telemac(values.lines[0], 7, 3), boundary::format_telemac(kept.lines[0], 7, 3));
+  EXPECT_EQ(boundary::rewrite(values.lines[0], 7, 3), boundary::format_telemac(kept.lines[0], 7, 3));
 }
 
 TEST(BoundaryFixtures, ReadAndValidateAgainstTheirMeshes) {

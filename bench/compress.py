@@ -6,7 +6,8 @@ IN OUT.h5 --compress SPEC`, alone), the result values only (the PointData datase
 bytes against their values' bytes), summed over the files; beside them HDF5's own deflate
 without the shuffle (h5py's gzip, level 4, a frame a chunk) on the same values, and the file
 order against a Z-order (Morton) order of the nodes (a mesh-aware order; the file's wins or
-loses per file). Every value is checked against the source by h5py and numpy (not
+loses per file); and the error-bounded codecs of hdf5plugin (SZ3, ZFP) at rel=1e-4, a
+frame a dataset. Every value is checked against the source by h5py and numpy (not
 anabranch's reader): lossless bit for bit, rel=TOL within TOL x the variable's range in the
 frame.
 
@@ -109,6 +110,32 @@ def h5py_deflate(values, work, order=None, rounded_like=None):
     return out
 
 
+def error_bounded_plugins(values, work, tol=1e-4):
+    """Stored bytes of the values through hdf5plugin's SZ3 (32024) and ZFP (32013, accuracy
+    mode): each variable's frame its own dataset (their bounds are one per dataset) with the
+    absolute bound tol x the frame's range (lossless zstd where the range is 0), every value
+    checked within it; None where hdf5plugin lacks them."""
+    import h5py
+    try:
+        import hdf5plugin
+    except ImportError:
+        return None
+    out = {}
+    for name, make in (("SZ3", lambda b: hdf5plugin.SZ3(absolute=b)), ("ZFP", lambda b: hdf5plugin.Zfp(accuracy=b))):
+        p, total = work / "plugin.h5", 0
+        with h5py.File(p, "w") as f:
+            for k, v in values.items():
+                for t, frame in enumerate(v):
+                    frame = frame.astype(frame.dtype.newbyteorder("="))  # SZ3's plugin takes native floats only
+                    bound = tol * float(frame.max() - frame.min())
+                    d = f.create_dataset(f"{k}/{t}", data=frame, chunks=frame.shape,
+                                         **(make(bound) if bound > 0 else hdf5plugin.Zstd(clevel=1)))
+                    total += d.id.get_storage_size()
+                    assert np.all(np.abs(d[()].astype(np.float64) - frame) <= bound), (name, k, t)
+        out[name] = total
+    return out
+
+
 def ratios(work):
     import h5py
     files = sorted(p for p in DATA.glob("*.slf") if not p.name.startswith("geo_"))
@@ -133,11 +160,13 @@ def ratios(work):
                 row["rel=1e-4 z-order"] = h5py_deflate(values, work, order, rounded)[True]
         ref = h5py_deflate(values, work)
         row["deflate"], row["shuffle+deflate (h5py)"] = ref[False], ref[True]
+        for name, size in (error_bounded_plugins(values, work) or {}).items():
+            row[f"rel=1e-4 {name}"] = size
         rows.append(row)
         for k, v in row.items():
             if k != "file":
                 totals[k] = totals.get(k, 0) + v
-    cols = ["deflate", "shuffle+deflate (h5py)"] + SPECS + ["rel=1e-4 z-order"]
+    cols = ["deflate", "shuffle+deflate (h5py)"] + SPECS + ["rel=1e-4 z-order"] + [c for c in ("rel=1e-4 SZ3", "rel=1e-4 ZFP") if c in totals]
     print(f"{'file':46} {'values':>10} " + " ".join(f"{c:>14}" for c in cols))
     for r in rows + [dict(totals, file="all")]:
         print(f"{r['file']:46} {r['values']:>10} " + " ".join(f"{r['values'] / r[c]:>13.2f}x" for c in cols))

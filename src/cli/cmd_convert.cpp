@@ -70,8 +70,8 @@ void convert_parallel(MPI_Comm comm, const pio::ResultFile& in, const std::strin
   Mesh mesh;
   pio::collective(comm, [&] {
     if (rank != 0) return;
-    if (in.format() == std::string("serafin")) {
-      out.geometry = in.name();  // streamed from the input
+    if (in.format() != std::string("cgns")) {
+      out.geometry = in.name();  // every rank copies its share of the input's mesh
     } else {
       mesh = in.read_mesh();
       out.mesh = &mesh;
@@ -139,6 +139,9 @@ void convert_alone_hdf5(const pio::ResultFile& in, const std::string& output, co
   pio::vtkhdf::LoneOutput file(output, h, {{"strategy", "serial"}}, compress);
   if (const serafin::Reader* r = in.serafin_reader()) {
     file.out().write_mesh(r);  // streamed from the file: the mesh is never held whole
+  } else if (in.format() == std::string("hdf5")) {
+    const serafin::Reader r(pio::vtkhdf::serafin_view(in.name()));  // the same, from the HDF5 file's arrays
+    file.out().write_mesh(&r);
   } else {
     const Mesh mesh = in.read_mesh();
     file.out().write_mesh(&mesh);

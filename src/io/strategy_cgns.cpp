@@ -17,6 +17,7 @@
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "formats/hdf5_bytes.hpp"
+#include "h5/vtkhdf.hpp"
 #include "io/shared_file.hpp"
 #include "io/strategy.hpp"
 #include "parallel/mpi_util.hpp"
@@ -131,7 +132,7 @@ class CgnsStrategy final : public Strategy {
     MPI_File fh = open_shared_file(s_.comm, create);
     std::optional<serafin::Reader> geometry;
     collective(s_.comm, [&] {
-      if (!s_.geometry.empty()) geometry.emplace(s_.geometry);
+      if (!s_.geometry.empty()) geometry.emplace(vtkhdf::serafin_source(s_.geometry));
       else if (rank_ == 0 && !s_.mesh) throw UsageError("rank 0 must give the global mesh or a geometry file");
     });
     const int share = geometry ? rank_ : 0, shares = geometry ? size_ : 1;

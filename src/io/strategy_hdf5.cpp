@@ -179,7 +179,7 @@ class Hdf5Strategy final : public Strategy {
     }
     if (o.mesh_link.empty() && !s_.geometry.empty()) {  // every rank its share of the geometry
       std::optional<serafin::Reader> geometry;
-      collective(s_.comm, [&] { geometry.emplace(s_.geometry); });
+      collective(s_.comm, [&] { geometry.emplace(vtkhdf::serafin_source(s_.geometry)); });
       out_->write_mesh(&*geometry);
     } else if (o.mesh_link.empty()) {
       out_->write_mesh(rank_ == 0 ? s_.mesh : nullptr);

@@ -11,6 +11,7 @@
 #include "core/io.hpp"
 #include "core/outputs.hpp"
 #include "formats/partel.hpp"
+#include "h5/vtkhdf.hpp"
 #include "parallel/mpi_util.hpp"
 #include "layouts/serafin_frame.hpp"
 
@@ -110,7 +111,7 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
   const serafin::Header h = header_;
   if (!geometry.empty() && strategy_->serafin_file())
     setup.copy_mesh = [geometry, h](int share, int shares, const std::function<void(std::int64_t, const void*, std::size_t)>& write_at) {
-      serafin::copy_mesh_records(h, serafin::Reader(geometry), share, shares, write_at);
+      serafin::copy_mesh_records(h, serafin::Reader(vtkhdf::serafin_source(geometry)), share, shares, write_at);
     };
   setup.geometry = geometry;  // empty where rank 0 gives its mesh in memory
   if (rank_ == 0) {
@@ -127,7 +128,7 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
         serafin::write_header_records(sink, h);  // the mesh records: every rank's share
         return;
       }
-      serafin::write_header(sink, h, serafin::Reader(geometry));  // streamed, never held whole
+      serafin::write_header(sink, h, serafin::Reader(vtkhdf::serafin_source(geometry)));  // streamed, never held whole
     };
   }
   if (options_.strategy == "file-per-process") {

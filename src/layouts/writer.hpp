@@ -53,7 +53,7 @@ struct WriterOptions {
 struct OutputDescription {
   serafin::Header header;
   const Mesh* mesh = nullptr;  // rank 0: IKLE, IPOBO, X, Y of the global mesh
-  std::string geometry;        // or a SERAFIN file to take them from (read by rank 0)
+  std::string geometry;        // or a SERAFIN or HDF5 result file to take them from (each rank its share)
   // file-per-process only: this rank's own elements and coordinates (IKLE in local
   // numbering); its IPOBO slot receives KNOLG, the global ids.
   const Mesh* local_mesh = nullptr;

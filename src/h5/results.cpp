@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstring>
 #include <fstream>
+#include <optional>
 
 #include "core/error.hpp"
 #include "core/io.hpp"
@@ -103,8 +104,14 @@ std::unique_ptr<ResultFile> ResultFile::open(const std::string& path) {
 
 void write_serafin_copy(const ResultFile& in, const std::string& path) {
   const serafin::Header& h = in.header();
-  const Mesh mesh = in.read_mesh();
-  serafin::Writer w(path, h, mesh);
+  std::optional<serafin::Writer> opened;
+  if (in.format() == std::string("hdf5")) {
+    opened.emplace(path, h, serafin::Reader(vtkhdf::serafin_view(in.name())));  // the mesh streamed from its arrays
+  } else {
+    const Mesh mesh = in.read_mesh();
+    opened.emplace(path, h, mesh);
+  }
+  serafin::Writer& w = *opened;
   const auto times = in.times();
   std::vector<double> buf(static_cast<std::size_t>(h.npoin));
   for (std::int64_t f = 0; f < in.frame_count(); ++f) {

@@ -53,6 +53,15 @@ TEST(Boundary, ErrorsNameLineColumnAndOffset) {
     EXPECT_STREQ(e.what(), "bad.cli: line 2, column 3 at byte 49: 'x' is not an integer code");
   }
   EXPECT_THROW(boundary::parse("2 2 2 0 0 0\n", "short.cli"), FormatError);
+  // Blank lines are skipped; a line of one word is not blank.
+  EXPECT_EQ(boundary::parse("\n \t \n 2 2 2 0 0 0 0 2 0 0 0 5 1\n\n", "blank.cli").lines.size(), 1u);
+  try {
+    boundary::parse(" 2 2 2 0 0 0 0 2 0 0 0 5 1\n  7\n", "word.cli");
+    FAIL();
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("word.cli: line 2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("found 1"), std::string::npos) << e.what();
+  }
   auto f = boundary::parse(" 2 2 2 0 0 0 0 2 0 0 0 5 1\n 2 2 2 0 0 0 0 2 0 0 0 5 2\n", "dup.cli");
   try {
     boundary::validate(f, 10, "mesh.slf");

@@ -133,11 +133,10 @@ File parse(const std::string& text, const std::string& path, bool keep_text) {
       if (!as_real(c, *reals2[c - 9])) throw FormatError(path, where(c), offset_of(c), "'" + tok(c) + "' is not a number");
     if (!as_int(12, line.n)) throw FormatError(path, where(12), offset_of(12), "node number '" + tok(12) + "' is not an integer");
     if (!as_int(13, line.k)) throw FormatError(path, where(13), offset_of(13), "'" + tok(13) + "' is not an integer");
-    if (fields[12].second > UINT32_MAX) throw FormatError(path, where(13), offset_of(13), "a line of over 4 GiB");
-    line.end11 = static_cast<std::uint32_t>(fields[10].second);
-    line.begin12 = static_cast<std::uint32_t>(fields[11].first);
-    line.end12 = static_cast<std::uint32_t>(fields[11].second);
-    line.end13 = static_cast<std::uint32_t>(fields[12].second);
+    line.end11 = fields[10].second;
+    line.begin12 = fields[11].first;
+    line.end12 = fields[11].second;
+    line.end13 = fields[12].second;
     f.lines.push_back(std::move(line));
   }
   return f;

@@ -21,7 +21,7 @@ struct Line {
                        // read without its text
   // Where columns 11 to 13 end in text and column 12 (N) begins: what rewrite() keeps and
   // errors name (a few words a line: every rank of the partitioner holds every line).
-  std::uint32_t end11 = 0, begin12 = 0, end12 = 0, end13 = 0;
+  std::size_t end11 = 0, begin12 = 0, end12 = 0, end13 = 0;
 };
 
 struct File {

@@ -124,9 +124,11 @@ def test_written_at_1_to_4_ranks_reads_back_identically(ab, data, tmp_path, name
 @pytest.mark.parametrize("name", ["r2d_gouttedo.slf", "r3d_gouttedo.slf"])
 def test_a_cgns_mesh_result_back_to_serafin_at_1_to_3_ranks(ab, data, tmp_path, name):
     """A CGNS input's mesh is read by rank 0 (the others copy an HDF5 or SERAFIN input's in
-    shares): the source's bytes at every rank count."""
+    shares): the source's bytes alone and at every rank count."""
     assert_status(ab("convert", data / name, tmp_path / "m.cgns"), 0)
     expected = expected_serafin_bytes(ab, data / name)
+    assert_status(ab("convert", tmp_path / "m.cgns", tmp_path / "back0.slf"), 0)
+    assert (tmp_path / "back0.slf").read_bytes() == expected
     for n in (1, 2, 3):
         assert_status(mpirun(n, "convert", tmp_path / "m.cgns", tmp_path / f"back{n}.slf"), 0)
         assert (tmp_path / f"back{n}.slf").read_bytes() == expected, n

@@ -150,6 +150,15 @@ class Tree {
     const auto type = real_bytes == 8 ? h::Type::f64() : h::Type::f32();
     return node(name, "DataArray_t", real_bytes == 8 ? "R8" : "R4", w_.dataset({}, type, dims, address), about);
   }
+  // A DataArray_t's " data": contiguous at `address`, or (a codec given) chunked as stored,
+  // through HDF5's byte shuffle and the codec.
+  std::int64_t data(const h::Type& type, std::uint64_t count, std::int64_t address, const std::vector<h::Filter>& codec,
+                    const Stored* stored) {
+    if (codec.empty() || count == 0) return w_.dataset({}, type, {count}, address);
+    std::vector<h::Filter> filters = {{2, 1, {static_cast<std::uint32_t>(type.bytes)}, {}}};  // shuffle, optional
+    filters.insert(filters.end(), codec.begin(), codec.end());
+    return w_.chunked({}, type, count, stored->chunk, filters, stored->chunks);
+  }
   // A contiguous dataset of bytes, hidden from CGNS's library (its name starts with a blank).
   Links hidden(const std::string& name, const h::Type& type, std::uint64_t count, std::int64_t address) {
     if (address < 0) return {};
@@ -317,10 +326,17 @@ std::int64_t write_tree(const MeshFile& file, std::int64_t first, const std::fun
   auto about = [&](const std::string& name) {
     return exponents_of(name, e) ? Links{{"DimensionalExponents", exponents.at(e)}} : Links{};
   };
+  const auto real = file.real_bytes == 8 ? h::Type::f64() : h::Type::f32();
+  const char* real_name = file.real_bytes == 8 ? "R8" : "R4";
+  const auto npoin = static_cast<std::uint64_t>(file.npoin);
+  auto stored = [&](std::int64_t f, int var) { return file.codec.empty() ? nullptr : &file.stored(f, var); };
   Links coords;
-  for (std::size_t c = 0; c < axes.size(); ++c)
-    coords.emplace_back(axes[c], t.array(axes[c], file.real_bytes, {static_cast<std::uint64_t>(file.npoin)},
-                                         c == 0 ? file.x : c == 1 ? file.y : file.z, about(axes[c])));
+  for (std::size_t c = 0; c < axes.size(); ++c) {
+    const int var = -static_cast<int>(c + 1);
+    coords.emplace_back(axes[c], t.node(axes[c], "DataArray_t", real_name,
+                                        t.data(real, npoin, c == 0 ? file.x : c == 1 ? file.y : file.z, file.codec, stored(0, var)),
+                                        about(axes[c])));
+  }
   Links children = {{"ZoneType", t.text("ZoneType", "ZoneType_t", "Unstructured")},
                     {"GridCoordinates", t.node("GridCoordinates", "GridCoordinates_t", "MT", -1, coords)}};
   // One section of every element: TELEMAC's node order is CGNS's for triangles (TRI_3),
@@ -329,15 +345,19 @@ std::int64_t write_tree(const MeshFile& file, std::int64_t first, const std::fun
   if (type == 0) throw UsageError("CGNS has no element of " + std::to_string(file.ndp) + " nodes for this mesh");
   const std::int64_t range = t.ints("ElementRange", "IndexRange_t", {1, file.nelem}, {2});
   const std::int64_t conn = t.node("ElementConnectivity", "DataArray_t", "I4",
-                                   t.writer().dataset({}, h::Type::i32(), {static_cast<std::uint64_t>(file.nelem * file.ndp)}, file.connectivity), {});
+                                   t.data(h::Type::i32(), static_cast<std::uint64_t>(file.nelem * file.ndp), file.connectivity, file.codec,
+                                          stored(0, MeshFile::kConnectivity)),
+                                   {});
   children.emplace_back("Elements", t.ints("Elements", "Elements_t", {type, 0}, {2}, {{"ElementRange", range}, {"ElementConnectivity", conn}}));
   char sol[33];
   std::string pointers;
   for (std::int64_t f = 0; f < steps; ++f) {
     Links arrays;
     for (std::size_t v = 0; v < fields.size(); ++v)
-      arrays.emplace_back(fields[v], t.array(fields[v], file.real_bytes, {static_cast<std::uint64_t>(file.npoin)},
-                                             file.address(f, static_cast<int>(v)), about(fields[v])));
+      arrays.emplace_back(fields[v], t.node(fields[v], "DataArray_t", real_name,
+                                            t.data(real, npoin, file.codec.empty() ? file.address(f, static_cast<int>(v)) : -1, file.codec,
+                                                   stored(f, static_cast<int>(v))),
+                                            about(fields[v])));
     std::snprintf(sol, sizeof sol, "FlowSolution%06lld", static_cast<long long>(f));
     children.emplace_back(sol, t.node(sol, "FlowSolution_t", "MT", -1, arrays));
     std::string padded(sol);
@@ -359,8 +379,12 @@ std::int64_t write_tree(const MeshFile& file, std::int64_t first, const std::fun
   }
   base.emplace_back("mesh", zone);
   Links top = t.hidden(" anabranch", h::Type::i8(), file.index.size(), file.index_address);
-  const Links ipobo = t.hidden(" ipobo", h::Type::i32(), static_cast<std::uint64_t>(file.npoin), file.ipobo_address);
-  top.insert(top.end(), ipobo.begin(), ipobo.end());
+  if (!file.codec.empty())
+    top.emplace_back(" ipobo", t.data(h::Type::i32(), npoin, -1, file.codec, stored(0, MeshFile::kIpobo)));
+  else {
+    const Links ipobo = t.hidden(" ipobo", h::Type::i32(), npoin, file.ipobo_address);
+    top.insert(top.end(), ipobo.begin(), ipobo.end());
+  }
   const int cell = file.three_d ? 3 : 2;
   top.emplace_back("Base", t.ints("Base", "CGNSBase_t", {cell, cell}, {2}, base));
   const std::int64_t root = t.root(top);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/hdf5_bytes.hpp"
 #include "grid/block_layout.hpp"
 
 namespace anabranch::cgns {
@@ -46,9 +47,17 @@ struct BlockFile {
 std::int64_t write_tree(const BlockFile& file, std::int64_t first, const std::function<void(std::int64_t, const std::string&)>& out,
                         std::int64_t& end);
 
+// A compressed array's chunks (hdf5_bytes::Writer::chunked): values a chunk, and where each
+// chunk's filtered bytes are.
+struct Stored {
+  std::uint64_t chunk = 0;
+  std::vector<hdf5_bytes::Chunk> chunks;
+};
+
 // A mesh result (TELEMAC's triangles, quadrangles or prisms) as one unstructured zone: its
 // nodes' coordinates, its elements (one section, 1-based node numbers as SERAFIN's IKLE),
-// a vertex FlowSolution per frame; every array at an address the caller chose and wrote.
+// a vertex FlowSolution per frame; every array at an address the caller chose and wrote, or
+// (compressed) in chunks through `filters`.
 struct MeshFile {
   std::int64_t npoin = 0, nelem = 0;
   int ndp = 3;
@@ -60,6 +69,12 @@ struct MeshFile {
   std::function<std::int64_t(std::int64_t f, int var)> address;
   std::string index;  // as BlockFile's; and IPOBO (int32, npoin) hidden beside it
   std::int64_t index_address = -1, ipobo_address = -1;
+  // Compressed: the codec's filters after HDF5's byte shuffle (empty: not compressed), and
+  // each array's chunks (var -1, -2, -3: x, y, z; kIpobo, kConnectivity), in place of the
+  // addresses above.
+  std::vector<hdf5_bytes::Filter> codec;
+  std::function<const Stored&(std::int64_t f, int var)> stored;
+  static constexpr int kIpobo = -4, kConnectivity = -5;
 };
 std::int64_t write_tree(const MeshFile& file, std::int64_t first, const std::function<void(std::int64_t, const std::string&)>& out,
                         std::int64_t& end);

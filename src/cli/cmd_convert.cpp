@@ -572,7 +572,7 @@ Runner add_convert(CLI::App& app, Common& common) {
   sub->add_option("--frame", o->frame, "VTU and VTK MultiBlock (.vtm): the frame to write, 0-based (default: the last)");
   sub->add_option("--strategy", o->strategy, "SERAFIN output under mpiexec: the write strategy")->capture_default_str();
   sub->add_option("--compress", o->compress,
-                  "HDF5 output: compress the frames' values: lossless, abs=TOL (every value within TOL) or rel=TOL (within "
+                  "HDF5 or CGNS output: compress the frames' values: lossless, abs=TOL (every value within TOL) or rel=TOL (within "
                   "TOL x the variable's range in the frame); then :deflate (the default: any HDF5 reader decodes it) or "
                   ":zstd (faster, smaller; other readers need HDF5's zstd plugin, filter 32015)");
   sub->add_option("--solution", o->solutions, "a PLOT3D grid's solution (q or function file, binary), one frame each; repeat for more")
@@ -587,6 +587,9 @@ Runner add_convert(CLI::App& app, Common& common) {
     if (!o->solutions.empty() && !grid_in) throw UsageError("--solution goes with a PLOT3D grid; " + o->input + " is not one");
     const auto t0 = std::chrono::steady_clock::now();
     if (cgns_in || grid_in || pio::is_block_file(o->input)) {
+      if (Compression::parse(o->compress).on())
+        throw UsageError("--compress " + o->compress + ": mesh results only (SERAFIN, HDF5 or CGNS); " + o->input +
+                         " is a multi-block grid, whose outputs are not compressed");
       provenance::add_input(o->input);
       auto j = cgns_in ? convert_cgns(*o) : grid_in ? convert_plot3d(*o) : convert_blocks(*o);
       if (j.contains("quiet")) return 0;
@@ -602,8 +605,8 @@ Runner add_convert(CLI::App& app, Common& common) {
     }
     pio::make_strategy(o->strategy);  // refuses unknown names, also when run alone (where it is not used)
     const Compression compress = Compression::parse(o->compress);
-    if (compress.on() && format != "hdf5")
-      throw UsageError("--compress " + o->compress + ": HDF5 outputs only (" + o->output + " is written as " + format + ")");
+    if (compress.on() && format != "hdf5" && format != "cgns")
+      throw UsageError("--compress " + o->compress + ": HDF5 and CGNS outputs only (" + o->output + " is written as " + format + ")");
     // Alone (no MPI launcher), every format is written without MPI: its start-up would cost
     // more than converting a small file (HDF5 through its POSIX driver).
     const bool alone = !pio::started_by_launcher() && format != "cgns";  // CGNS: the engine's, on one rank

@@ -4,6 +4,12 @@
 #include <cstring>
 #include <limits>
 #include <sstream>
+#include <vector>
+
+#include <zlib.h>
+#ifdef ANABRANCH_HAVE_ZSTD
+#include <zstd.h>
+#endif
 
 #include "core/error.hpp"
 
@@ -128,7 +134,49 @@ void round_values(T* values, std::int64_t n, double bound) {
   }
 }
 
+template <class T>
+void widen(const T* values, std::int64_t n, double span[2]) {
+  for (std::int64_t i = 0; i < n; ++i)
+    if (std::isfinite(values[i])) span[0] = std::min(span[0], static_cast<double>(values[i])), span[1] = std::min(span[1], -static_cast<double>(values[i]));
+}
+
 }  // namespace
+
+void widen_span(const float* values, std::int64_t n, double span[2]) { widen(values, n, span); }
+void widen_span(const double* values, std::int64_t n, double span[2]) { widen(values, n, span); }
+
+#ifdef ANABRANCH_HAVE_ZSTD
+bool have_zstd() { return true; }
+#else
+bool have_zstd() { return false; }
+#endif
+
+std::string encode_chunk(const Compression& c, const void* values, std::size_t count, int size) {
+  // HDF5's shuffle: byte k of every value together, k = 0 .. size - 1.
+  const auto* in = static_cast<const unsigned char*>(values);
+  const std::size_t bytes = count * static_cast<std::size_t>(size);
+  std::vector<unsigned char> shuffled(bytes);
+  for (std::size_t i = 0; i < count; ++i)
+    for (int k = 0; k < size; ++k) shuffled[static_cast<std::size_t>(k) * count + i] = in[i * static_cast<std::size_t>(size) + static_cast<std::size_t>(k)];
+  std::string out;
+  if (c.codec == Compression::Codec::Zstd) {
+#ifdef ANABRANCH_HAVE_ZSTD
+    out.resize(ZSTD_compressBound(bytes));
+    const std::size_t used = ZSTD_compress(out.data(), out.size(), shuffled.data(), bytes, static_cast<int>(kZstdLevel));
+    if (ZSTD_isError(used)) throw IoError(std::string("zstd: ") + ZSTD_getErrorName(used));
+    out.resize(used);
+#else
+    throw UsageError("compression '" + c.str() + "': this anabranch was built without zstd (libzstd)");
+#endif
+  } else {
+    uLongf used = compressBound(static_cast<uLong>(bytes));
+    out.resize(used);
+    const int rc = compress2(reinterpret_cast<Bytef*>(out.data()), &used, shuffled.data(), static_cast<uLong>(bytes), static_cast<int>(kDeflateLevel));
+    if (rc != Z_OK) throw IoError("zlib: compress2 failed (" + std::to_string(rc) + ")");
+    out.resize(used);
+  }
+  return out;
+}
 
 void round_within(float* values, std::int64_t n, double bound) { round_values(values, n, bound); }
 void round_within(double* values, std::int64_t n, double bound) { round_values(values, n, bound); }

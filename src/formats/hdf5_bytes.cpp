@@ -3,6 +3,7 @@
 // below). Every number is little-endian.
 #include "formats/hdf5_bytes.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -65,9 +66,9 @@ void attributes(std::string& m, const std::vector<Attribute>& as) {
   for (const auto& a : as) message(m, 0x0C, attribute(a));
 }
 
-// Datatype (3), fill value (5, version 3) and layout (8, version 3) of a dataset.
+// Datatype (3), fill value (5, version 3), filter pipeline (11, if any) and layout (8) of a dataset.
 void dataset_messages(std::string& m, const Type& type, const std::vector<std::uint64_t>& dims, int fill_flags,
-                      const std::string& layout) {
+                      const std::string& layout, const std::string& pipeline = {}) {
   message(m, 0x01, dataspace(dims));
   std::string t;
   type.encode(t);
@@ -76,6 +77,7 @@ void dataset_messages(std::string& m, const Type& type, const std::vector<std::u
   put(fill, 3, 1);
   put(fill, static_cast<std::uint64_t>(fill_flags), 1);
   message(m, 0x05, fill);
+  if (!pipeline.empty()) message(m, 0x0B, pipeline);
   message(m, 0x08, layout);
 }
 
@@ -219,6 +221,95 @@ std::int64_t Writer::dataset(const std::vector<Attribute>& attrs, const Type& ty
   std::string m;
   // space allocated early and never filled; without storage, allocated late
   dataset_messages(m, type, dims, address < 0 ? 0x0A : 0x05, layout);
+  attributes(m, attrs);
+  return object(m);
+}
+
+std::int64_t Writer::chunked(const std::vector<Attribute>& attrs, const Type& type, std::uint64_t count, std::uint64_t chunk,
+                             const std::vector<Filter>& filters, const std::vector<Chunk>& chunks) {
+  if (chunk == 0 || chunks.empty() || chunks.size() != (count + chunk - 1) / chunk) throw std::logic_error("chunked dataset: chunks for its shape");
+  const bool filtered = !filters.empty();
+  std::string pipeline;  // filter pipeline (version 2): names of registered filters only
+  if (filtered) {
+    put(pipeline, 2, 1);
+    put(pipeline, filters.size(), 1);
+    for (const auto& f : filters) {
+      const bool named = f.id >= 256;
+      put(pipeline, static_cast<std::uint64_t>(f.id), 2);
+      if (named) put(pipeline, f.name.size() + 1, 2);
+      put(pipeline, static_cast<std::uint64_t>(f.flags), 2);
+      put(pipeline, f.values.size(), 2);
+      if (named) {
+        pipeline += f.name;
+        pipeline.push_back('\0');
+      }
+      for (auto v : f.values) put(pipeline, v, 4);
+    }
+  }
+  auto bytes_for = [](std::uint64_t v) {
+    int b = 1;
+    while (b < 8 && (v >> (8 * b)) != 0) ++b;
+    return b;
+  };
+  auto log2 = [](std::uint64_t v) {
+    int b = 0;
+    while (v >>= 1) ++b;
+    return b;
+  };
+  const auto element = static_cast<std::uint64_t>(type.bytes);
+  const int enc = bytes_for(std::max(chunk, element));
+  std::string layout;  // layout (version 4), chunked
+  put(layout, 4, 1);
+  put(layout, 2, 1);
+  const bool single = chunks.size() == 1 && chunk == count;
+  put(layout, single && filtered ? 0x02 : 0x00, 1);  // a single chunk's filtered size in the message
+  put(layout, 2, 1);  // dimensionality: the dimension and the element
+  put(layout, static_cast<std::uint64_t>(enc), 1);
+  put(layout, chunk, enc);
+  put(layout, element, enc);
+  if (single) {
+    put(layout, 1, 1);  // single-chunk index
+    if (filtered) {
+      put(layout, static_cast<std::uint64_t>(chunks[0].bytes), 8);
+      put(layout, 0, 4);  // every filter applied
+    }
+    put(layout, static_cast<std::uint64_t>(chunks[0].address), 8);
+  } else {
+    // A fixed array of the chunks: its header (FAHD), then its one data block (FADB) of every
+    // entry, unpaged (page bits enough for them all). A filtered entry: address, stored size
+    // (in one byte more than the chunk's size needs) and filter mask.
+    const int bits = std::max(10, log2(chunks.size() - 1) + 1);
+    const int size_bytes = std::min(8, 1 + (log2(chunk * element) + 8) / 8);
+    const int entry = 8 + (filtered ? size_bytes + 4 : 0);
+    const std::int64_t header = end(), block = header + 28;
+    std::string h = "FAHD";
+    put(h, 0, 1);
+    put(h, filtered ? 1 : 0, 1);
+    put(h, static_cast<std::uint64_t>(entry), 1);
+    put(h, static_cast<std::uint64_t>(bits), 1);
+    put(h, chunks.size(), 8);
+    put(h, static_cast<std::uint64_t>(block), 8);
+    put(h, lookup3(h.data(), h.size()), 4);
+    std::string d = "FADB";
+    put(d, 0, 1);
+    put(d, filtered ? 1 : 0, 1);
+    put(d, static_cast<std::uint64_t>(header), 8);
+    for (const auto& c : chunks) {
+      put(d, static_cast<std::uint64_t>(c.address), 8);
+      if (filtered) {
+        put(d, static_cast<std::uint64_t>(c.bytes), size_bytes);
+        put(d, 0, 4);
+      }
+    }
+    put(d, lookup3(d.data(), d.size()), 4);
+    out_ += h;
+    out_ += d;
+    put(layout, 3, 1);  // fixed-array index
+    put(layout, static_cast<std::uint64_t>(bits), 1);
+    put(layout, static_cast<std::uint64_t>(header), 8);
+  }
+  std::string m;
+  dataset_messages(m, type, {count}, 0x0B, layout, pipeline);  // allocated as written, filled if a fill value is set
   attributes(m, attrs);
   return object(m);
 }

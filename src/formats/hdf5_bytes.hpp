@@ -5,8 +5,10 @@
 // a version 2 superblock, version 2 object headers (checksummed), groups whose links are
 // messages in their object header (compact storage, no heaps or B-trees), attributes in the
 // object header, datasets contiguous (their values at an address the caller chose, written by
-// whoever holds them) or compact (small values inside the header). Every HDF5 reader (the
-// library since 1.8, h5py, CGNS's library, ParaView) reads it. The point: a tree of a million
+// whoever holds them), compact (small values inside the header) or chunked through filters
+// (each chunk's filtered bytes at an address the caller chose: layout version 4, with a
+// single-chunk or fixed-array index, which HDF5 reads since 1.10). Every HDF5 reader (the
+// library since 1.8, 1.10 for chunked datasets, h5py, CGNS's library, ParaView) reads it. The point: a tree of a million
 // objects is a few hundred MB of memcpy, where the HDF5 library takes minutes (its metadata
 // cache and free-space bookkeeping per object), and no collective call is needed to know
 // where any array is.
@@ -51,6 +53,19 @@ struct Attribute {
   static Attribute int32(const std::string& name, const std::vector<std::int32_t>& values);
 };
 
+// A filter of a chunked dataset's pipeline: HDF5's filter number, its flags (1: optional) and
+// client values; `name` is stored for filters numbered 256 and above (registered ones).
+struct Filter {
+  int id = 0;
+  int flags = 0;
+  std::vector<std::uint32_t> values;
+  std::string name;
+};
+// Where a chunk's stored (filtered) bytes are.
+struct Chunk {
+  std::int64_t address = -1, bytes = 0;
+};
+
 class Writer {
  public:
   // The metadata goes at file bytes [first, first + bytes().size()).
@@ -65,6 +80,11 @@ class Writer {
   // the caller; -1: none, the dataset is empty of storage). Returns its address.
   std::int64_t dataset(const std::vector<Attribute>& attributes, const Type& type, const std::vector<std::uint64_t>& dims,
                        std::int64_t address);
+  // A dataset of `count` values in chunks of `chunk` values (the last one stored whole too,
+  // its values past the end any), chunk k's bytes through `filters` at chunks[k] (written by
+  // the caller). Returns its address; its index (HDF5's fixed array) goes in these bytes.
+  std::int64_t chunked(const std::vector<Attribute>& attributes, const Type& type, std::uint64_t count, std::uint64_t chunk,
+                       const std::vector<Filter>& filters, const std::vector<Chunk>& chunks);
   // A dataset whose values are in its header (at most a few KiB).
   std::int64_t compact(const std::vector<Attribute>& attributes, const Type& type, const std::vector<std::uint64_t>& dims,
                        const std::string& values);

@@ -429,7 +429,8 @@ bool describe(const std::string& path, BlockFileInfo& out, std::string& why) {
 namespace {
 
 // A mesh result the cgns strategy wrote: its arrays where its description says they are,
-// read with pread.
+// read with pread; compressed, its chunked datasets through HDF5 (which decodes the chunks
+// a read needs).
 class MeshResult final : public ResultFile {
  public:
   MeshResult(const std::string& path, const std::string& text) : src_(path) {
@@ -458,16 +459,28 @@ class MeshResult final : public ResultFile {
       h_.precision = j["precision"] == "double" ? Precision::Double : Precision::Single;
       h_.byte_order = j["byte_order"] == "little" ? ByteOrder::Little : ByteOrder::Big;
       times_ = j["times"].get<std::vector<double>>();
-      const auto& a = j["arrays"];
-      x_ = a["x"];
-      y_ = a["y"];
-      ipobo_ = a["ipobo"];
-      conn_ = a["connectivity"];
-      frames_ = a["frames"];
+      if (j.contains("compression")) {
+        compression_ = j["compression"].get<std::string>();
+      } else {
+        const auto& a = j["arrays"];
+        x_ = a["x"];
+        y_ = a["y"];
+        ipobo_ = a["ipobo"];
+        conn_ = a["connectivity"];
+        frames_ = a["frames"];
+      }
     } catch (const std::exception& e) {
       throw FormatError(path + ": its description (\" anabranch\") is damaged: " + e.what());
     }
     rs_ = h_.precision == Precision::Double ? 8 : 4;
+    if (!compression_.empty()) {
+      std::vector<std::string> names;
+      for (const auto& v : h_.variables) names.push_back(v.name);
+      fields_ = cgns::field_names(names);
+      const auto lock = h5::lock();
+      file_ = Handle(check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "cannot open", path));
+      return;
+    }
     const std::int64_t end = frames_ + static_cast<std::int64_t>(times_.size()) * h_.nvar() * h_.npoin * rs_;
     if (src_.size() < end) throw FormatError(path, "arrays", src_.size(), "the file ends before its frames do (at byte " + std::to_string(end) + ")");
   }
@@ -485,24 +498,70 @@ class MeshResult final : public ResultFile {
     m.nplan = h_.nplan();
     m.x.resize(static_cast<std::size_t>(h_.npoin));
     m.y.resize(m.x.size());
+    m.ipobo.resize(m.x.size());
+    m.ikle.resize(static_cast<std::size_t>(h_.nelem * h_.ndp));
+    if (!compression_.empty()) {
+      const auto lock = h5::lock();
+      h5::read_range(dataset("/Base/mesh/GridCoordinates/CoordinateX/ data"), 0, h_.npoin, m.x.data(), H5P_DEFAULT, name());
+      h5::read_range(dataset("/Base/mesh/GridCoordinates/CoordinateY/ data"), 0, h_.npoin, m.y.data(), H5P_DEFAULT, name());
+      h5::read_range(dataset("/ ipobo"), 0, h_.npoin, m.ipobo.data(), H5P_DEFAULT, name());
+      h5::read_range(dataset("/Base/mesh/Elements/ElementConnectivity/ data"), 0, h_.nelem * h_.ndp, m.ikle.data(), H5P_DEFAULT, name());
+      return m;
+    }
     reals(x_, 0, h_.npoin, m.x.data());
     reals(y_, 0, h_.npoin, m.y.data());
-    m.ipobo.resize(m.x.size());
     ints(ipobo_, h_.npoin, m.ipobo.data());
-    m.ikle.resize(static_cast<std::size_t>(h_.nelem * h_.ndp));
     ints(conn_, h_.nelem * h_.ndp, m.ikle.data());
     return m;
   }
-  void read_values(std::int64_t frame, int var, std::int64_t first, std::int64_t count, float* out) const override {
-    reals(value_at(frame, var), first, count, out);
+  void read_values(std::int64_t frame, int var, std::int64_t first, std::int64_t count, float* out) const override { values(frame, var, first, count, out); }
+  void read_values(std::int64_t frame, int var, std::int64_t first, std::int64_t count, double* out) const override { values(frame, var, first, count, out); }
+  std::vector<std::int64_t> in_place(std::int64_t frame, int var) const override {
+    if (!compression_.empty()) return {};
+    return {value_at(frame, var)};
   }
-  void read_values(std::int64_t frame, int var, std::int64_t first, std::int64_t count, double* out) const override {
-    reals(value_at(frame, var), first, count, out);
+  std::int64_t in_place_bytes() const override { return compression_.empty() ? h_.npoin * rs_ : 0; }
+  // Compressed: each variable's filters, bound and ratio over its frames, as info shows them.
+  std::map<std::string, std::string> extras() const override {
+    std::map<std::string, std::string> out;
+    if (compression_.empty()) return out;
+    const bool zstd = compression_.find(":zstd") != std::string::npos;
+    const auto lock = h5::lock();
+    for (int v = 0; v < h_.nvar(); ++v) {
+      double stored = 0;
+      for (std::int64_t f = 0; f < frame_count(); ++f) stored += static_cast<double>(H5Dget_storage_size(dataset(frame_path(f, v))));
+      const double values = static_cast<double>(frame_count() * h_.npoin * rs_);
+      char ratio[96];
+      std::snprintf(ratio, sizeof ratio, ", %.2fx (%.0f of %.0f bytes)", stored > 0 ? values / stored : 0.0, stored, values);
+      out["compression." + fields_[static_cast<std::size_t>(v)]] = std::string(zstd ? "shuffle+zstd, " : "shuffle+deflate, ") + compression_ + ratio;
+    }
+    return out;
   }
-  std::vector<std::int64_t> in_place(std::int64_t frame, int var) const override { return {value_at(frame, var)}; }
-  std::int64_t in_place_bytes() const override { return h_.npoin * rs_; }
 
  private:
+  std::string frame_path(std::int64_t frame, int var) const {
+    char sol[40];
+    std::snprintf(sol, sizeof sol, "FlowSolution%06lld", static_cast<long long>(frame));
+    return "/Base/mesh/" + std::string(sol) + "/" + fields_[static_cast<std::size_t>(var)] + "/ data";
+  }
+  // Compressed: the dataset at `path` (kept open), FormatError naming it when it is not there.
+  hid_t dataset(const std::string& path) const {
+    auto it = open_.find(path);
+    if (it != open_.end()) return it->second;
+    const hid_t d = H5Dopen2(file_, path.c_str(), H5P_DEFAULT);
+    if (d < 0) throw FormatError(name() + ": dataset \"" + path + "\" not found (a CGNS mesh result changed since it was written?)");
+    h5::require_filters(d, path, name());
+    return open_.emplace(path, Handle(d)).first->second;
+  }
+  template <class T>
+  void values(std::int64_t frame, int var, std::int64_t first, std::int64_t count, T* out) const {
+    if (compression_.empty()) return reals(value_at(frame, var), first, count, out);
+    if (frame < 0 || frame >= frame_count() || var < 0 || var >= h_.nvar())
+      throw UsageError("frame " + std::to_string(frame) + " variable " + std::to_string(var) + " out of range in " + name());
+    if (first < 0 || count < 0 || first + count > h_.npoin) throw UsageError("nodes out of range in " + name());
+    const auto lock = h5::lock();
+    h5::read_range(dataset(frame_path(frame, var)), first, count, out, H5P_DEFAULT, name());
+  }
   std::int64_t value_at(std::int64_t frame, int var) const {
     if (frame < 0 || frame >= frame_count() || var < 0 || var >= h_.nvar())
       throw UsageError("frame " + std::to_string(frame) + " variable " + std::to_string(var) + " out of range in " + name());
@@ -526,6 +585,10 @@ class MeshResult final : public ResultFile {
   std::vector<double> times_;
   std::int64_t x_ = 0, y_ = 0, ipobo_ = 0, conn_ = 0, frames_ = 0;
   int rs_ = 4;
+  std::string compression_;  // the SPEC it was written with; empty: the arrays in place
+  std::vector<std::string> fields_;
+  Handle file_;
+  mutable std::map<std::string, Handle> open_;
 };
 
 }  // namespace

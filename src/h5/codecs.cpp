@@ -48,10 +48,8 @@ const H5Z_class2_t kZstdClass = {H5Z_CLASS_T_VERS, kZstdFilter, 1, 1, "zstd", nu
 
 }  // namespace
 
-bool have_zstd() { return true; }
 void register_codecs(herr_t (*zregister)(const void*)) { zregister(&kZstdClass); }
 #else
-bool have_zstd() { return false; }
 void register_codecs(herr_t (*)(const void*)) {}
 #endif
 

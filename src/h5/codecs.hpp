@@ -3,14 +3,13 @@
 // (a chunk is one Zstandard frame; cd_values[0], when given, is the level). Files written
 // with it are read by any HDF5 reader that has the filter's plugin (hdf5plugin for h5py).
 #pragma once
+#include "core/compression.hpp"
 #include "h5/h5api.hpp"
 
 namespace anabranch::pio::h5 {
 
-constexpr H5Z_filter_t kZstdFilter = 32015;
+constexpr H5Z_filter_t kZstdFilter = kZstdFilterId;
 
-// True when this build has the zstd codec (built with libzstd).
-bool have_zstd();
 // Registers the codecs through HDF5's H5Zregister (given: HDF5 is being loaded).
 void register_codecs(herr_t (*zregister)(const void*));
 

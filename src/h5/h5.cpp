@@ -228,16 +228,10 @@ bool exists(hid_t loc, const std::string& path) {
   return true;
 }
 
-namespace {
-// Deflate's level for compressed frames: zlib is three quarters of a compressed write's
-// time; level 1 against 4 on TELEMAC's results (bench/compress.py): rel=1e-4 4.31x against
-// 4.55x, written in 0.74 of the time, read in 0.76.
-constexpr unsigned kDeflateLevel = 1;
-// zstd's: on those results level 1 stores rel=1e-4 4.64x (deflate 1: 4.51x), level 3 4.76x;
-// at 2 ranks a rel=1e-4 write of 100 MB took 1.47x the uncompressed one at level 1, 1.66x at
-// 3 (zstd is a third of its time at 3) (docs/benchmarks.md).
-constexpr unsigned kZstdLevel = 1;
-}  // namespace
+std::unique_lock<std::recursive_mutex> lock() {
+  static std::recursive_mutex m;
+  return std::unique_lock<std::recursive_mutex>(m);
+}
 
 // HDF5's shuffle and the codec on a chunked dataset's creation properties.
 void set_filters(hid_t dcpl, const Compression& compress, const std::string& file) {

@@ -5,6 +5,7 @@
 #include "h5/h5api.hpp"
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "core/compression.hpp"
@@ -114,5 +115,9 @@ void read_range(hid_t dset, std::int64_t first, std::int64_t count, T* out, hid_
 // Reads the listed elements (increasing 0-based indices) of a 1-D dataset.
 template <class T>
 void read_elements(hid_t dset, const std::int64_t* index, std::int64_t n, T* out, hid_t xfer, const std::string& file);
+
+// HDF5 as Debian builds it is not thread-safe: every read of an input file through it holds
+// this (diff reads two files side by side; the partition writer's threads read a SERAFIN view).
+std::unique_lock<std::recursive_mutex> lock();
 
 }  // namespace anabranch::pio::h5

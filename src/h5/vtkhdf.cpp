@@ -349,15 +349,11 @@ struct Output::Impl {
   void round(unsigned char* values, std::int64_t n) const {
     const bool dbl = header.precision == Precision::Double;
     double span[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};  // min, -max
-    auto range = [&](auto* p) {
-      for (std::int64_t i = 0; i < n; ++i)
-        if (std::isfinite(p[i])) span[0] = std::min(span[0], static_cast<double>(p[i])), span[1] = std::min(span[1], -static_cast<double>(p[i]));
-    };
     if (options.compress.mode == Compression::Mode::Relative) {
       if (dbl)
-        range(reinterpret_cast<const double*>(values));
+        widen_span(reinterpret_cast<const double*>(values), n, span);
       else
-        range(reinterpret_cast<const float*>(values));
+        widen_span(reinterpret_cast<const float*>(values), n, span);
       if (comm != MPI_COMM_NULL) check_mpi(MPI_Allreduce(MPI_IN_PLACE, span, 2, MPI_DOUBLE, MPI_MIN, comm), "MPI_Allreduce");
     }
     const double bound = options.compress.bound(span[0], -span[1]);
@@ -870,12 +866,8 @@ void Output::close() {
 
 // ---------------------------------------------------------------------------------------
 
-// HDF5 as Debian builds it is not thread-safe: every read of an Input holds this (diff reads
-// two files side by side; the partition writer's threads read a SERAFIN view).
-static std::unique_lock<std::recursive_mutex> hdf5_lock() {
-  static std::recursive_mutex m;
-  return std::unique_lock<std::recursive_mutex>(m);
-}
+// Every read of an Input holds HDF5's lock (h5::lock).
+static std::unique_lock<std::recursive_mutex> hdf5_lock() { return h5::lock(); }
 
 struct Input::Impl {
   std::string path;

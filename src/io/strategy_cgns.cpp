@@ -5,12 +5,21 @@
 // through the aggregated strategy, as into a SERAFIN file; at close rank 0 writes the CGNS
 // tree after them (blockformats/cgns.hpp). A 3D result's CoordinateZ is its first frame's
 // first variable (TELEMAC-3D's elevation), as in its VTKHDF file.
+// Compressed (compress=SPEC): every array is an HDF5 chunked dataset through HDF5's byte
+// shuffle and deflate or zstd, a chunk per rank (at most chunk_bytes; 256 MiB by default).
+// Each rank reads its share of the mesh and regathers its block of each frame's values
+// (io/node_blocks.hpp), rounds them within the bound, compresses its chunks and writes them
+// one after another at the place the ranks' sizes give it (an exclusive scan); rank 0 is
+// told each chunk's place and size (O(chunks)) for the tree's chunk indexes. The mesh is
+// lossless.
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <limits>
+#include <map>
 #include <optional>
 
 #include "blockformats/cgns.hpp"
@@ -18,6 +27,7 @@
 #include "core/io.hpp"
 #include "formats/hdf5_bytes.hpp"
 #include "h5/vtkhdf.hpp"
+#include "io/node_blocks.hpp"
 #include "io/shared_file.hpp"
 #include "io/strategy.hpp"
 #include "parallel/mpi_util.hpp"
@@ -26,6 +36,38 @@ namespace anabranch::pio {
 namespace {
 
 constexpr std::int64_t kData = 4096;  // the arrays from here on; the superblock before
+constexpr std::int64_t kChunkBytes = std::int64_t{256} << 20;  // a compressed chunk's most, by default
+
+// Compressed: an array of n values in equal chunks, holder r compressing chunks
+// [r * per, (r + 1) * per) (a chunk a holder, within `most` bytes), each a whole number of
+// `unit` values (an element's nodes).
+struct Cut {
+  std::int64_t n = 0, chunk = 1, per = 1;
+  Cut() = default;
+  Cut(std::int64_t values, std::int64_t unit, int holders, int value_bytes, std::int64_t most) : n(values) {
+    const std::int64_t units = (n + unit - 1) / unit, mine = std::max<std::int64_t>(1, (units + holders - 1) / holders);
+    const std::int64_t chunk_units = std::min(mine, std::max<std::int64_t>(1, most / (unit * value_bytes)));
+    chunk = chunk_units * unit;
+    per = (mine + chunk_units - 1) / chunk_units;
+  }
+  std::int64_t chunks() const { return (n + chunk - 1) / chunk; }
+  std::int64_t first(int r) const { return r < 0 ? n : std::min(n, r * per * chunk); }
+  std::int64_t end(int r) const { return r < 0 ? n : std::min(n, (r + 1) * per * chunk); }
+};
+
+// A compressed array's share on this rank: frame f's variable var (the mesh: frame 0, var
+// -1, -2, -3 for x, y, z, MeshFile::kIpobo, kConnectivity), values [cut.first(me), cut.end(me)).
+struct Piece {
+  std::int64_t f = 0;
+  int var = 0;
+  Cut cut;
+  int value_bytes = 4;
+  const unsigned char* values = nullptr;
+};
+// Where a chunk went (gathered on rank 0): 8-byte words.
+struct Placed {
+  std::int64_t f, var, k, address, bytes;
+};
 
 // The runs of a values-only frame's first variable: TELEMAC-3D's elevation, a 3D result's Z.
 class FirstVariable final : public FrameLayout {
@@ -69,7 +111,13 @@ class CgnsStrategy final : public Strategy {
     collective(s_.comm, [&] {
       if (h.ndp != 2 && h.ndp != 3 && h.ndp != 4 && h.ndp != 6)
         throw UsageError(s_.final_path + ": CGNS has no element of " + std::to_string(h.ndp) + " nodes for this mesh");
+      if (s_.compress.codec == Compression::Codec::Zstd && s_.compress.on() && !have_zstd())
+        throw UsageError("compression '" + s_.compress.str() + "': this anabranch was built without zstd (libzstd)");
     });
+    if (s_.compress.on()) {
+      open_compressed();
+      return;
+    }
     write_mesh();
     frame_ = std::make_unique<StretchedFrame>(*s_.frame, array_);
     StrategySetup b = s_;
@@ -82,6 +130,10 @@ class CgnsStrategy final : public Strategy {
   }
 
   void write(const EncodedFrame& frame) override {
+    if (s_.compress.on()) {
+      write_compressed(frame);
+      return;
+    }
     std::vector<std::int64_t> at;
     for (int v = 0; v < s_.header.nvar(); ++v) at.push_back(frames_at_ + (frame.index * s_.header.nvar() + v) * array_);
     collective(s_.comm, [&] { check_size_limit(s_.final_path, at.empty() ? frames_at_ : at.back() + array_, "frame " + std::to_string(frame.index)); });
@@ -106,12 +158,22 @@ class CgnsStrategy final : public Strategy {
     }
   }
 
-  void wait() override { bytes_->wait(); }
+  void wait() override {
+    if (bytes_) bytes_->wait();
+  }
 
   void close() override {
-    bytes_->close();
-    done_ = bytes_->phases();
-    bytes_.reset();
+    if (s_.compress.on()) {
+      if (three_d_ && !z_written_) {  // no frame: a CoordinateZ of zeros
+        std::vector<unsigned char> zeros(static_cast<std::size_t>(values_.end(rank_) - values_.first(rank_)) * static_cast<std::size_t>(rs_));
+        put({{0, -3, values_, rs_, zeros.data()}}, rank_, "the mesh");
+      }
+      close_shared_file(s_.comm, fh_);
+    } else {
+      bytes_->close();
+      done_ = bytes_->phases();
+      bytes_.reset();
+    }
     write_tree();
   }
 
@@ -121,14 +183,157 @@ class CgnsStrategy final : public Strategy {
       } catch (...) {
       }
     bytes_.reset();
+    if (fh_ != MPI_FILE_NULL) MPI_File_close(&fh_);
   }
 
  private:
+  // Compressed: the file made, each rank's share of the mesh's arrays compressed into it.
+  void open_compressed() {
+    const auto& h = s_.header;
+    most_ = s_.chunk_bytes > 0 ? std::min<std::int64_t>(s_.chunk_bytes, 0xffffffffLL) : kChunkBytes;
+    values_ = Cut(h.npoin, 1, size_, rs_, most_);
+    next_ = kData;
+    StrategySetup create = s_;
+    create.truncate = true;
+    create.write_header = nullptr;  // the CGNS file has no SERAFIN header
+    fh_ = open_shared_file(s_.comm, create);
+    blocks_.emplace(s_.comm, *s_.owned, h.npoin, values_.per * values_.chunk);
+    std::optional<serafin::Reader> geometry;
+    collective(s_.comm, [&] {
+      if (!s_.geometry.empty()) geometry.emplace(vtkhdf::serafin_source(s_.geometry));
+      else if (rank_ == 0 && !s_.mesh) throw UsageError("rank 0 must give the global mesh or a geometry file");
+    });
+    // Every rank a share of the geometry's; else rank 0 the whole mesh it holds.
+    const int holders = geometry ? size_ : 1, me = geometry ? rank_ : rank_ == 0 ? 0 : -1;
+    const Cut nodes(h.npoin, 1, holders, rs_, most_), ipobo(h.npoin, 1, holders, 4, most_), conn(h.nelem * h.ndp, h.ndp, holders, 4, most_);
+    std::vector<unsigned char> x, y;
+    std::vector<std::int32_t> numbers, rows;
+    collective(s_.comm, [&] {
+      if (me < 0) return;
+      const std::int64_t n0 = nodes.first(me), n = nodes.end(me) - n0;
+      std::vector<double> xy(static_cast<std::size_t>(n));
+      for (int c = 0; c < 2; ++c) {
+        if (geometry)
+          serafin::read_mesh_coordinates(h, *geometry, c == 1, n0, n, xy.data());
+        else
+          std::copy_n((c == 0 ? s_.mesh->x : s_.mesh->y).begin() + n0, n, xy.begin());
+        auto& to = c == 0 ? x : y;
+        to.resize(static_cast<std::size_t>(n * rs_));
+        serafin::encode_reals(xy.data(), n, h.precision, ByteOrder::Little, to.data());
+      }
+      const std::int64_t i0 = ipobo.first(me), ni = ipobo.end(me) - i0;
+      numbers.resize(static_cast<std::size_t>(ni));
+      if (geometry)
+        serafin::read_mesh_ipobo(h, *geometry, i0, ni, numbers.data());
+      else
+        std::copy_n(s_.mesh->ipobo.begin() + i0, ni, numbers.begin());
+      const std::int64_t e0 = conn.first(me) / h.ndp, ne = conn.end(me) / h.ndp - e0;
+      rows.resize(static_cast<std::size_t>(ne * h.ndp));
+      if (geometry)
+        serafin::read_mesh_rows(h, *geometry, e0, ne, rows.data());
+      else
+        std::copy_n(s_.mesh->ikle.begin() + e0 * h.ndp, ne * h.ndp, rows.begin());
+      to_order<4>(reinterpret_cast<unsigned char*>(numbers.data()), numbers.size(), ByteOrder::Little);
+      to_order<4>(reinterpret_cast<unsigned char*>(rows.data()), rows.size(), ByteOrder::Little);
+    });
+    put({{0, -1, nodes, rs_, x.data()},
+         {0, -2, nodes, rs_, y.data()},
+         {0, cgns::MeshFile::kIpobo, ipobo, 4, reinterpret_cast<const unsigned char*>(numbers.data())},
+         {0, cgns::MeshFile::kConnectivity, conn, 4, reinterpret_cast<const unsigned char*>(rows.data())}},
+        me, "the mesh");
+  }
+
+  // Compressed: the frame's values regathered by blocks of nodes, rounded within the bound
+  // (rel: each variable's range over every rank's block), compressed, written.
+  void write_compressed(const EncodedFrame& frame) {
+    const int nvar = s_.header.nvar();
+    const std::int64_t n = blocks_->count();
+    const auto bytes = static_cast<std::size_t>(n * rs_);
+    std::vector<unsigned char> block(bytes * static_cast<std::size_t>(nvar)), z;
+    for (int v = 0; v < nvar; ++v) blocks_->gather(*frame.encoder, v, rs_, block.data() + v * bytes);
+    std::vector<Piece> pieces;
+    if (three_d_ && frame.index == 0 && nvar > 0) {  // CoordinateZ: the first variable of the first frame, exact
+      z.assign(block.begin(), block.begin() + static_cast<std::ptrdiff_t>(bytes));
+      pieces.push_back({0, -3, values_, rs_, z.data()});
+      z_written_ = true;
+    }
+    if (s_.compress.lossy()) {
+      std::vector<double> span(static_cast<std::size_t>(2 * nvar), std::numeric_limits<double>::infinity());  // min, -max
+      auto values = [&](int v) { return block.data() + static_cast<std::size_t>(v) * bytes; };
+      if (s_.compress.mode == Compression::Mode::Relative) {
+        for (int v = 0; v < nvar; ++v) {
+          if (rs_ == 8)
+            widen_span(reinterpret_cast<const double*>(values(v)), n, &span[static_cast<std::size_t>(2 * v)]);
+          else
+            widen_span(reinterpret_cast<const float*>(values(v)), n, &span[static_cast<std::size_t>(2 * v)]);
+        }
+        allreduce(s_.comm, span.data(), 2 * nvar, MPI_DOUBLE, MPI_MIN);
+      }
+      for (int v = 0; v < nvar; ++v) {
+        const double bound = s_.compress.bound(span[static_cast<std::size_t>(2 * v)], -span[static_cast<std::size_t>(2 * v + 1)]);
+        if (rs_ == 8)
+          round_within(reinterpret_cast<double*>(values(v)), n, bound);
+        else
+          round_within(reinterpret_cast<float*>(values(v)), n, bound);
+      }
+    }
+    for (int v = 0; v < nvar; ++v) pieces.push_back({frame.index, v, values_, rs_, block.data() + static_cast<std::size_t>(v) * bytes});
+    put(pieces, rank_, "frame " + std::to_string(frame.index));
+    times_.push_back(frame.time);
+  }
+
+  // Collective: this rank's chunks of the pieces (me: its place among the holders; -1 none)
+  // compressed and written one after another from next_ + the bytes of the ranks before it;
+  // rank 0 told where each chunk went.
+  void put(const std::vector<Piece>& pieces, int me, const std::string& what) {
+    std::string buffer;
+    std::vector<Placed> placed;
+    const double t0 = MPI_Wtime();
+    collective(s_.comm, [&] {
+      if (me < 0) return;
+      std::vector<unsigned char> padded;
+      for (const auto& p : pieces) {
+        const std::int64_t first = p.cut.first(me), end = p.cut.end(me), c = p.cut.chunk;
+        for (std::int64_t k = first / c; first < end && k * c < end; ++k) {
+          const std::int64_t a = k * c, b = std::min(p.cut.n, a + c);
+          const unsigned char* from = p.values + (a - first) * p.value_bytes;
+          if (b - a < c) {  // the last chunk, stored whole
+            padded.assign(static_cast<std::size_t>(c * p.value_bytes), 0);
+            std::memcpy(padded.data(), from, static_cast<std::size_t>((b - a) * p.value_bytes));
+            from = padded.data();
+          }
+          const std::string stored = encode_chunk(s_.compress, from, static_cast<std::size_t>(c), p.value_bytes);
+          placed.push_back({p.f, p.var, k, static_cast<std::int64_t>(buffer.size()), static_cast<std::int64_t>(stored.size())});
+          buffer += stored;
+        }
+      }
+    });
+    const double t1 = MPI_Wtime();
+    std::int64_t mine = static_cast<std::int64_t>(buffer.size()), before = 0, all = mine;
+    check_mpi(MPI_Exscan(&mine, &before, 1, MPI_INT64_T, MPI_SUM, s_.comm), "MPI_Exscan");
+    if (rank_ == 0) before = 0;
+    allreduce(s_.comm, &all, 1, MPI_INT64_T, MPI_SUM);
+    collective(s_.comm, [&] {
+      check_size_limit(s_.final_path, next_ + all, what);
+      if (mine > 0) write_at(fh_, next_ + before, buffer.data(), mine, s_.final_path);
+    });
+    for (auto& p : placed) p.address += next_ + before;
+    next_ += all;
+    const std::vector<Placed> every = gather(s_.comm, placed);
+    if (rank_ == 0) {
+      for (const auto& p : pieces) stored_[{p.f, p.var}] = {static_cast<std::uint64_t>(p.cut.chunk), std::vector<hdf5_bytes::Chunk>(static_cast<std::size_t>(p.cut.chunks()))};
+      for (const auto& p : every) stored_[{p.f, static_cast<int>(p.var)}].chunks[static_cast<std::size_t>(p.k)] = {p.address, p.bytes};
+    }
+    done_.encode += t1 - t0;
+    done_.write += MPI_Wtime() - t1;
+  }
+
   // Each rank its share of the mesh's arrays, from the geometry; or rank 0 the mesh it holds.
   void write_mesh() {
     const auto& h = s_.header;
     StrategySetup create = s_;
     create.truncate = true;
+    create.write_header = nullptr;  // the CGNS file has no SERAFIN header
     MPI_File fh = open_shared_file(s_.comm, create);
     std::optional<serafin::Reader> geometry;
     collective(s_.comm, [&] {
@@ -207,7 +412,10 @@ class CgnsStrategy final : public Strategy {
       index["precision"] = h.precision == Precision::Double ? "double" : "single";
       index["byte_order"] = h.byte_order == ByteOrder::Big ? "big" : "little";
       index["times"] = times_;
-      index["arrays"] = {{"x", x_}, {"y", y_}, {"z", z_written_ ? z_ : -1}, {"ipobo", ipobo_}, {"connectivity", conn_}, {"frames", frames_at_}};
+      if (s_.compress.on())
+        index["compression"] = s_.compress.str();  // the arrays are HDF5's chunked datasets
+      else
+        index["arrays"] = {{"x", x_}, {"y", y_}, {"z", z_written_ ? z_ : -1}, {"ipobo", ipobo_}, {"connectivity", conn_}, {"frames", frames_at_}};
       cgns::MeshFile m;
       m.npoin = h.npoin;
       m.nelem = h.nelem;
@@ -225,6 +433,14 @@ class CgnsStrategy final : public Strategy {
       m.index.insert(1, std::string(cgns::kEndPlaceholder) + ",");
       m.index_address = frames_at_ + static_cast<std::int64_t>(times_.size()) * h.nvar() * array_;
       m.ipobo_address = ipobo_;
+      if (s_.compress.on()) {
+        if (s_.compress.codec == Compression::Codec::Zstd)
+          m.codec = {{kZstdFilterId, 0, {kZstdLevel}, "zstd"}};
+        else
+          m.codec = {{1, 1, {kDeflateLevel}, {}}};  // deflate, optional as HDF5 sets it
+        m.stored = [&](std::int64_t f, int v) -> const cgns::Stored& { return stored_.at({f, v}); };
+        m.index_address = next_;
+      }
       std::int64_t end = 0;
       const std::int64_t root = cgns::write_tree(m, m.index_address + static_cast<std::int64_t>(m.index.size()), put, end);
       cgns::finish_index(m.index, end);
@@ -242,6 +458,13 @@ class CgnsStrategy final : public Strategy {
   std::unique_ptr<Strategy> bytes_;
   PhaseTimes done_;
   std::vector<double> times_;
+  // Compressed: the file, its end so far (every rank the same), a chunk's most bytes, the
+  // frames' cut and blocks of nodes, and (rank 0) where every array's chunks are.
+  MPI_File fh_ = MPI_FILE_NULL;
+  std::int64_t next_ = 0, most_ = kChunkBytes;
+  Cut values_;
+  std::optional<NodeBlocks> blocks_;
+  std::map<std::pair<std::int64_t, int>, cgns::Stored> stored_;
 };
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/outputs.hpp"
 #include "h5/vtkhdf.hpp"
+#include "io/node_blocks.hpp"
 #include "io/shared_file.hpp"
 #include "io/strategy.hpp"
 #include "parallel/mpi_util.hpp"
@@ -102,35 +103,16 @@ class Hdf5Strategy final : public Strategy {
 
   // Compressed frames: rank r gathers nodes [r * block_, (r + 1) * block_), a chunk.
   void plan_blocks(int size) {
-    const std::int64_t npoin = s_.header.npoin;
-    block_ = std::max<std::int64_t>(1, (npoin + size - 1) / size);
-    send_counts_.assign(static_cast<std::size_t>(size), 0);
-    for (auto g : *s_.owned) ++send_counts_[static_cast<std::size_t>(g / block_)];  // increasing: grouped by block
-    const std::vector<std::int64_t> got = exchange(s_.comm, *s_.owned, send_counts_, &recv_counts_);
-    first_ = std::min(npoin, rank_ * block_);
-    count_ = std::min(npoin, first_ + block_) - first_;
-    if (static_cast<std::int64_t>(got.size()) != count_)
-      throw UsageError("compressed output: the ranks' nodes do not cover the mesh once each");
-    place_.resize(got.size());
-    for (std::size_t i = 0; i < got.size(); ++i) place_[i] = got[i] - first_;
+    block_ = std::max<std::int64_t>(1, (s_.header.npoin + size - 1) / size);
+    blocks_.emplace(s_.comm, *s_.owned, s_.header.npoin, block_);
   }
 
   void write_blocks(const EncodedFrame& frame) {
     const int rs = s_.layout.real_bytes, nvar = s_.header.nvar();
-    const auto n = static_cast<std::int64_t>(s_.owned->size());
-    const int words = rs / 4;  // a value's 4-byte words
-    std::vector<std::uint32_t> mine(static_cast<std::size_t>(n * words));
-    std::vector<unsigned char> block(static_cast<std::size_t>(nvar * count_ * rs));
-    std::vector<int> counts(send_counts_.size());
-    for (std::size_t d = 0; d < counts.size(); ++d) counts[d] = send_counts_[d] * words;
-    for (int v = 0; v < nvar; ++v) {
-      if (n > 0) frame.encoder->encode(v, 0, n, reinterpret_cast<unsigned char*>(mine.data()));
-      const std::vector<std::uint32_t> got = exchange(s_.comm, mine, counts);
-      unsigned char* to = block.data() + static_cast<std::size_t>(v) * static_cast<std::size_t>(count_ * rs);
-      for (std::size_t i = 0; i < place_.size(); ++i)
-        std::memcpy(to + place_[i] * rs, got.data() + i * static_cast<std::size_t>(words), static_cast<std::size_t>(rs));
-    }
-    out_->write_frame(frame.time, first_, count_, block.data());
+    const std::int64_t count = blocks_->count();
+    std::vector<unsigned char> block(static_cast<std::size_t>(nvar * count * rs));
+    for (int v = 0; v < nvar; ++v) blocks_->gather(*frame.encoder, v, rs, block.data() + static_cast<std::size_t>(v * count * rs));
+    out_->write_frame(frame.time, blocks_->first(), count, block.data());
   }
 
   void close() override {
@@ -239,11 +221,9 @@ class Hdf5Strategy final : public Strategy {
   std::int64_t steps_ = 0;
   std::optional<OutputName> step_;  // one file per step: the step's temporary
   std::vector<double> times_;  // one file per step: for the XDMF series
-  // Compressed frames: this rank's block of nodes, the owned values' counts by block, the
-  // counts received and where each received value sits in the block.
-  std::int64_t block_ = 0, first_ = 0, count_ = 0;
-  std::vector<int> send_counts_, recv_counts_;
-  std::vector<std::int64_t> place_;
+  // Compressed frames: the nodes a rank's block holds, and the ranks' blocks.
+  std::int64_t block_ = 0;
+  std::optional<NodeBlocks> blocks_;
 };
 
 }  // namespace

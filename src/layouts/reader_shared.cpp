@@ -9,7 +9,9 @@
 // arrays): rank 0 finds each frame's variables' places (a few words) and the readers read
 // them as they read a SERAFIN file's records. `hdf5` reads HDF5 selections over parallel
 // HDF5, the file opened by all ranks together (the MPI-IO driver, collective metadata); so
-// do `independent` and `aggregated`, each rank alone, where the values are compressed.
+// do `independent` and `aggregated`, each rank alone, where the values are compressed (a
+// compressed CGNS mesh result: each rank reads windows of the nodes it needs through HDF5,
+// which decodes the chunks they touch).
 #include <cstring>
 #include <memory>
 
@@ -54,7 +56,7 @@ class OwnNodesReader final : public ReadStrategy {
     FileFacts facts;
     if (hdf5) {
 #ifdef ANABRANCH_HAVE_HDF5
-      long long piece = 0;  // bytes of one piece of a variable's frame, where the engine reads them in place
+      long long piece[2] = {0, 0};  // bytes of one piece of a variable's frame, where the engine reads them in place; CGNS
       collective(comm_, [&] {
         if (rank != 0) return;  // the others take rank 0's facts
         located_file_ = ResultFile::open(path);
@@ -62,12 +64,13 @@ class OwnNodesReader final : public ReadStrategy {
         facts.frames = located_file_->frame_count();
         facts.times = located_file_->times();
         facts.order = native_byte_order();
-        if (mode_ != Mode::Hdf5 && (facts.frames == 0 || !located_file_->in_place(0, 0).empty())) piece = located_file_->in_place_bytes();
+        if (mode_ != Mode::Hdf5 && (facts.frames == 0 || !located_file_->in_place(0, 0).empty())) piece[0] = located_file_->in_place_bytes();
+        piece[1] = located_file_->format() == std::string("cgns") ? 1 : 0;
       });
-      MPI_Bcast(&piece, 1, MPI_LONG_LONG, 0, comm_);
+      MPI_Bcast(piece, 2, MPI_LONG_LONG, 0, comm_);
       facts = broadcast_facts(comm_, 0, facts);
-      if (piece > 0) {
-        stretch_ = piece;
+      if (piece[0] > 0) {
+        stretch_ = piece[0];
         header_ = facts.header;
         layout_ = serafin::Layout::of(header_);
         collective(comm_, [&] { input_ = std::make_unique<FileSource>(path); });
@@ -76,6 +79,13 @@ class OwnNodesReader final : public ReadStrategy {
         return facts;
       }
       located_file_.reset();
+      if (piece[1]) {  // a compressed CGNS mesh result: each rank its own handle
+        collective(comm_, [&] {
+          if (mode_ == Mode::Hdf5) throw UsageError("the hdf5 read strategy reads VTKHDF files; " + path + " is CGNS (use aggregated or independent)");
+          own_file_ = ResultFile::open(path);
+        });
+        return facts;
+      }
       collective(comm_, [&] { h5_ = std::make_unique<vtkhdf::Input>(path, mode_ == Mode::Hdf5 ? comm_ : MPI_COMM_NULL); });
       return facts;
 #else
@@ -140,12 +150,16 @@ class OwnNodesReader final : public ReadStrategy {
     std::exception_ptr error;
 #ifdef ANABRANCH_HAVE_HDF5
     const auto n = static_cast<std::int64_t>(need_->size());
-    const bool dp = h5_->header().precision == Precision::Double;
+    const bool dp = (h5_ ? h5_->header() : own_file_->header()).precision == Precision::Double;
     scratch_.resize(static_cast<std::size_t>(n * (dp ? 8 : 4)));
     for (std::size_t k = 0; k < vars.size(); ++k) {
       try {
         if (!error || mode_ == Mode::Hdf5) {  // on after a failure: HDF5's metadata reads are collective
-          if (dp)
+          if (own_file_ && dp)
+            read_windows(frame, vars[k], reinterpret_cast<double*>(scratch_.data()));
+          else if (own_file_)
+            read_windows(frame, vars[k], reinterpret_cast<float*>(scratch_.data()));
+          else if (dp)
             h5_->read_nodes(frame, vars[k], need_->data(), n, reinterpret_cast<double*>(scratch_.data()));
           else
             h5_->read_nodes(frame, vars[k], need_->data(), n, reinterpret_cast<float*>(scratch_.data()));
@@ -166,6 +180,7 @@ class OwnNodesReader final : public ReadStrategy {
 #ifdef ANABRANCH_HAVE_HDF5
     h5_.reset();
 #endif
+    own_file_.reset();
     located_file_.reset();
     markers_.reset();
     if (runs_) times_ = runs_->times();
@@ -178,6 +193,26 @@ class OwnNodesReader final : public ReadStrategy {
   ReadTimes times() const override { return runs_ ? runs_->times() : times_; }
 
  private:
+  // The needed nodes' values of `var` in `frame` from this rank's own handle, read a window
+  // of nodes at a time (from its first needed node to its last): memory bounded by the
+  // window, each chunk decoded once per window that touches it.
+  template <class T>
+  void read_windows(std::int64_t frame, int var, T* out) {
+    constexpr std::int64_t kWindow = std::int64_t{1} << 20;
+    const std::vector<std::int64_t>& need = *need_;
+    std::vector<T> window;
+    for (std::size_t i = 0; i < need.size();) {
+      const std::int64_t first = need[i], last_allowed = first - first % kWindow + kWindow;
+      std::size_t j = i;
+      while (j < need.size() && need[j] < last_allowed) ++j;
+      const std::int64_t count = need[j - 1] - first + 1;
+      window.resize(static_cast<std::size_t>(count));
+      own_file_->read_values(frame, var, first, count, window.data());
+      for (std::size_t k = i; k < j; ++k) out[k] = window[static_cast<std::size_t>(need[k] - first)];
+      i = j;
+    }
+  }
+
   Mode mode_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   std::string path_;
@@ -186,6 +221,7 @@ class OwnNodesReader final : public ReadStrategy {
   std::unique_ptr<vtkhdf::Input> h5_;
 #endif
   std::vector<unsigned char> scratch_;
+  std::unique_ptr<ResultFile> own_file_;  // a compressed CGNS mesh result: this rank's handle
   // SERAFIN files.
   std::unique_ptr<FileSource> input_;
   std::unique_ptr<serafin::Reader> markers_;  // rank 0: the header, the records' markers

@@ -54,8 +54,8 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
     strategy_ = make_strategy(options_.strategy);
     if (strategy_->serafin_file()) serafin::check_record_limits(header_);
     if (options_.file_per_step && strategy_->serafin_file()) throw UsageError("file_per_step is an option of the hdf5 strategy");
-    if (options_.compress.on() && options_.strategy != "hdf5")
-      throw UsageError("compress=" + options_.compress.str() + ": an option of HDF5 outputs (the hdf5 strategy, a .h5 file), not of " +
+    if (options_.compress.on() && options_.strategy != "hdf5" && options_.strategy != "cgns")
+      throw UsageError("compress=" + options_.compress.str() + ": an option of HDF5 and CGNS outputs (a .h5 or .cgns file), not of " +
                        options_.strategy);
     if (nlocal_ < 0) throw UsageError("negative number of local nodes");
     refuse_open_input(path_);

@@ -1,8 +1,13 @@
-"""Compressed HDF5 outputs (`--compress SPEC`, `compress=SPEC`): h5py decodes them with HDF5's
-own filters (deflate) or hdf5plugin's (zstd, filter 32015), and numpy checks every value
-against the SERAFIN source read by tests/python/slf.py: lossless is bit for bit, abs=TOL
-within TOL, rel=TOL within TOL x the variable's range in that frame; the decoded values are
-the same whatever the rank count."""
+"""Compressed HDF5 and CGNS outputs (`--compress SPEC`, `compress=SPEC`): h5py decodes them with
+HDF5's own filters (deflate) or hdf5plugin's (zstd, filter 32015), and numpy checks every
+value against the SERAFIN source read by tests/python/slf.py: lossless is bit for bit,
+abs=TOL within TOL, rel=TOL within TOL x the variable's range in that frame; the decoded
+values are the same whatever the rank count. CGNS's own tools (Debian's libcgns, over HDF5
+1.10) check the CGNS files and read their arrays where they are installed."""
+import json
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -28,8 +33,21 @@ def filter_ids(dataset):
 
 
 def decoded(path):
-    """{variable: (frames, npoin) array} and {variable: (filter ids, the SPEC attribute)}."""
+    """{variable: (frames, npoin) array} and {variable: (filter ids, the SPEC attribute)}: of a
+    VTKHDF file, or of a CGNS mesh result (its variables named as the SERAFIN source's, in the
+    order of each FlowSolution's arrays)."""
     with h5py.File(path, "r") as f:
+        if "VTKHDF" not in f:
+            desc = json.loads(f[" anabranch"][()].tobytes())
+            names = [bytes.fromhex(n).decode("latin-1")[:16].strip() for n, _ in desc["variables"]]
+            zone = f["Base/mesh"]
+            steps = sorted(k for k in zone if k.startswith("FlowSolution"))
+            values, filters = {}, {}
+            for i, name in enumerate(names):
+                data = [zone[s][list(zone[s])[i]][" data"] for s in steps]
+                values[name] = np.concatenate([d[()] for d in data])
+                filters[name] = (filter_ids(data[0]) if data else [], desc["compression"])
+            return values, filters
         pd = f["VTKHDF/PointData"]
         values = {k: pd[k][()] for k in pd}
         filters = {}
@@ -84,11 +102,12 @@ def check_within(path, source, spec):
 # below draws the other combinations.
 @pytest.mark.parametrize("name,spec", [("r2d_gouttedo.slf", "rel=1e-4"), ("r2d_bowl_vf_gb_DoublePrecision_BigEndian.slf", "lossless:zstd"),
                                        ("r3d_gouttedo.slf", "abs=0.001:zstd")])
-def test_bounds_held_and_the_same_values_at_every_rank_count(ab, data, tmp_path, name, spec):
+@pytest.mark.parametrize("suffix", ["h5", "cgns"])
+def test_bounds_held_and_the_same_values_at_every_rank_count(ab, data, tmp_path, name, spec, suffix):
     src = data / name
     first = None
     for n in (0, 1, 2, 3):  # 0: alone, no MPI
-        out = tmp_path / f"n{n}.h5"
+        out = tmp_path / f"n{n}.{suffix}"
         r = ab("convert", src, out, "--compress", spec) if n == 0 else mpirun(n, "convert", src, out, "--compress", spec)
         assert_status(r, 0)
         values = check_within(out, src, spec)
@@ -100,28 +119,55 @@ def test_bounds_held_and_the_same_values_at_every_rank_count(ab, data, tmp_path,
     # Smaller than the values it holds; the mesh compressed losslessly with the same codec:
     # the uncompressed file's mesh bit for bit (a 3D mesh's Z too, the first frame's exact
     # elevation).
-    assert_status(ab("convert", src, tmp_path / "plain.h5"), 0)
-    with h5py.File(tmp_path / "n3.h5") as f, h5py.File(tmp_path / "plain.h5") as plain:
-        pd = f["VTKHDF/PointData"]
-        stored = sum(pd[k].id.get_storage_size() for k in pd)
-        raw = sum(pd[k].size * pd[k].dtype.itemsize for k in pd)
-        for k in ("VTKHDF/Points", "VTKHDF/Connectivity", "VTKHDF/Offsets", "VTKHDF/Types", "anabranch/IPOBO"):
+    assert_status(ab("convert", src, tmp_path / f"plain.{suffix}"), 0)
+    with h5py.File(tmp_path / f"n3.{suffix}") as f, h5py.File(tmp_path / f"plain.{suffix}") as plain:
+        if suffix == "h5":
+            pd = f["VTKHDF/PointData"]
+            arrays = [pd[k] for k in pd]
+            mesh = ["VTKHDF/Points", "VTKHDF/Connectivity", "VTKHDF/Offsets", "VTKHDF/Types", "anabranch/IPOBO"]
+        else:
+            zone = f["Base/mesh"]
+            arrays = [zone[s][k][" data"] for s in zone if s.startswith("FlowSolution") for k in zone[s]]
+            mesh = [f"Base/mesh/GridCoordinates/{c}/ data" for c in f["Base/mesh/GridCoordinates"]]
+            mesh += ["Base/mesh/Elements/ElementConnectivity/ data", " ipobo"]
+            assert ("Base/mesh/GridCoordinates/CoordinateZ" in f) == name.startswith("r3d")
+        stored = sum(d.id.get_storage_size() for d in arrays)
+        raw = sum(d.size * d.dtype.itemsize for d in arrays)
+        for k in mesh:
             assert filter_ids(f[k]) == [SHUFFLE, parts(spec)[2]], k
             assert np.array_equal(f[k][()], plain[k][()]), k
     assert stored < raw
+    if suffix == "cgns":
+        cgns_tools_agree(tmp_path / "n3.cgns", tmp_path / "plain.cgns", spec)
     # diff says so against the source, and what info reports.
     kind, tol, codec = parts(spec)
     tol = {"rel": ["--range-tol", repr(tol)], "abs": ["--atol", repr(tol)]}.get(kind, [])
-    assert_status(ab("diff", src, tmp_path / "n3.h5", "--values-only", *tol), 0)
-    info = ab("info", tmp_path / "n3.h5")
+    assert_status(ab("diff", src, tmp_path / f"n3.{suffix}", "--values-only", *tol), 0)
+    info = ab("info", tmp_path / f"n3.{suffix}")
     assert_status(info, 0)
     assert "compressed" in info.stdout and ("shuffle+zstd" if codec == ZSTD else "shuffle+deflate") in info.stdout
     # Read back on another rank count: the decoded values, to SERAFIN.
-    assert_status(mpirun(2, "convert", tmp_path / "n3.h5", tmp_path / "back.slf"), 0)
+    assert_status(mpirun(2, "convert", tmp_path / f"n3.{suffix}", tmp_path / "back.slf"), 0)
     back = slf.read(tmp_path / "back.slf")
     for i, k in enumerate(v[:16].strip() for v in back.vars):
         got = np.array([np.asarray(fr[1][i], dtype=np.float64) for fr in back.frames])
         np.testing.assert_array_equal(got.ravel(), first[k].astype(np.float64).ravel())
+
+
+def cgns_tools_agree(packed, plain, spec):
+    """CGNS's own tools (Debian's libcgns over HDF5 1.10, where installed) on a compressed CGNS
+    file: cgnscheck reads it as it reads the uncompressed one, and cgnsdiff, reading every
+    array's values, finds the mesh the same (a lossless file: everything). zstd files need
+    HDF5's plugin, which these tools do not have: skipped."""
+    if not shutil.which("cgnscheck") or not shutil.which("cgnsdiff") or parts(spec)[2] == ZSTD:
+        return
+    for f in (packed, plain):
+        r = subprocess.run(["cgnscheck", f], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0 and "checking complete" in r.stdout, (f, r.stdout[-500:], r.stderr)
+    r = subprocess.run(["cgnsdiff", "-d", plain, packed], capture_output=True, text=True, timeout=120)
+    differ = [x for x in r.stdout.splitlines() if x.strip()]
+    assert all("/FlowSolution" in x and "data values differ" in x for x in differ), differ
+    assert (parts(spec)[0] == "lossless") == (differ == []), differ
 
 
 @pytest.mark.mpi
@@ -160,7 +206,15 @@ def test_bad_specs_are_one_line_errors(ab, data, tmp_path):
         assert not out.exists()
     r = ab("convert", src, tmp_path / "x.slf", "--compress", "lossless")
     assert_failed_cleanly(r)
-    assert "HDF5 outputs only" in r.stderr
+    assert "HDF5 and CGNS outputs only" in r.stderr
+    # A multi-block grid's outputs take no --compress (not silently uncompressed).
+    def record(a):
+        return np.int32(a.nbytes).tobytes() + a.tobytes() + np.int32(a.nbytes).tobytes()
+
+    (tmp_path / "b.x").write_bytes(record(np.array([2, 2, 2], "<i4")) + record(np.arange(24, dtype="<f8")))  # a PLOT3D grid
+    r = ab("convert", tmp_path / "b.x", tmp_path / "b.cgns", "--compress", "lossless")
+    assert_failed_cleanly(r)
+    assert "mesh results only" in r.stderr and not (tmp_path / "b.cgns").exists()
 
 
 @pytest.mark.mpi
@@ -200,10 +254,11 @@ VALUE_SCALES = [1e-6, 1e-2, 1.0, 1e3, 1e6]
 @given(elements=st.integers(60, 4000), frames=st.integers(1, 3), precision=st.sampled_from(["single", "double"]),
        kind=st.sampled_from(["lossless", "abs", "rel"]), codec=st.sampled_from(["", ":deflate", ":zstd"]),
        exponent=st.floats(-6, -1), scale=st.sampled_from(VALUE_SCALES),
-       zeros=st.booleans(), nans=st.booleans(), ranks=st.integers(0, 3), seed=st.integers(0, 2**31))
-def test_generated_fields_within_their_bound(elements, frames, precision, kind, codec, exponent, scale, zeros, nans, ranks, seed):
-    """Random meshes and fields (smooth, noisy, offset, dry zeros, NaN), tolerances and rank
-    counts: every decoded value within its bound."""
+       zeros=st.booleans(), nans=st.booleans(), ranks=st.integers(0, 3), seed=st.integers(0, 2**31),
+       suffix=st.sampled_from(["h5", "cgns"]))
+def test_generated_fields_within_their_bound(elements, frames, precision, kind, codec, exponent, scale, zeros, nans, ranks, seed, suffix):
+    """Random meshes and fields (smooth, noisy, offset, dry zeros, NaN), tolerances, rank
+    counts and formats: every decoded value within its bound."""
     with gen.scratch() as d:
         src = d / "m.slf"
         assert_status(gen.ab("generate", "-n", elements, "--frames", frames, "--precision", precision, "--seed", seed % 1000, "-o", src), 0)
@@ -222,7 +277,7 @@ def test_generated_fields_within_their_bound(elements, frames, precision, kind, 
         slf.edit_values(src, field)
         tol = 10 ** exponent * (scale if kind == "abs" else 1)
         spec = ("lossless" if kind == "lossless" else f"{kind}={tol!r}") + codec
-        out = d / "c.h5"
+        out = d / f"c.{suffix}"
         args = ("convert", src, out, "--compress", spec)
         r = gen.ab(*args) if ranks == 0 else mpirun(ranks, *args, env=gen.nodes(min(ranks, 2)))
         assert_status(r, 0)

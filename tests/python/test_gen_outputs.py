@@ -37,6 +37,8 @@ COMMANDS = {
     "blocks-vtm": (["convert", "IN/b.h5", "OUT/b.vtm"], None, False),
     "blocks-cgns": (["convert", "IN/b.h5", "OUT/b.cgns"], ["b.cgns"], True),
     "convert-cgns": (["convert", "IN/m.slf", "OUT/r.cgns"], ["r.cgns"], True),
+    "convert-cgns-compressed": (["convert", "IN/m.slf", "OUT/r.cgns", "--compress", "rel=1e-4"], ["r.cgns"], True),
+    "convert-compressed-cgns-slf": (["convert", "IN/mc.cgns", "OUT/r.slf"], ["r.slf"], True),
 }
 
 
@@ -44,6 +46,7 @@ COMMANDS = {
 def inputs(tmp_path_factory):
     d = tmp_path_factory.mktemp("inputs")
     for args in (["generate", "-n", 4000, "--frames", 3, "-o", d / "m.slf"], ["convert", d / "m.slf", d / "m.h5"],
+                 ["convert", d / "m.slf", d / "mc.cgns", "--compress", "lossless"],
                  ["partition", d / "m.slf", "-n", 3, "--method", "sfc", "-o", d / "parts"]):
         conftest.assert_status(gen.ab(*args), 0)
     anabranch = pytest.importorskip("anabranch")

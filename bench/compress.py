@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compressed HDF5 outputs: ratio and speed per SPEC.
+"""Compressed HDF5 and CGNS outputs: ratio and speed per SPEC.
 
 Ratio: every TELEMAC result in ../shared/data/telemac converted to HDF5 (`anabranch convert
 IN OUT.h5 --compress SPEC`, alone), the result values only (the PointData datasets' stored
@@ -14,7 +14,9 @@ frame.
 Speed: a generated mesh (`anabranch generate -n N --frames F`) written to HDF5 under
 `mpiexec -n R` uncompressed and with each SPEC, and read back (`convert OUT.h5 back.slf`
 under mpiexec -n R), the median of --repeat runs, wall time of the whole command.
-Usage: bench/compress.py [--elements 2000000] [--frames 5] [--ranks 2] [--repeat 3] [--work DIR] [--quick]
+--format cgns: the same for CGNS outputs (the FlowSolution arrays' stored bytes; the
+reference codecs and orders are HDF5's only).
+Usage: bench/compress.py [--format h5|cgns] [--elements 2000000] [--frames 5] [--ranks 2] [--repeat 3] [--work DIR] [--quick]
 """
 import argparse
 import json
@@ -54,10 +56,23 @@ def source_values(path):
 
 
 def stored(h5, check=None):
-    """(stored bytes, values' bytes) of the PointData datasets; check(name, frames) on each."""
+    """(stored bytes, values' bytes) of the PointData datasets (a CGNS mesh result: its
+    FlowSolution arrays, a frame each); check(name, frames) on each."""
     import h5py
     import hdf5plugin  # noqa: F401  (h5py's zstd: the values are decoded by a decoder not anabranch's)
     with h5py.File(h5, "r") as f:
+        if "VTKHDF" not in f:
+            zone = f["Base/mesh"]
+            steps = sorted(k for k in zone if k.startswith("FlowSolution"))
+            desc = json.loads(f[" anabranch"][()].tobytes())
+            names = [bytes.fromhex(n).decode("latin-1")[:16].strip() for n, _ in desc["variables"]]
+            data = {names[i]: [zone[s][k][" data"] for s in steps] for i, k in enumerate(zone[steps[0]])} if steps else {}
+            size = sum(d.id.get_storage_size() for ds in data.values() for d in ds)
+            raw = sum(d.size * d.dtype.itemsize for ds in data.values() for d in ds)
+            if check:
+                for k, ds in data.items():
+                    check(k, np.concatenate([d[()] for d in ds]))
+            return size, raw
         pd = f["VTKHDF/PointData"]
         size = sum(pd[k].id.get_storage_size() for k in pd)
         raw = sum(pd[k].size * pd[k].dtype.itemsize for k in pd)
@@ -136,7 +151,7 @@ def error_bounded_plugins(values, work, tol=1e-4):
     return out
 
 
-def ratios(work):
+def ratios(work, suffix="h5"):
     import h5py
     files = sorted(p for p in DATA.glob("*.slf") if not p.name.startswith("geo_"))
     if not files:
@@ -148,39 +163,40 @@ def ratios(work):
         raw = sum(v.size * v.dtype.itemsize for v in values.values())
         row = {"file": p.name, "values": raw}
         for spec in SPECS:
-            out = work / "c.h5"
+            out = work / f"c.{suffix}"
             run("convert", p, out, "--compress", spec)
             row[spec], _ = stored(out, checker(values, spec))
-            if spec == "rel=1e-4":  # the same rounded values in a Z-order of the nodes
+            if spec == "rel=1e-4" and suffix == "h5":  # the same rounded values in a Z-order of the nodes
                 with h5py.File(out, "r") as f:
                     rounded = {k: f["VTKHDF/PointData"][k][()].reshape(values[k].shape) for k in values}
                 n2 = len(s.x) // s.nplan
                 o2 = morton(np.asarray(s.x[:n2], dtype=np.float64), np.asarray(s.y[:n2], dtype=np.float64))
                 order = np.concatenate([o2 + k * n2 for k in range(s.nplan)])
                 row["rel=1e-4 z-order"] = h5py_deflate(values, work, order, rounded)[True]
-        ref = h5py_deflate(values, work)
-        row["deflate"], row["shuffle+deflate (h5py)"] = ref[False], ref[True]
-        for name, size in (error_bounded_plugins(values, work) or {}).items():
-            row[f"rel=1e-4 {name}"] = size
+        if suffix == "h5":
+            ref = h5py_deflate(values, work)
+            row["deflate"], row["shuffle+deflate (h5py)"] = ref[False], ref[True]
+            for name, size in (error_bounded_plugins(values, work) or {}).items():
+                row[f"rel=1e-4 {name}"] = size
         rows.append(row)
         for k, v in row.items():
             if k != "file":
                 totals[k] = totals.get(k, 0) + v
-    cols = ["deflate", "shuffle+deflate (h5py)"] + SPECS + ["rel=1e-4 z-order"] + [c for c in ("rel=1e-4 SZ3", "rel=1e-4 ZFP") if c in totals]
+    cols = [c for c in ["deflate", "shuffle+deflate (h5py)"] + SPECS + ["rel=1e-4 z-order", "rel=1e-4 SZ3", "rel=1e-4 ZFP"] if c in totals]
     print(f"{'file':46} {'values':>10} " + " ".join(f"{c:>14}" for c in cols))
     for r in rows + [dict(totals, file="all")]:
         print(f"{r['file']:46} {r['values']:>10} " + " ".join(f"{r['values'] / r[c]:>13.2f}x" for c in cols))
     return rows, totals
 
 
-def speeds(work, elements, frames, ranks, repeat):
+def speeds(work, elements, frames, ranks, repeat, suffix="h5"):
     src = work / "gen.slf"
     if not src.exists():
         run("generate", "-n", elements, "--frames", frames, "-o", src)
     out = []
     base = None
     for spec in [None] + SPECS:
-        h5 = work / "s.h5"
+        h5 = work / f"s.{suffix}"
         extra = [] if spec is None else ["--compress", spec]
         w = statistics.median(run("convert", src, h5, *extra, ranks=ranks) for _ in range(repeat))
         size = stored(h5)
@@ -195,6 +211,7 @@ def speeds(work, elements, frames, ranks, repeat):
 
 def main():
     a = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    a.add_argument("--format", choices=["h5", "cgns"], default="h5", help="the output format measured")
     a.add_argument("--elements", type=int, default=2_000_000)
     a.add_argument("--frames", type=int, default=5)
     a.add_argument("--ranks", type=int, default=2)
@@ -207,8 +224,8 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
     if o.quick:
         o.elements, o.frames, o.repeat = 20_000, 2, 1
-    rows, totals = ratios(work)
-    speed = speeds(work, o.elements, o.frames, o.ranks, o.repeat)
+    rows, totals = ratios(work, o.format)
+    speed = speeds(work, o.elements, o.frames, o.ranks, o.repeat, o.format)
     if o.json:
         pathlib.Path(o.json).write_text(json.dumps({"files": rows, "totals": totals, "speed": speed}, indent=1))
 

@@ -1,5 +1,6 @@
 #include "core/compression.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -151,31 +152,84 @@ bool have_zstd() { return true; }
 bool have_zstd() { return false; }
 #endif
 
-std::string encode_chunk(const Compression& c, const void* values, std::size_t count, int size) {
-  // HDF5's shuffle: byte k of every value together, k = 0 .. size - 1.
+void encode_chunk(const Compression& c, const void* values, std::size_t count, int size, std::string& out) {
+  // HDF5's shuffle (byte k of every value together, k = 0 .. size - 1), made a piece at a
+  // time and handed to the codec's stream.
   const auto* in = static_cast<const unsigned char*>(values);
   const std::size_t bytes = count * static_cast<std::size_t>(size);
-  std::vector<unsigned char> shuffled(bytes);
-  for (std::size_t i = 0; i < count; ++i)
-    for (int k = 0; k < size; ++k) shuffled[static_cast<std::size_t>(k) * count + i] = in[i * static_cast<std::size_t>(size) + static_cast<std::size_t>(k)];
-  std::string out;
+  constexpr std::size_t kPiece = 64 * 1024;
+  unsigned char piece[kPiece];
+  std::size_t made = 0, k = 0, v = 0;  // shuffled bytes handed over so far: byte k of value v next
+  auto next = [&]() {                    // the next piece of the shuffled stream: its length
+    const std::size_t n = std::min(kPiece, bytes - made);
+    for (std::size_t i = 0; i < n; ++i) {
+      piece[i] = in[v * static_cast<std::size_t>(size) + k];
+      if (++v == count) v = 0, ++k;
+    }
+    made += n;
+    return n;
+  };
+  const std::size_t start = out.size();
+  auto room = [&](std::size_t at_least) {  // out grown by at least that much; its free bytes
+    if (out.capacity() - out.size() < at_least) out.reserve(std::max(out.capacity() * 3 / 2, out.size() + at_least));
+  };
   if (c.codec == Compression::Codec::Zstd) {
 #ifdef ANABRANCH_HAVE_ZSTD
-    out.resize(ZSTD_compressBound(bytes));
-    const std::size_t used = ZSTD_compress(out.data(), out.size(), shuffled.data(), bytes, static_cast<int>(kZstdLevel));
-    if (ZSTD_isError(used)) throw IoError(std::string("zstd: ") + ZSTD_getErrorName(used));
-    out.resize(used);
+    ZSTD_CCtx* z = ZSTD_createCCtx();
+    if (!z) throw std::bad_alloc();
+    ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, static_cast<int>(kZstdLevel));
+    ZSTD_CCtx_setPledgedSrcSize(z, bytes);  // the frame says its size (HDF5's zstd filters read it)
+    bool done = false;
+    while (!done) {
+      const std::size_t n = next();
+      const bool last = made == bytes;
+      ZSTD_inBuffer src{piece, n, 0};
+      for (;;) {
+        room(ZSTD_CStreamOutSize());
+        const std::size_t at = out.size();
+        out.resize(out.capacity());
+        ZSTD_outBuffer dst{out.data() + at, out.size() - at, 0};
+        const std::size_t left = ZSTD_compressStream2(z, &dst, &src, last ? ZSTD_e_end : ZSTD_e_continue);
+        out.resize(at + dst.pos);
+        if (ZSTD_isError(left)) {
+          ZSTD_freeCCtx(z);
+          out.resize(start);
+          throw IoError(std::string("zstd: ") + ZSTD_getErrorName(left));
+        }
+        if (last ? left == 0 : src.pos == src.size) break;
+      }
+      done = last;
+    }
+    ZSTD_freeCCtx(z);
 #else
     throw UsageError("compression '" + c.str() + "': this anabranch was built without zstd (libzstd)");
 #endif
   } else {
-    uLongf used = compressBound(static_cast<uLong>(bytes));
-    out.resize(used);
-    const int rc = compress2(reinterpret_cast<Bytef*>(out.data()), &used, shuffled.data(), static_cast<uLong>(bytes), static_cast<int>(kDeflateLevel));
-    if (rc != Z_OK) throw IoError("zlib: compress2 failed (" + std::to_string(rc) + ")");
-    out.resize(used);
+    z_stream z{};
+    if (deflateInit(&z, static_cast<int>(kDeflateLevel)) != Z_OK) throw IoError("zlib: deflateInit failed");
+    int rc = Z_OK;
+    bool last = false;
+    while (rc != Z_STREAM_END) {
+      if (z.avail_in == 0 && !last) {
+        z.avail_in = static_cast<uInt>(next());
+        z.next_in = piece;
+        last = made == bytes;
+      }
+      room(kPiece);
+      const std::size_t at = out.size();
+      out.resize(out.capacity());
+      z.next_out = reinterpret_cast<Bytef*>(out.data() + at);
+      z.avail_out = static_cast<uInt>(std::min<std::size_t>(out.size() - at, 1u << 30));
+      rc = deflate(&z, last ? Z_FINISH : Z_NO_FLUSH);
+      out.resize(reinterpret_cast<char*>(z.next_out) - out.data());
+      if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+        deflateEnd(&z);
+        out.resize(start);
+        throw IoError("zlib: deflate failed (" + std::to_string(rc) + ")");
+      }
+    }
+    deflateEnd(&z);
   }
-  return out;
 }
 
 void round_within(float* values, std::int64_t n, double bound) { round_values(values, n, bound); }

@@ -49,7 +49,9 @@ constexpr int kZstdFilterId = 32015;
 // filters: HDF5's byte shuffle (filter 2), then deflate (filter 1: a zlib stream) or zstd
 // (filter 32015: one frame), at the levels above; what HDF5 and every reader with the codec
 // decode back to the values. Throws UsageError when the codec is not in this build.
-std::string encode_chunk(const Compression& c, const void* values, std::size_t count, int size);
+// Appended to `out`; the shuffle streamed to the codec through 64 KiB at a time, so that
+// the chunk costs its encoding's bytes and no copy of its values.
+void encode_chunk(const Compression& c, const void* values, std::size_t count, int size, std::string& out);
 // True when this build has the zstd codec (built with libzstd).
 bool have_zstd();
 

@@ -166,7 +166,7 @@ class CgnsStrategy final : public Strategy {
     if (s_.compress.on()) {
       if (three_d_ && !z_written_) {  // no frame: a CoordinateZ of zeros
         std::vector<unsigned char> zeros(static_cast<std::size_t>(values_.end(rank_) - values_.first(rank_)) * static_cast<std::size_t>(rs_));
-        put({{0, -3, values_, rs_, zeros.data()}}, rank_, "the mesh");
+        put({0, -3, values_, rs_, zeros.data()}, rank_, "the mesh");
       }
       close_shared_file(s_.comm, fh_);
     } else {
@@ -203,109 +203,104 @@ class CgnsStrategy final : public Strategy {
       if (!s_.geometry.empty()) geometry.emplace(vtkhdf::serafin_source(s_.geometry));
       else if (rank_ == 0 && !s_.mesh) throw UsageError("rank 0 must give the global mesh or a geometry file");
     });
-    // Every rank a share of the geometry's; else rank 0 the whole mesh it holds.
+    // Every rank a share of the geometry's; else rank 0 the whole mesh it holds. An array at
+    // a time: read, compressed, written, let go.
     const int holders = geometry ? size_ : 1, me = geometry ? rank_ : rank_ == 0 ? 0 : -1;
     const Cut nodes(h.npoin, 1, holders, rs_, most_), ipobo(h.npoin, 1, holders, 4, most_), conn(h.nelem * h.ndp, h.ndp, holders, 4, most_);
-    std::vector<unsigned char> x, y;
-    std::vector<std::int32_t> numbers, rows;
-    collective(s_.comm, [&] {
-      if (me < 0) return;
-      const std::int64_t n0 = nodes.first(me), n = nodes.end(me) - n0;
-      std::vector<double> xy(static_cast<std::size_t>(n));
-      for (int c = 0; c < 2; ++c) {
+    for (int c = 0; c < 2; ++c) {
+      std::vector<unsigned char> bytes;
+      collective(s_.comm, [&] {
+        if (me < 0) return;
+        const std::int64_t n0 = nodes.first(me), n = nodes.end(me) - n0;
+        std::vector<double> xy(static_cast<std::size_t>(n));
         if (geometry)
           serafin::read_mesh_coordinates(h, *geometry, c == 1, n0, n, xy.data());
         else
           std::copy_n((c == 0 ? s_.mesh->x : s_.mesh->y).begin() + n0, n, xy.begin());
-        auto& to = c == 0 ? x : y;
-        to.resize(static_cast<std::size_t>(n * rs_));
-        serafin::encode_reals(xy.data(), n, h.precision, ByteOrder::Little, to.data());
-      }
-      const std::int64_t i0 = ipobo.first(me), ni = ipobo.end(me) - i0;
-      numbers.resize(static_cast<std::size_t>(ni));
+        bytes.resize(static_cast<std::size_t>(n * rs_));
+        serafin::encode_reals(xy.data(), n, h.precision, ByteOrder::Little, bytes.data());
+      });
+      put({0, -(c + 1), nodes, rs_, bytes.data()}, me, "the mesh");
+    }
+    std::vector<std::int32_t> ints;
+    collective(s_.comm, [&] {
+      if (me < 0) return;
+      const std::int64_t i0 = ipobo.first(me), n = ipobo.end(me) - i0;
+      ints.resize(static_cast<std::size_t>(n));
       if (geometry)
-        serafin::read_mesh_ipobo(h, *geometry, i0, ni, numbers.data());
+        serafin::read_mesh_ipobo(h, *geometry, i0, n, ints.data());
       else
-        std::copy_n(s_.mesh->ipobo.begin() + i0, ni, numbers.begin());
-      const std::int64_t e0 = conn.first(me) / h.ndp, ne = conn.end(me) / h.ndp - e0;
-      rows.resize(static_cast<std::size_t>(ne * h.ndp));
-      if (geometry)
-        serafin::read_mesh_rows(h, *geometry, e0, ne, rows.data());
-      else
-        std::copy_n(s_.mesh->ikle.begin() + e0 * h.ndp, ne * h.ndp, rows.begin());
-      to_order<4>(reinterpret_cast<unsigned char*>(numbers.data()), numbers.size(), ByteOrder::Little);
-      to_order<4>(reinterpret_cast<unsigned char*>(rows.data()), rows.size(), ByteOrder::Little);
+        std::copy_n(s_.mesh->ipobo.begin() + i0, n, ints.begin());
+      to_order<4>(reinterpret_cast<unsigned char*>(ints.data()), ints.size(), ByteOrder::Little);
     });
-    put({{0, -1, nodes, rs_, x.data()},
-         {0, -2, nodes, rs_, y.data()},
-         {0, cgns::MeshFile::kIpobo, ipobo, 4, reinterpret_cast<const unsigned char*>(numbers.data())},
-         {0, cgns::MeshFile::kConnectivity, conn, 4, reinterpret_cast<const unsigned char*>(rows.data())}},
-        me, "the mesh");
+    put({0, cgns::MeshFile::kIpobo, ipobo, 4, reinterpret_cast<const unsigned char*>(ints.data())}, me, "the mesh");
+    collective(s_.comm, [&] {
+      if (me < 0) return;
+      const std::int64_t e0 = conn.first(me) / h.ndp, ne = conn.end(me) / h.ndp - e0;
+      ints.resize(static_cast<std::size_t>(ne * h.ndp));
+      ints.shrink_to_fit();
+      if (geometry)
+        serafin::read_mesh_rows(h, *geometry, e0, ne, ints.data());
+      else
+        std::copy_n(s_.mesh->ikle.begin() + e0 * h.ndp, ne * h.ndp, ints.begin());
+      to_order<4>(reinterpret_cast<unsigned char*>(ints.data()), ints.size(), ByteOrder::Little);
+    });
+    put({0, cgns::MeshFile::kConnectivity, conn, 4, reinterpret_cast<const unsigned char*>(ints.data())}, me, "the mesh");
   }
 
-  // Compressed: the frame's values regathered by blocks of nodes, rounded within the bound
-  // (rel: each variable's range over every rank's block), compressed, written.
+  // Compressed: each variable of the frame regathered by blocks of nodes, rounded within the
+  // bound (rel: its range over every rank's block), compressed, written.
   void write_compressed(const EncodedFrame& frame) {
-    const int nvar = s_.header.nvar();
     const std::int64_t n = blocks_->count();
-    const auto bytes = static_cast<std::size_t>(n * rs_);
-    std::vector<unsigned char> block(bytes * static_cast<std::size_t>(nvar)), z;
-    for (int v = 0; v < nvar; ++v) blocks_->gather(*frame.encoder, v, rs_, block.data() + v * bytes);
-    std::vector<Piece> pieces;
-    if (three_d_ && frame.index == 0 && nvar > 0) {  // CoordinateZ: the first variable of the first frame, exact
-      z.assign(block.begin(), block.begin() + static_cast<std::ptrdiff_t>(bytes));
-      pieces.push_back({0, -3, values_, rs_, z.data()});
-      z_written_ = true;
-    }
-    if (s_.compress.lossy()) {
-      std::vector<double> span(static_cast<std::size_t>(2 * nvar), std::numeric_limits<double>::infinity());  // min, -max
-      auto values = [&](int v) { return block.data() + static_cast<std::size_t>(v) * bytes; };
-      if (s_.compress.mode == Compression::Mode::Relative) {
-        for (int v = 0; v < nvar; ++v) {
+    std::vector<unsigned char> block(static_cast<std::size_t>(n * rs_));
+    for (int v = 0; v < s_.header.nvar(); ++v) {
+      blocks_->gather(*frame.encoder, v, rs_, block.data());
+      if (three_d_ && frame.index == 0 && v == 0) {  // CoordinateZ: the first variable of the first frame, exact
+        put({0, -3, values_, rs_, block.data()}, rank_, "the mesh");
+        z_written_ = true;
+      }
+      if (s_.compress.lossy()) {
+        double span[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};  // min, -max
+        if (s_.compress.mode == Compression::Mode::Relative) {
           if (rs_ == 8)
-            widen_span(reinterpret_cast<const double*>(values(v)), n, &span[static_cast<std::size_t>(2 * v)]);
+            widen_span(reinterpret_cast<const double*>(block.data()), n, span);
           else
-            widen_span(reinterpret_cast<const float*>(values(v)), n, &span[static_cast<std::size_t>(2 * v)]);
+            widen_span(reinterpret_cast<const float*>(block.data()), n, span);
+          allreduce(s_.comm, span, 2, MPI_DOUBLE, MPI_MIN);
         }
-        allreduce(s_.comm, span.data(), 2 * nvar, MPI_DOUBLE, MPI_MIN);
-      }
-      for (int v = 0; v < nvar; ++v) {
-        const double bound = s_.compress.bound(span[static_cast<std::size_t>(2 * v)], -span[static_cast<std::size_t>(2 * v + 1)]);
+        const double bound = s_.compress.bound(span[0], -span[1]);
         if (rs_ == 8)
-          round_within(reinterpret_cast<double*>(values(v)), n, bound);
+          round_within(reinterpret_cast<double*>(block.data()), n, bound);
         else
-          round_within(reinterpret_cast<float*>(values(v)), n, bound);
+          round_within(reinterpret_cast<float*>(block.data()), n, bound);
       }
+      put({frame.index, v, values_, rs_, block.data()}, rank_, "frame " + std::to_string(frame.index));
     }
-    for (int v = 0; v < nvar; ++v) pieces.push_back({frame.index, v, values_, rs_, block.data() + static_cast<std::size_t>(v) * bytes});
-    put(pieces, rank_, "frame " + std::to_string(frame.index));
     times_.push_back(frame.time);
   }
 
-  // Collective: this rank's chunks of the pieces (me: its place among the holders; -1 none)
+  // Collective: this rank's chunks of the piece (me: its place among the holders; -1 none)
   // compressed and written one after another from next_ + the bytes of the ranks before it;
   // rank 0 told where each chunk went.
-  void put(const std::vector<Piece>& pieces, int me, const std::string& what) {
+  void put(const Piece& p, int me, const std::string& what) {
     std::string buffer;
     std::vector<Placed> placed;
     const double t0 = MPI_Wtime();
     collective(s_.comm, [&] {
       if (me < 0) return;
       std::vector<unsigned char> padded;
-      for (const auto& p : pieces) {
-        const std::int64_t first = p.cut.first(me), end = p.cut.end(me), c = p.cut.chunk;
-        for (std::int64_t k = first / c; first < end && k * c < end; ++k) {
-          const std::int64_t a = k * c, b = std::min(p.cut.n, a + c);
-          const unsigned char* from = p.values + (a - first) * p.value_bytes;
-          if (b - a < c) {  // the last chunk, stored whole
-            padded.assign(static_cast<std::size_t>(c * p.value_bytes), 0);
-            std::memcpy(padded.data(), from, static_cast<std::size_t>((b - a) * p.value_bytes));
-            from = padded.data();
-          }
-          const std::string stored = encode_chunk(s_.compress, from, static_cast<std::size_t>(c), p.value_bytes);
-          placed.push_back({p.f, p.var, k, static_cast<std::int64_t>(buffer.size()), static_cast<std::int64_t>(stored.size())});
-          buffer += stored;
+      const std::int64_t first = p.cut.first(me), end = p.cut.end(me), c = p.cut.chunk;
+      for (std::int64_t k = first / c; first < end && k * c < end; ++k) {
+        const std::int64_t a = k * c, b = std::min(p.cut.n, a + c);
+        const unsigned char* from = p.values + (a - first) * p.value_bytes;
+        if (b - a < c) {  // the last chunk, stored whole
+          padded.assign(static_cast<std::size_t>(c * p.value_bytes), 0);
+          std::memcpy(padded.data(), from, static_cast<std::size_t>((b - a) * p.value_bytes));
+          from = padded.data();
         }
+        const auto at = static_cast<std::int64_t>(buffer.size());
+        encode_chunk(s_.compress, from, static_cast<std::size_t>(c), p.value_bytes, buffer);
+        placed.push_back({p.f, p.var, k, at, static_cast<std::int64_t>(buffer.size()) - at});
       }
     });
     const double t1 = MPI_Wtime();
@@ -317,12 +312,12 @@ class CgnsStrategy final : public Strategy {
       check_size_limit(s_.final_path, next_ + all, what);
       if (mine > 0) write_at(fh_, next_ + before, buffer.data(), mine, s_.final_path);
     });
-    for (auto& p : placed) p.address += next_ + before;
+    for (auto& q : placed) q.address += next_ + before;
     next_ += all;
     const std::vector<Placed> every = gather(s_.comm, placed);
     if (rank_ == 0) {
-      for (const auto& p : pieces) stored_[{p.f, p.var}] = {static_cast<std::uint64_t>(p.cut.chunk), std::vector<hdf5_bytes::Chunk>(static_cast<std::size_t>(p.cut.chunks()))};
-      for (const auto& p : every) stored_[{p.f, static_cast<int>(p.var)}].chunks[static_cast<std::size_t>(p.k)] = {p.address, p.bytes};
+      stored_[{p.f, p.var}] = {static_cast<std::uint64_t>(p.cut.chunk), std::vector<hdf5_bytes::Chunk>(static_cast<std::size_t>(p.cut.chunks()))};
+      for (const auto& q : every) stored_[{q.f, static_cast<int>(q.var)}].chunks[static_cast<std::size_t>(q.k)] = {q.address, q.bytes};
     }
     done_.encode += t1 - t0;
     done_.write += MPI_Wtime() - t1;

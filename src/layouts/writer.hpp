@@ -34,9 +34,9 @@ struct WriterOptions {
   bool atomic = false;  // true: temporary name renamed by close() (tools); false: solver output
   bool file_per_step = false;  // hdf5: one file per frame ("run_000012.h5") instead of one per run
   bool flush_frames = false;   // hdf5: flush the file after every frame (a killed run keeps its frames; costs a sync)
-  std::int64_t chunk_bytes = 0;  // hdf5: the most bytes of one chunk of a variable's frame (0: HDF5's 4 GiB limit)
+  std::int64_t chunk_bytes = 0;  // hdf5, cgns compressed: the most bytes of one chunk of a variable's frame (0: HDF5's 4 GiB limit; cgns 256 MiB)
   bool owner_highest = false;  // "owner=highest": a node held by several ranks is written by the highest (gretel's rule)
-  Compression compress;        // hdf5: "compress=lossless", "compress=rel=1e-4", "compress=abs=0.001"
+  Compression compress;        // hdf5, cgns: "compress=lossless", "compress=rel=1e-4", "compress=abs=0.001"
   // Facts recorded in self-describing outputs (hdf5): partition_method, partition_parts.
   std::map<std::string, std::string> provenance;
 

@@ -178,6 +178,7 @@ void encode_chunk(const Compression& c, const void* values, std::size_t count, i
     ZSTD_CCtx* z = ZSTD_createCCtx();
     if (!z) throw std::bad_alloc();
     ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, static_cast<int>(kZstdLevel));
+    ZSTD_CCtx_setParameter(z, ZSTD_c_checksumFlag, 1);  // a damaged chunk fails to decode, in any reader
     ZSTD_CCtx_setPledgedSrcSize(z, bytes);  // the frame says its size (HDF5's zstd filters read it)
     bool done = false;
     while (!done) {

@@ -32,7 +32,17 @@ size_t zstd_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[],
     const int level = cd_nelmts > 0 ? static_cast<int>(cd_values[0]) : ZSTD_CLEVEL_DEFAULT;
     size = ZSTD_compressBound(nbytes);
     if (!(out = std::malloc(size))) return 0;
-    used = ZSTD_compress(out, size, *buf, nbytes, level);
+    ZSTD_CCtx* z = ZSTD_createCCtx();
+    if (!z) {
+      std::free(out);
+      return 0;
+    }
+    // The frame carries its content's checksum: a damaged chunk fails to decode (in any
+    // reader's zstd) instead of decoding to other values.
+    ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, level);
+    ZSTD_CCtx_setParameter(z, ZSTD_c_checksumFlag, 1);
+    used = ZSTD_compress2(z, out, size, *buf, nbytes);
+    ZSTD_freeCCtx(z);
     if (ZSTD_isError(used)) {
       std::free(out);
       return 0;

@@ -245,6 +245,32 @@ def test_a_filter_missing_on_read_is_a_one_line_error(ab, data, tmp_path):
     assert src.read_bytes() == before
 
 
+@pytest.mark.mpi
+@pytest.mark.formats
+@pytest.mark.parametrize("suffix,spec", [("h5", "lossless:zstd"), ("cgns", "lossless:zstd"), ("cgns", "lossless")])
+def test_a_damaged_chunk_is_an_error_not_other_values(ab, data, tmp_path, suffix, spec):
+    """A compressed chunk with bytes changed in the middle of its stream (a bad disk, a bad
+    copy): reading it fails in one line, alone and on every rank, with no output; it does not
+    decode to other values (zstd frames carry their checksum, zlib streams theirs)."""
+    src = tmp_path / f"c.{suffix}"
+    assert_status(ab("convert", data / "r2d_gouttedo.slf", src, "--compress", spec), 0)
+    with h5py.File(src, "r") as f:
+        d = f["VTKHDF/PointData"][sorted(f["VTKHDF/PointData"])[1]] if suffix == "h5" else f["Base/mesh/FlowSolution000003"][list(f["Base/mesh/FlowSolution000003"])[1]][" data"]
+        chunk = d.id.get_chunk_info(0)
+    raw = bytearray(src.read_bytes())
+    middle = chunk.byte_offset + chunk.size // 2
+    for k in range(middle, middle + 8):
+        raw[k] ^= 0x5A
+    src.write_bytes(bytes(raw))
+    for n in (0, 2):
+        out = tmp_path / f"back{n}.slf"
+        r = ab("convert", src, out) if n == 0 else mpirun(n, "convert", src, out)
+        assert_failed_cleanly(r)
+        lines = [x for x in r.stderr.splitlines() if "error:" in x]
+        assert len(set(lines)) == 1 and src.name in lines[0], r.stderr
+        assert not out.exists()
+
+
 VALUE_SCALES = [1e-6, 1e-2, 1.0, 1e3, 1e6]
 
 

@@ -53,10 +53,17 @@ struct Cut {
   std::int64_t chunks() const { return (n + chunk - 1) / chunk; }
   std::int64_t first(int r) const { return r < 0 ? n : std::min(n, r * per * chunk); }
   std::int64_t end(int r) const { return r < 0 ? n : std::min(n, (r + 1) * per * chunk); }
+  // The values a holder's piece has room for: its chunks whole (holder -1: none).
+  std::int64_t room(int r) const {
+    const std::int64_t a = first(r), b = end(r);
+    return a >= b ? 0 : (b + chunk - 1) / chunk * chunk - a;
+  }
 };
 
 // A compressed array's share on this rank: frame f's variable var (the mesh: frame 0, var
-// -1, -2, -3 for x, y, z, MeshFile::kIpobo, kConnectivity), values [cut.first(me), cut.end(me)).
+// -1, -2, -3 for x, y, z, MeshFile::kIpobo, kConnectivity), values [cut.first(me),
+// cut.end(me)), then zeros up to its chunks' end (the last chunk is stored whole): room for
+// cut.room() values.
 struct Piece {
   std::int64_t f = 0;
   int var = 0;
@@ -165,7 +172,7 @@ class CgnsStrategy final : public Strategy {
   void close() override {
     if (s_.compress.on()) {
       if (three_d_ && !z_written_) {  // no frame: a CoordinateZ of zeros
-        std::vector<unsigned char> zeros(static_cast<std::size_t>(values_.end(rank_) - values_.first(rank_)) * static_cast<std::size_t>(rs_));
+        std::vector<unsigned char> zeros(static_cast<std::size_t>(values_.room(rank_) * rs_));
         put({0, -3, values_, rs_, zeros.data()}, rank_, "the mesh");
       }
       close_shared_file(s_.comm, fh_);
@@ -217,7 +224,7 @@ class CgnsStrategy final : public Strategy {
           serafin::read_mesh_coordinates(h, *geometry, c == 1, n0, n, xy.data());
         else
           std::copy_n((c == 0 ? s_.mesh->x : s_.mesh->y).begin() + n0, n, xy.begin());
-        bytes.resize(static_cast<std::size_t>(n * rs_));
+        bytes.assign(static_cast<std::size_t>(nodes.room(me) * rs_), 0);
         serafin::encode_reals(xy.data(), n, h.precision, ByteOrder::Little, bytes.data());
       });
       put({0, -(c + 1), nodes, rs_, bytes.data()}, me, "the mesh");
@@ -226,24 +233,24 @@ class CgnsStrategy final : public Strategy {
     collective(s_.comm, [&] {
       if (me < 0) return;
       const std::int64_t i0 = ipobo.first(me), n = ipobo.end(me) - i0;
-      ints.resize(static_cast<std::size_t>(n));
+      ints.assign(static_cast<std::size_t>(ipobo.room(me)), 0);
       if (geometry)
         serafin::read_mesh_ipobo(h, *geometry, i0, n, ints.data());
       else
         std::copy_n(s_.mesh->ipobo.begin() + i0, n, ints.begin());
-      to_order<4>(reinterpret_cast<unsigned char*>(ints.data()), ints.size(), ByteOrder::Little);
+      to_order<4>(reinterpret_cast<unsigned char*>(ints.data()), static_cast<std::size_t>(n), ByteOrder::Little);
     });
     put({0, cgns::MeshFile::kIpobo, ipobo, 4, reinterpret_cast<const unsigned char*>(ints.data())}, me, "the mesh");
     collective(s_.comm, [&] {
       if (me < 0) return;
       const std::int64_t e0 = conn.first(me) / h.ndp, ne = conn.end(me) / h.ndp - e0;
-      ints.resize(static_cast<std::size_t>(ne * h.ndp));
+      ints.assign(static_cast<std::size_t>(conn.room(me)), 0);
       ints.shrink_to_fit();
       if (geometry)
         serafin::read_mesh_rows(h, *geometry, e0, ne, ints.data());
       else
         std::copy_n(s_.mesh->ikle.begin() + e0 * h.ndp, ne * h.ndp, ints.begin());
-      to_order<4>(reinterpret_cast<unsigned char*>(ints.data()), ints.size(), ByteOrder::Little);
+      to_order<4>(reinterpret_cast<unsigned char*>(ints.data()), static_cast<std::size_t>(ne * h.ndp), ByteOrder::Little);
     });
     put({0, cgns::MeshFile::kConnectivity, conn, 4, reinterpret_cast<const unsigned char*>(ints.data())}, me, "the mesh");
   }
@@ -252,7 +259,7 @@ class CgnsStrategy final : public Strategy {
   // bound (rel: its range over every rank's block), compressed, written.
   void write_compressed(const EncodedFrame& frame) {
     const std::int64_t n = blocks_->count();
-    std::vector<unsigned char> block(static_cast<std::size_t>(n * rs_));
+    std::vector<unsigned char> block(static_cast<std::size_t>(values_.room(rank_) * rs_));  // zeros past n
     for (int v = 0; v < s_.header.nvar(); ++v) {
       blocks_->gather(*frame.encoder, v, rs_, block.data());
       if (three_d_ && frame.index == 0 && v == 0) {  // CoordinateZ: the first variable of the first frame, exact
@@ -288,16 +295,9 @@ class CgnsStrategy final : public Strategy {
     const double t0 = MPI_Wtime();
     collective(s_.comm, [&] {
       if (me < 0) return;
-      std::vector<unsigned char> padded;
       const std::int64_t first = p.cut.first(me), end = p.cut.end(me), c = p.cut.chunk;
       for (std::int64_t k = first / c; first < end && k * c < end; ++k) {
-        const std::int64_t a = k * c, b = std::min(p.cut.n, a + c);
-        const unsigned char* from = p.values + (a - first) * p.value_bytes;
-        if (b - a < c) {  // the last chunk, stored whole
-          padded.assign(static_cast<std::size_t>(c * p.value_bytes), 0);
-          std::memcpy(padded.data(), from, static_cast<std::size_t>((b - a) * p.value_bytes));
-          from = padded.data();
-        }
+        const unsigned char* from = p.values + (k * c - first) * p.value_bytes;  // c values, padded at the end
         const auto at = static_cast<std::int64_t>(buffer.size());
         encode_chunk(s_.compress, from, static_cast<std::size_t>(c), p.value_bytes, buffer);
         placed.push_back({p.f, p.var, k, at, static_cast<std::int64_t>(buffer.size()) - at});

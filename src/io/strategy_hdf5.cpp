@@ -103,7 +103,7 @@ class Hdf5Strategy final : public Strategy {
 
   // Compressed frames: rank r gathers nodes [r * block_, (r + 1) * block_), a chunk.
   void plan_blocks(int size) {
-    block_ = std::max<std::int64_t>(1, (s_.header.npoin + size - 1) / size);
+    block_ = (s_.header.npoin + size - 1) / size;
     blocks_.emplace(s_.comm, *s_.owned, s_.header.npoin, block_);
   }
 

@@ -140,8 +140,8 @@ void convert_alone_hdf5(const pio::ResultFile& in, const std::string& output, co
   if (const serafin::Reader* r = in.serafin_reader()) {
     file.out().write_mesh(r);  // streamed from the file: the mesh is never held whole
   } else if (in.format() == std::string("hdf5")) {
-    const serafin::Reader r(pio::vtkhdf::serafin_view(in.name()));  // the same, from the HDF5 file's arrays
-    file.out().write_mesh(&r);
+    const serafin::Reader view(pio::vtkhdf::serafin_view(in.name()));  // the same, from the HDF5 file's arrays
+    file.out().write_mesh(&view);
   } else {
     const Mesh mesh = in.read_mesh();
     file.out().write_mesh(&mesh);

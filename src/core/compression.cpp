@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <sstream>
 #include <vector>
 
@@ -175,7 +176,8 @@ void encode_chunk(const Compression& c, const void* values, std::size_t count, i
   };
   if (c.codec == Compression::Codec::Zstd) {
 #ifdef ANABRANCH_HAVE_ZSTD
-    ZSTD_CCtx* z = ZSTD_createCCtx();
+    const std::unique_ptr<ZSTD_CCtx, std::size_t (*)(ZSTD_CCtx*)> context(ZSTD_createCCtx(), ZSTD_freeCCtx);
+    ZSTD_CCtx* z = context.get();
     if (!z) throw std::bad_alloc();
     ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, static_cast<int>(kZstdLevel));
     ZSTD_CCtx_setParameter(z, ZSTD_c_checksumFlag, 1);  // a damaged chunk fails to decode, in any reader
@@ -193,7 +195,6 @@ void encode_chunk(const Compression& c, const void* values, std::size_t count, i
         const std::size_t left = ZSTD_compressStream2(z, &dst, &src, last ? ZSTD_e_end : ZSTD_e_continue);
         out.resize(at + dst.pos);
         if (ZSTD_isError(left)) {
-          ZSTD_freeCCtx(z);
           out.resize(start);
           throw IoError(std::string("zstd: ") + ZSTD_getErrorName(left));
         }
@@ -201,7 +202,6 @@ void encode_chunk(const Compression& c, const void* values, std::size_t count, i
       }
       done = last;
     }
-    ZSTD_freeCCtx(z);
 #else
     throw UsageError("compression '" + c.str() + "': this anabranch was built without zstd (libzstd)");
 #endif

@@ -228,23 +228,21 @@ std::int64_t Writer::dataset(const std::vector<Attribute>& attrs, const Type& ty
 std::int64_t Writer::chunked(const std::vector<Attribute>& attrs, const Type& type, std::uint64_t count, std::uint64_t chunk,
                              const std::vector<Filter>& filters, const std::vector<Chunk>& chunks) {
   if (chunk == 0 || chunks.empty() || chunks.size() != (count + chunk - 1) / chunk) throw std::logic_error("chunked dataset: chunks for its shape");
-  const bool filtered = !filters.empty();
+  if (filters.empty()) throw std::logic_error("chunked dataset: no filter");
   std::string pipeline;  // filter pipeline (version 2): names of registered filters only
-  if (filtered) {
-    put(pipeline, 2, 1);
-    put(pipeline, filters.size(), 1);
-    for (const auto& f : filters) {
-      const bool named = f.id >= 256;
-      put(pipeline, static_cast<std::uint64_t>(f.id), 2);
-      if (named) put(pipeline, f.name.size() + 1, 2);
-      put(pipeline, static_cast<std::uint64_t>(f.flags), 2);
-      put(pipeline, f.values.size(), 2);
-      if (named) {
-        pipeline += f.name;
-        pipeline.push_back('\0');
-      }
-      for (auto v : f.values) put(pipeline, v, 4);
+  put(pipeline, 2, 1);
+  put(pipeline, filters.size(), 1);
+  for (const auto& f : filters) {
+    const bool named = f.id >= 256;
+    put(pipeline, static_cast<std::uint64_t>(f.id), 2);
+    if (named) put(pipeline, f.name.size() + 1, 2);
+    put(pipeline, static_cast<std::uint64_t>(f.flags), 2);
+    put(pipeline, f.values.size(), 2);
+    if (named) {
+      pipeline += f.name;
+      pipeline.push_back('\0');
     }
+    for (auto v : f.values) put(pipeline, v, 4);
   }
   auto bytes_for = [](std::uint64_t v) {
     int b = 1;
@@ -262,17 +260,15 @@ std::int64_t Writer::chunked(const std::vector<Attribute>& attrs, const Type& ty
   put(layout, 4, 1);
   put(layout, 2, 1);
   const bool single = chunks.size() == 1 && chunk == count;
-  put(layout, single && filtered ? 0x02 : 0x00, 1);  // a single chunk's filtered size in the message
+  put(layout, single ? 0x02 : 0x00, 1);  // a single chunk's filtered size in the message
   put(layout, 2, 1);  // dimensionality: the dimension and the element
   put(layout, static_cast<std::uint64_t>(enc), 1);
   put(layout, chunk, enc);
   put(layout, element, enc);
   if (single) {
     put(layout, 1, 1);  // single-chunk index
-    if (filtered) {
-      put(layout, static_cast<std::uint64_t>(chunks[0].bytes), 8);
-      put(layout, 0, 4);  // every filter applied
-    }
+    put(layout, static_cast<std::uint64_t>(chunks[0].bytes), 8);
+    put(layout, 0, 4);  // every filter applied
     put(layout, static_cast<std::uint64_t>(chunks[0].address), 8);
   } else {
     // A fixed array of the chunks: its header (FAHD), then its one data block (FADB) of every
@@ -280,11 +276,11 @@ std::int64_t Writer::chunked(const std::vector<Attribute>& attrs, const Type& ty
     // (in one byte more than the chunk's size needs) and filter mask.
     const int bits = std::max(10, log2(chunks.size() - 1) + 1);
     const int size_bytes = std::min(8, 1 + (log2(chunk * element) + 8) / 8);
-    const int entry = 8 + (filtered ? size_bytes + 4 : 0);
+    const int entry = 8 + size_bytes + 4;
     const std::int64_t header = end(), block = header + 28;
     std::string h = "FAHD";
     put(h, 0, 1);
-    put(h, filtered ? 1 : 0, 1);
+    put(h, 1, 1);  // client: filtered chunks
     put(h, static_cast<std::uint64_t>(entry), 1);
     put(h, static_cast<std::uint64_t>(bits), 1);
     put(h, chunks.size(), 8);
@@ -292,14 +288,12 @@ std::int64_t Writer::chunked(const std::vector<Attribute>& attrs, const Type& ty
     put(h, lookup3(h.data(), h.size()), 4);
     std::string d = "FADB";
     put(d, 0, 1);
-    put(d, filtered ? 1 : 0, 1);
+    put(d, 1, 1);
     put(d, static_cast<std::uint64_t>(header), 8);
     for (const auto& c : chunks) {
       put(d, static_cast<std::uint64_t>(c.address), 8);
-      if (filtered) {
-        put(d, static_cast<std::uint64_t>(c.bytes), size_bytes);
-        put(d, 0, 4);
-      }
+      put(d, static_cast<std::uint64_t>(c.bytes), size_bytes);
+      put(d, 0, 4);
     }
     put(d, lookup3(d.data(), d.size()), 4);
     out_ += h;

@@ -81,8 +81,8 @@ class Writer {
   std::int64_t dataset(const std::vector<Attribute>& attributes, const Type& type, const std::vector<std::uint64_t>& dims,
                        std::int64_t address);
   // A dataset of `count` values in chunks of `chunk` values (the last one stored whole too,
-  // its values past the end any), chunk k's bytes through `filters` at chunks[k] (written by
-  // the caller). Returns its address; its index (HDF5's fixed array) goes in these bytes.
+  // its values past the end any), chunk k's bytes through `filters` (one or more) at
+  // chunks[k] (written by the caller). Returns its address; its index (HDF5's fixed array) goes in these bytes.
   std::int64_t chunked(const std::vector<Attribute>& attributes, const Type& type, std::uint64_t count, std::uint64_t chunk,
                        const std::vector<Filter>& filters, const std::vector<Chunk>& chunks);
   // A dataset whose values are in its header (at most a few KiB).

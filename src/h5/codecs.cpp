@@ -1,6 +1,7 @@
 #include "h5/codecs.hpp"
 
 #include <cstdlib>
+#include <memory>
 
 #ifdef ANABRANCH_HAVE_ZSTD
 #include <zstd.h>
@@ -32,17 +33,16 @@ size_t zstd_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[],
     const int level = cd_nelmts > 0 ? static_cast<int>(cd_values[0]) : ZSTD_CLEVEL_DEFAULT;
     size = ZSTD_compressBound(nbytes);
     if (!(out = std::malloc(size))) return 0;
-    ZSTD_CCtx* z = ZSTD_createCCtx();
+    const std::unique_ptr<ZSTD_CCtx, std::size_t (*)(ZSTD_CCtx*)> z(ZSTD_createCCtx(), ZSTD_freeCCtx);
     if (!z) {
       std::free(out);
       return 0;
     }
     // The frame carries its content's checksum: a damaged chunk fails to decode (in any
     // reader's zstd) instead of decoding to other values.
-    ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, level);
-    ZSTD_CCtx_setParameter(z, ZSTD_c_checksumFlag, 1);
-    used = ZSTD_compress2(z, out, size, *buf, nbytes);
-    ZSTD_freeCCtx(z);
+    ZSTD_CCtx_setParameter(z.get(), ZSTD_c_compressionLevel, level);
+    ZSTD_CCtx_setParameter(z.get(), ZSTD_c_checksumFlag, 1);
+    used = ZSTD_compress2(z.get(), out, size, *buf, nbytes);
     if (ZSTD_isError(used)) {
       std::free(out);
       return 0;

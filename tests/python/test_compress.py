@@ -272,6 +272,32 @@ def test_a_cgns_result_compressed_from_rank_0s_mesh(ab, data, tmp_path, name):
                 assert np.array_equal(a[k][()], b[k][()]), (n, k)
 
 
+@pytest.mark.formats
+def test_python_reads_node_ranges_of_a_compressed_cgns(ab, data, tmp_path):
+    """anabranch.read on a compressed CGNS result: any range of nodes of any frame and
+    variable is h5py's decoding of it; a range past the mesh is a usage error naming it."""
+    anabranch = pytest.importorskip("anabranch")
+    out = tmp_path / "c.cgns"
+    assert_status(mpirun(3, "convert", data / "r3d_gouttedo.slf", out, "--compress", "rel=1e-3:zstd"), 0)
+    values, _ = decoded(out)
+    rng = np.random.default_rng(5)
+    with anabranch.read(out) as ds:
+        n = ds.npoin
+        mesh = ds.mesh
+        with h5py.File(out) as f:
+            assert np.array_equal(mesh.x, f["Base/mesh/GridCoordinates/CoordinateX/ data"][()])
+            assert np.array_equal(mesh.ikle.ravel(), f["Base/mesh/Elements/ElementConnectivity/ data"][()])
+        for _ in range(20):
+            frame, var = int(rng.integers(0, len(ds.times))), int(rng.integers(0, len(ds.names)))
+            first = int(rng.integers(0, n))
+            count = int(rng.integers(0, n - first + 1))
+            want = values[ds.names[var].strip()].reshape(len(ds.times), -1)[frame, first:first + count]
+            np.testing.assert_array_equal(ds.values(frame, var, first, count), want)
+        for first, count in ((n - 3, 4), (-1, 2), (0, n + 1)):
+            with pytest.raises(anabranch.UsageError, match="out of range"):
+                ds.values(0, 0, first, count)
+
+
 @pytest.mark.mpi
 @pytest.mark.formats
 @pytest.mark.parametrize("suffix,spec", [("h5", "lossless:zstd"), ("cgns", "lossless:zstd"), ("cgns", "lossless")])

@@ -253,6 +253,7 @@ def test_compressed_frames_within_their_bound_and_a_restart_reads_them(mesh, par
             np.testing.assert_array_equal(again[k][0][f], b[f])
 
 
+@pytest.mark.formats  # a format round trip: Open MPI's run (MPICH's spinning ranks make it slow on 2 cores)
 def test_compressed_cgns_in_chunks_and_a_restart_reads_them(mesh, parted):
     """compress=SPEC with the cgns strategy and small chunks (several a rank, a chunk index of
     hundreds): h5py decodes each frame within the bound of the uncompressed run; a restart on
@@ -283,6 +284,7 @@ def test_compressed_cgns_in_chunks_and_a_restart_reads_them(mesh, parted):
             np.testing.assert_array_equal(again[k][f], packed[k][f])
 
 
+@pytest.mark.formats
 def test_compressed_cgns_chunk_index_past_a_page(ab, tmp_path):
     """Over 1024 chunks an array (HDF5's fixed array pages 1024 entries by default; anabranch
     writes one unpaged block of them all): h5py and CGNS's own tools (HDF5 1.10, where

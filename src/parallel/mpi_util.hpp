@@ -89,11 +89,13 @@ inline std::vector<int> displacements(const std::vector<int>& counts, std::int64
   return at;
 }
 // Collective all-to-all of items grouped by destination: `out` holds counts[d] items for rank
-// d, in rank order. Returns what this rank receives, grouped by source rank; in `received`,
-// when given, how many items came from each rank. Items are whole 4-byte words (sent as
-// 8-byte words when they are whole ones).
+// d, in rank order. Puts what this rank receives in `in` (its memory kept: a caller
+// exchanging the same sizes again touches no new pages), grouped by source rank; in
+// `received`, when given, how many items came from each rank. Items are whole 4-byte words
+// (sent as 8-byte words when they are whole ones).
 template <class T>
-std::vector<T> exchange(MPI_Comm comm, const std::vector<T>& out, const std::vector<int>& counts, std::vector<int>* received = nullptr) {
+void exchange_into(MPI_Comm comm, const std::vector<T>& out, const std::vector<int>& counts, std::vector<T>& in,
+                   std::vector<int>* received = nullptr) {
   static_assert(sizeof(T) % 4 == 0, "items of whole 4-byte words");
   constexpr bool wide = sizeof(T) % 8 == 0;  // sent as 8-byte words, or as 4-byte ones
   constexpr int words = static_cast<int>(sizeof(T) / (wide ? 8 : 4));
@@ -109,9 +111,15 @@ std::vector<T> exchange(MPI_Comm comm, const std::vector<T>& out, const std::vec
     sd[d + 1] = sd[d] + sc[d];
     rd[d + 1] = rd[d] + rc[d];
   }
-  std::vector<T> in(static_cast<std::size_t>(rd.back() / words));
+  in.resize(static_cast<std::size_t>(rd.back() / words));
   check_mpi(MPI_Alltoallv(out.data(), sc.data(), sd.data(), word, in.data(), rc.data(), rd.data(), word, comm), "MPI_Alltoallv");
   if (received) *received = std::move(rcounts);
+}
+// The same, returning what this rank receives.
+template <class T>
+std::vector<T> exchange(MPI_Comm comm, const std::vector<T>& out, const std::vector<int>& counts, std::vector<int>* received = nullptr) {
+  std::vector<T> in;
+  exchange_into(comm, out, counts, in, received);
   return in;
 }
 // Collective: every rank's items one after another, in rank order, on root (empty

@@ -81,8 +81,8 @@ SharedRecord::SharedRecord(MPI_Comm comm, std::int64_t n, const std::vector<std:
 }
 
 template <class T>
-std::vector<T> SharedRecord::read_as(const serafin::Reader& r, std::int64_t offset) const {
-  std::vector<T> reply(asked_.size());
+void SharedRecord::read_as(const serafin::Reader& r, std::int64_t offset, std::vector<T>& reply, std::vector<T>& values) const {
+  reply.resize(asked_.size());
   collective(comm_, [&] {
     const auto& h = r.header();
     const int rs = h.precision == Precision::Double ? 8 : 4;
@@ -98,14 +98,24 @@ std::vector<T> SharedRecord::read_as(const serafin::Reader& r, std::int64_t offs
       }
     }
   });
-  return exchange(comm_, reply, reply_counts_);
+  exchange_into(comm_, reply, reply_counts_, values);
 }
 
-std::vector<double> SharedRecord::read(const serafin::Reader& r, std::int64_t offset) const { return read_as<double>(r, offset); }
+void SharedRecord::read(const serafin::Reader& r, std::int64_t offset, std::vector<double>& values) const {
+  read_as<double>(r, offset, reply_, values);
+}
+
+std::vector<double> SharedRecord::read(const serafin::Reader& r, std::int64_t offset) const {
+  std::vector<double> values, reply;
+  read_as<double>(r, offset, reply, values);
+  return values;
+}
 
 Coordinates SharedRecord::coordinates(const serafin::Reader& r, std::int64_t offset) const {
-  if (r.header().precision == Precision::Double) return Coordinates(read_as<double>(r, offset));
-  return Coordinates(read_as<float>(r, offset));
+  if (r.header().precision == Precision::Double) return Coordinates(read(r, offset));
+  std::vector<float> values, reply;
+  read_as<float>(r, offset, reply, values);
+  return Coordinates(std::move(values));
 }
 
 std::vector<std::uint64_t> exchange_words(MPI_Comm comm, const std::vector<std::vector<std::uint64_t>>& out) {

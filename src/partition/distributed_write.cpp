@@ -804,6 +804,7 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     const int rs = real_size(sg.precision);
     const auto& lay = layouts[src];
     std::vector<unsigned char> rec;
+    std::vector<double> values, local;
     for (std::int64_t f = 0; f < r.frame_count(); ++f) {
       collective(comm, [&] {
         const double time = r.read_time(f);
@@ -816,12 +817,12 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
         }
       });
       for (int v = 0; v < sg.nvar(); ++v) {
-        const auto values = shared.read(r, r.layout().values_offset(f, v));
+        shared.read(r, r.layout().values_offset(f, v), values);
         collective(comm, [&] {
           for (std::size_t i = 0; i < mine.size(); ++i) {
             const auto& lp = mine[i];
             const auto np = static_cast<std::int64_t>(lp.knolg.size()), npl = np * nplan;
-            std::vector<double> local(static_cast<std::size_t>(npl));
+            local.resize(static_cast<std::size_t>(npl));
             for (int j = 0; j < nplan; ++j)
               for (std::int64_t k = 0; k < np; ++k) local[static_cast<std::size_t>(k + j * np)] = values[lp.at[static_cast<std::size_t>(k + j * np)]];
             rec.resize(static_cast<std::size_t>(8 + npl * rs));

@@ -42,17 +42,21 @@ class SharedRecord {
   // Collective: the named values of the record at `offset` (after its marker) of r, in the
   // names' order.
   std::vector<double> read(const serafin::Reader& r, std::int64_t offset) const;
+  // The same into `values`, this record's buffers kept from call to call (a record read
+  // frame after frame touches no new memory).
+  void read(const serafin::Reader& r, std::int64_t offset, std::vector<double>& values) const;
   // The same, kept in the file's precision (half the memory for a single-precision file).
   Coordinates coordinates(const serafin::Reader& r, std::int64_t offset) const;
 
  private:
   template <class T>
-  std::vector<T> read_as(const serafin::Reader& r, std::int64_t offset) const;
+  void read_as(const serafin::Reader& r, std::int64_t offset, std::vector<T>& reply, std::vector<T>& values) const;
 
   MPI_Comm comm_;
   std::vector<std::int32_t> asked_;     // the nodes asked of this rank, grouped by the asking rank
   std::vector<int> reply_counts_;       // how many each rank asked
   std::vector<std::uint32_t> order_;    // asked_ by node
+  mutable std::vector<double> reply_;   // read's values for the asking ranks
 };
 
 // Collective: all-to-all of words, out[d] for rank d; what this rank receives, in rank order.

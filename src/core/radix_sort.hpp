@@ -11,9 +11,9 @@
 
 namespace anabranch {
 
-// Sorts `items` by key(item), stably (equal keys keep their order). 11 bits a pass; a pass
-// whose digit is the same for every item (the high bits of small keys) is skipped. Uses a
-// second array of items.size() while it runs.
+// Sorts `items` by key(item), stably (equal keys keep their order). 11 bits a pass, up to
+// the keys' highest bit (node numbers: two or three passes, not six); a pass whose digit is
+// the same for every item is skipped. Uses a second array of items.size() while it runs.
 template <class T, class KeyOf>
 void radix_sort(std::vector<T>& items, KeyOf key) {
   constexpr int kBits = 11, kPasses = (64 + kBits - 1) / kBits;
@@ -23,16 +23,20 @@ void radix_sort(std::vector<T>& items, KeyOf key) {
     std::stable_sort(items.begin(), items.end(), [&](const T& a, const T& b) { return key(a) < key(b); });
     return;
   }
-  std::vector<std::array<std::size_t, kBuckets>> count(kPasses);
+  std::uint64_t any = 0;  // every key's bits
+  for (const T& item : items) any |= key(item);
+  int passes = 0;
+  while (passes < kPasses && (any >> (passes * kBits)) != 0) ++passes;
+  std::vector<std::array<std::size_t, kBuckets>> count(static_cast<std::size_t>(passes));
   for (auto& c : count) c.fill(0);
   for (const T& item : items) {
     const std::uint64_t k = key(item);
-    for (int p = 0; p < kPasses; ++p) ++count[static_cast<std::size_t>(p)][(k >> (p * kBits)) & (kBuckets - 1)];
+    for (int p = 0; p < passes; ++p) ++count[static_cast<std::size_t>(p)][(k >> (p * kBits)) & (kBuckets - 1)];
   }
   std::vector<T> other(n);
   T* from = items.data();
   T* to = other.data();
-  for (int p = 0; p < kPasses; ++p) {
+  for (int p = 0; p < passes; ++p) {
     auto& c = count[static_cast<std::size_t>(p)];
     if (std::find(c.begin(), c.end(), n) != c.end()) continue;  // one digit for all
     std::size_t at = 0;

@@ -38,6 +38,8 @@ class SortedIndex {
       while (it != last && *it < n) ++it;
     return it != last && *it == n ? it - v_->begin() : -1;
   }
+  // The table's words: at most the list's size + 3, whatever the numbers' span.
+  std::size_t table_words() const { return start_.size(); }
 
  private:
   std::size_t bucket(std::int32_t n) const { return static_cast<std::size_t>(static_cast<std::uint64_t>(n - lo_) >> shift_); }

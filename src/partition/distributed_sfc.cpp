@@ -55,13 +55,13 @@ std::vector<std::int32_t> partition_sfc_distributed(MPI_Comm comm, const serafin
   // costs a few passes over them in all).
   std::vector<std::int32_t> used;
   {
-    std::vector<std::uint64_t> pending;
+    std::vector<std::uint32_t> pending;  // 1-based node numbers
     std::vector<std::int32_t> merged;
     for (std::int64_t r = 0; r < rounds; ++r) {
       chunk_rows(r);
       pending.insert(pending.end(), rows, rows + m);
       if (r + 1 < rounds && pending.size() < std::max<std::size_t>(std::size_t{1} << 20, used.size() / 4)) continue;
-      radix_sort(pending);
+      radix_sort(pending, [](std::uint32_t v) { return std::uint64_t{v}; });
       pending.erase(std::unique(pending.begin(), pending.end()), pending.end());
       merged.resize(used.size() + pending.size());
       auto end = std::set_union(used.begin(), used.end(), pending.begin(), pending.end(), merged.begin(),

@@ -25,6 +25,7 @@
 #include "h5/h5.hpp"
 #include "parallel/mpi_util.hpp"
 #include "h5/results.hpp"
+#include "parallel/rounding.hpp"
 #include "parallel/topology.hpp"
 
 namespace anabranch::pio::vtkhdf {
@@ -347,20 +348,7 @@ struct Output::Impl {
   // A lossy bound: the n values of a frame's variable this rank writes rounded within it
   // (rel: the variable's range over every rank's values of the frame). Collective.
   void round(unsigned char* values, std::int64_t n) const {
-    const bool dbl = header.precision == Precision::Double;
-    double span[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};  // min, -max
-    if (options.compress.mode == Compression::Mode::Relative) {
-      if (dbl)
-        widen_span(reinterpret_cast<const double*>(values), n, span);
-      else
-        widen_span(reinterpret_cast<const float*>(values), n, span);
-      if (comm != MPI_COMM_NULL) check_mpi(MPI_Allreduce(MPI_IN_PLACE, span, 2, MPI_DOUBLE, MPI_MIN, comm), "MPI_Allreduce");
-    }
-    const double bound = options.compress.bound(span[0], -span[1]);
-    if (dbl)
-      round_within(reinterpret_cast<double*>(values), n, bound);
-    else
-      round_within(reinterpret_cast<float*>(values), n, bound);
+    round_frame(comm, options.compress, values, n, header.precision == Precision::Double ? 8 : 4);
   }
   void elevation_to_z();  // the first frame's elevation to the points' Z, each rank a share
   // A lossy output's Z: the first frame's elevation as given to write_frame, not as rounded

@@ -31,6 +31,7 @@
 #include "io/shared_file.hpp"
 #include "io/strategy.hpp"
 #include "parallel/mpi_util.hpp"
+#include "parallel/rounding.hpp"
 
 namespace anabranch::pio {
 namespace {
@@ -266,21 +267,7 @@ class CgnsStrategy final : public Strategy {
         put({0, -3, values_, rs_, block.data()}, rank_, "the mesh");
         z_written_ = true;
       }
-      if (s_.compress.lossy()) {
-        double span[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};  // min, -max
-        if (s_.compress.mode == Compression::Mode::Relative) {
-          if (rs_ == 8)
-            widen_span(reinterpret_cast<const double*>(block.data()), n, span);
-          else
-            widen_span(reinterpret_cast<const float*>(block.data()), n, span);
-          allreduce(s_.comm, span, 2, MPI_DOUBLE, MPI_MIN);
-        }
-        const double bound = s_.compress.bound(span[0], -span[1]);
-        if (rs_ == 8)
-          round_within(reinterpret_cast<double*>(block.data()), n, bound);
-        else
-          round_within(reinterpret_cast<float*>(block.data()), n, bound);
-      }
+      if (s_.compress.lossy()) round_frame(s_.comm, s_.compress, block.data(), n, rs_);
       put({frame.index, v, values_, rs_, block.data()}, rank_, "frame " + std::to_string(frame.index));
     }
     times_.push_back(frame.time);

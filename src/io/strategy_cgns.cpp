@@ -77,6 +77,48 @@ struct Placed {
   std::int64_t f, var, k, address, bytes;
 };
 
+// The mesh's arrays, a share at a time: from the geometry file (each rank its share) or from
+// the mesh rank 0 holds (rank 0 all of it).
+class MeshSource {
+ public:
+  // Collective.
+  MeshSource(const StrategySetup& s, int rank) : h_(s.header), mesh_(s.mesh) {
+    collective(s.comm, [&] {
+      if (!s.geometry.empty())
+        geometry_.emplace(vtkhdf::serafin_source(s.geometry));
+      else if (rank == 0 && !s.mesh)
+        throw UsageError("rank 0 must give the global mesh or a geometry file");
+    });
+  }
+  // Whether every rank reads a share (a geometry file), or rank 0 alone holds the mesh.
+  bool shared() const { return geometry_.has_value(); }
+  // Nodes [n0, n0 + n): their X (c = 0) or Y (c = 1); their IPOBO. Elements [e0, e0 + ne):
+  // their nodes (1-based).
+  void coordinates(int c, std::int64_t n0, std::int64_t n, double* out) const {
+    if (geometry_)
+      serafin::read_mesh_coordinates(h_, *geometry_, c == 1, n0, n, out);
+    else
+      std::copy_n((c == 0 ? mesh_->x : mesh_->y).begin() + n0, n, out);
+  }
+  void ipobo(std::int64_t n0, std::int64_t n, std::int32_t* out) const {
+    if (geometry_)
+      serafin::read_mesh_ipobo(h_, *geometry_, n0, n, out);
+    else
+      std::copy_n(mesh_->ipobo.begin() + n0, n, out);
+  }
+  void rows(std::int64_t e0, std::int64_t ne, std::int32_t* out) const {
+    if (geometry_)
+      serafin::read_mesh_rows(h_, *geometry_, e0, ne, out);
+    else
+      std::copy_n(mesh_->ikle.begin() + e0 * h_.ndp, ne * h_.ndp, out);
+  }
+
+ private:
+  const serafin::Header& h_;
+  const Mesh* mesh_;
+  std::optional<serafin::Reader> geometry_;
+};
+
 // The runs of a values-only frame's first variable: TELEMAC-3D's elevation, a 3D result's Z.
 class FirstVariable final : public FrameLayout {
  public:
@@ -206,14 +248,10 @@ class CgnsStrategy final : public Strategy {
     create.write_header = nullptr;  // the CGNS file has no SERAFIN header
     fh_ = open_shared_file(s_.comm, create);
     blocks_.emplace(s_.comm, *s_.owned, h.npoin, values_.per * values_.chunk);
-    std::optional<serafin::Reader> geometry;
-    collective(s_.comm, [&] {
-      if (!s_.geometry.empty()) geometry.emplace(vtkhdf::serafin_source(s_.geometry));
-      else if (rank_ == 0 && !s_.mesh) throw UsageError("rank 0 must give the global mesh or a geometry file");
-    });
+    const MeshSource mesh(s_, rank_);
     // Every rank a share of the geometry's; else rank 0 the whole mesh it holds. An array at
     // a time: read, compressed, written, let go.
-    const int holders = geometry ? size_ : 1, me = geometry ? rank_ : rank_ == 0 ? 0 : -1;
+    const int holders = mesh.shared() ? size_ : 1, me = mesh.shared() ? rank_ : rank_ == 0 ? 0 : -1;
     const Cut nodes(h.npoin, 1, holders, rs_, most_), ipobo(h.npoin, 1, holders, 4, most_), conn(h.nelem * h.ndp, h.ndp, holders, 4, most_);
     for (int c = 0; c < 2; ++c) {
       std::vector<unsigned char> bytes;
@@ -221,10 +259,7 @@ class CgnsStrategy final : public Strategy {
         if (me < 0) return;
         const std::int64_t n0 = nodes.first(me), n = nodes.end(me) - n0;
         std::vector<double> xy(static_cast<std::size_t>(n));
-        if (geometry)
-          serafin::read_mesh_coordinates(h, *geometry, c == 1, n0, n, xy.data());
-        else
-          std::copy_n((c == 0 ? s_.mesh->x : s_.mesh->y).begin() + n0, n, xy.begin());
+        mesh.coordinates(c, n0, n, xy.data());
         bytes.assign(static_cast<std::size_t>(nodes.room(me) * rs_), 0);
         serafin::encode_reals(xy.data(), n, h.precision, ByteOrder::Little, bytes.data());
       });
@@ -235,10 +270,7 @@ class CgnsStrategy final : public Strategy {
       if (me < 0) return;
       const std::int64_t i0 = ipobo.first(me), n = ipobo.end(me) - i0;
       ints.assign(static_cast<std::size_t>(ipobo.room(me)), 0);
-      if (geometry)
-        serafin::read_mesh_ipobo(h, *geometry, i0, n, ints.data());
-      else
-        std::copy_n(s_.mesh->ipobo.begin() + i0, n, ints.begin());
+      mesh.ipobo(i0, n, ints.data());
       to_order<4>(reinterpret_cast<unsigned char*>(ints.data()), static_cast<std::size_t>(n), ByteOrder::Little);
     });
     put({0, cgns::MeshFile::kIpobo, ipobo, 4, reinterpret_cast<const unsigned char*>(ints.data())}, me, "the mesh");
@@ -247,10 +279,7 @@ class CgnsStrategy final : public Strategy {
       const std::int64_t e0 = conn.first(me) / h.ndp, ne = conn.end(me) / h.ndp - e0;
       ints.assign(static_cast<std::size_t>(conn.room(me)), 0);
       ints.shrink_to_fit();
-      if (geometry)
-        serafin::read_mesh_rows(h, *geometry, e0, ne, ints.data());
-      else
-        std::copy_n(s_.mesh->ikle.begin() + e0 * h.ndp, ne * h.ndp, ints.begin());
+      mesh.rows(e0, ne, ints.data());
       to_order<4>(reinterpret_cast<unsigned char*>(ints.data()), static_cast<std::size_t>(ne * h.ndp), ByteOrder::Little);
     });
     put({0, cgns::MeshFile::kConnectivity, conn, 4, reinterpret_cast<const unsigned char*>(ints.data())}, me, "the mesh");
@@ -317,38 +346,25 @@ class CgnsStrategy final : public Strategy {
     create.truncate = true;
     create.write_header = nullptr;  // the CGNS file has no SERAFIN header
     MPI_File fh = open_shared_file(s_.comm, create);
-    std::optional<serafin::Reader> geometry;
-    collective(s_.comm, [&] {
-      if (!s_.geometry.empty()) geometry.emplace(vtkhdf::serafin_source(s_.geometry));
-      else if (rank_ == 0 && !s_.mesh) throw UsageError("rank 0 must give the global mesh or a geometry file");
-    });
-    const int share = geometry ? rank_ : 0, shares = geometry ? size_ : 1;
+    const MeshSource mesh(s_, rank_);
+    const int share = mesh.shared() ? rank_ : 0, shares = mesh.shared() ? size_ : 1;
     std::exception_ptr error;
-    if (geometry || rank_ == 0) try {
+    if (mesh.shared() || rank_ == 0) try {
         const std::int64_t n0 = h.npoin * share / shares, n1 = h.npoin * (share + 1) / shares;
         const std::int64_t e0 = h.nelem * share / shares, e1 = h.nelem * (share + 1) / shares;
         std::vector<double> xy(static_cast<std::size_t>(n1 - n0));
         std::vector<unsigned char> bytes;
         for (int c = 0; c < 2; ++c) {
-          if (geometry)
-            serafin::read_mesh_coordinates(h, *geometry, c == 1, n0, n1 - n0, xy.data());
-          else
-            std::copy_n((c == 0 ? s_.mesh->x : s_.mesh->y).begin() + n0, n1 - n0, xy.begin());
+          mesh.coordinates(c, n0, n1 - n0, xy.data());
           bytes.resize(static_cast<std::size_t>((n1 - n0) * rs_));
           serafin::encode_reals(xy.data(), n1 - n0, h.precision, ByteOrder::Little, bytes.data());
           write_at(fh, (c == 0 ? x_ : y_) + n0 * rs_, bytes.data(), static_cast<std::int64_t>(bytes.size()), s_.final_path);
         }
         std::vector<std::int32_t> ints(static_cast<std::size_t>(std::max(n1 - n0, (e1 - e0) * h.ndp)));
-        if (geometry)
-          serafin::read_mesh_ipobo(h, *geometry, n0, n1 - n0, ints.data());
-        else
-          std::copy_n(s_.mesh->ipobo.begin() + n0, n1 - n0, ints.begin());
+        mesh.ipobo(n0, n1 - n0, ints.data());
         to_order<4>(reinterpret_cast<unsigned char*>(ints.data()), static_cast<std::size_t>(n1 - n0), ByteOrder::Little);
         write_at(fh, ipobo_ + n0 * 4, ints.data(), (n1 - n0) * 4, s_.final_path);
-        if (geometry)
-          serafin::read_mesh_rows(h, *geometry, e0, e1 - e0, ints.data());
-        else
-          std::copy_n(s_.mesh->ikle.begin() + e0 * h.ndp, (e1 - e0) * h.ndp, ints.begin());
+        mesh.rows(e0, e1 - e0, ints.data());
         to_order<4>(reinterpret_cast<unsigned char*>(ints.data()), static_cast<std::size_t>((e1 - e0) * h.ndp), ByteOrder::Little);
         write_at(fh, conn_ + e0 * h.ndp * 4, ints.data(), (e1 - e0) * h.ndp * 4, s_.final_path);
       } catch (...) {

@@ -794,6 +794,8 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
     }
     gx.clear();
     gy.clear();
+    zones.reset();
+    held_index = SortedIndex();  // the frames need only each part's places (`at`)
     ::malloc_trim(0);
   });
   for (std::size_t src = 0; src < sources.size(); ++src) {

@@ -29,7 +29,7 @@ TEST(SortedIndex, PlacesAreLowerBoundsAndMissesAreMinusOne) {
     std::sort(v.begin(), v.end());
     v.erase(std::unique(v.begin(), v.end()), v.end());
     const SortedIndex index(v);
-    ASSERT_LE(index.table_words(), v.size() + 3) << "sized by the list, not by the span: seed " << seed;
+    ASSERT_LE(index.table_words(), v.size() / 2 + 3) << "sized by the list, not by the span: seed " << seed;
     for (std::size_t i = 0; i < v.size(); ++i) ASSERT_EQ(index.find(v[i]), static_cast<std::int64_t>(i)) << seed;
     for (int k = 0; k < 2000; ++k) {
       const std::int32_t x = k < 4 ? std::vector<std::int32_t>{0, 1, top - 1, top}[k]

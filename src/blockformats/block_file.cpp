@@ -23,6 +23,7 @@ std::string BlockFileInfo::to_json() const {
   j["grid_offsets"] = grid_offsets;
   j["block_offsets"] = block_offsets;
   j["zones"] = zones;
+  if (!compression.empty()) j["compression"] = compression;
   return j.dump();
 }
 
@@ -43,6 +44,7 @@ BlockFileInfo BlockFileInfo::from_json(const std::string& text) {
   i.grid_offsets = j["grid_offsets"].get<std::vector<std::int64_t>>();
   if (j.contains("block_offsets")) i.block_offsets = j["block_offsets"].get<std::vector<std::int64_t>>();
   if (j.contains("zones")) i.zones = j["zones"].get<std::vector<std::string>>();
+  if (j.contains("compression")) i.compression = j["compression"].get<std::string>();
   return i;
 }
 

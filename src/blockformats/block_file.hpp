@@ -30,6 +30,9 @@ struct BlockFileInfo {
   // frame every variable. Empty: the arrays above, every block's concatenated.
   std::vector<std::int64_t> block_offsets;
   std::vector<std::string> zones;  // cgns: each block's zone name
+  // cgns written with compress=SPEC: the SPEC; the arrays are HDF5's chunked datasets (no
+  // offsets above), read through HDF5. Empty: not compressed.
+  std::string compression;
 
   // Every field as JSON text, and back (rank 0's description shared with the others).
   std::string to_json() const;

@@ -146,18 +146,22 @@ class Tree {
   }
   // A DataArray_t of a block's values at `address` (dims: C order), with what says what its
   // values are (a node every array of the same quantity shares: `about`).
-  std::int64_t array(const std::string& name, int real_bytes, const std::vector<std::uint64_t>& dims, std::int64_t address, const Links& about) {
+  // (Compressed: chunked as `stored` says, through `codec`.)
+  std::int64_t array(const std::string& name, int real_bytes, const std::vector<std::uint64_t>& dims, std::int64_t address, const Links& about,
+                     const std::vector<h::Filter>& codec = {}, const Stored* stored = nullptr) {
     const auto type = real_bytes == 8 ? h::Type::f64() : h::Type::f32();
-    return node(name, "DataArray_t", real_bytes == 8 ? "R8" : "R4", w_.dataset({}, type, dims, address), about);
+    return node(name, "DataArray_t", real_bytes == 8 ? "R8" : "R4", data(type, dims, address, codec, stored), about);
   }
   // A DataArray_t's " data": contiguous at `address`, or (a codec given) chunked as stored,
   // through HDF5's byte shuffle and the codec.
-  std::int64_t data(const h::Type& type, std::uint64_t count, std::int64_t address, const std::vector<h::Filter>& codec,
+  std::int64_t data(const h::Type& type, const std::vector<std::uint64_t>& dims, std::int64_t address, const std::vector<h::Filter>& codec,
                     const Stored* stored) {
-    if (codec.empty() || count == 0) return w_.dataset({}, type, {count}, address);
+    std::uint64_t count = 1;
+    for (auto d : dims) count *= d;
+    if (codec.empty() || count == 0) return w_.dataset({}, type, dims, address);
     std::vector<h::Filter> filters = {{2, 1, {static_cast<std::uint32_t>(type.bytes)}, {}}};  // shuffle, optional
     filters.insert(filters.end(), codec.begin(), codec.end());
-    return w_.chunked({}, type, count, stored->chunk, filters, stored->chunks);
+    return w_.chunked({}, type, dims, stored->chunk, filters, stored->chunks);
   }
   // A contiguous dataset of bytes, hidden from CGNS's library (its name starts with a blank).
   Links hidden(const std::string& name, const h::Type& type, std::uint64_t count, std::int64_t address) {
@@ -199,6 +203,12 @@ static std::string kept_names(const std::vector<std::string>& fields, const std:
   return renamed ? joined : "";
 }
 
+std::vector<hdf5_bytes::Filter> codec_filters(const Compression& c) {
+  if (!c.on()) return {};
+  if (c.codec == Compression::Codec::Zstd) return {{kZstdFilterId, 0, {kZstdLevel}, "zstd"}};
+  return {{1, 1, {kDeflateLevel}, {}}};  // deflate, optional as HDF5 sets it
+}
+
 std::int64_t write_tree(const BlockFile& file, std::int64_t first, const std::function<void(std::int64_t, const std::string&)>& out,
                         std::int64_t& end) {
   Tree t(first);
@@ -222,6 +232,7 @@ std::int64_t write_tree(const BlockFile& file, std::int64_t first, const std::fu
   // DimensionalExponents (or, for Mach, its DataClass). A file of many blocks holds them once,
   // not once an array (about 300 bytes each).
   static const char* axes[3] = {"CoordinateX", "CoordinateY", "CoordinateZ"};
+  auto stored = [&](std::int64_t f, std::size_t b, int var) { return file.codec.empty() ? nullptr : &file.stored(f, b, var); };
   const auto nb = static_cast<std::int64_t>(file.blocks.size());
   std::map<std::array<double, 5>, std::int64_t> uses;  // exponents -> arrays that have them
   std::int64_t machs = 0;
@@ -270,12 +281,14 @@ std::int64_t write_tree(const BlockFile& file, std::int64_t first, const std::fu
     Links children = {{"ZoneType", zone_type}, {"Ordinal", t.ints("Ordinal", "Ordinal_t", {static_cast<std::int64_t>(b + 1)}, {1})}};
     Links coords;
     for (int c = 0; c < 3; ++c)
-      coords.emplace_back(axes[c], t.array(axes[c], file.real_bytes, dims, file.address(0, b, -(c + 1)), about(axes[c])));
+      coords.emplace_back(axes[c], t.array(axes[c], file.real_bytes, dims, file.codec.empty() ? file.address(0, b, -(c + 1)) : -1,
+                                           about(axes[c]), file.codec, stored(0, b, -(c + 1))));
     children.emplace_back("GridCoordinates", t.node("GridCoordinates", "GridCoordinates_t", "MT", -1, coords));
     for (std::int64_t f = 0; f < steps; ++f) {
       Links arrays;
       for (std::size_t v = 0; v < fields.size(); ++v)
-        arrays.emplace_back(fields[v], t.array(fields[v], file.real_bytes, dims, file.address(f, b, static_cast<int>(v)), about(fields[v])));
+        arrays.emplace_back(fields[v], t.array(fields[v], file.real_bytes, dims, file.codec.empty() ? file.address(f, b, static_cast<int>(v)) : -1,
+                                               about(fields[v]), file.codec, stored(f, b, static_cast<int>(v))));
       std::snprintf(sol, sizeof sol, "FlowSolution%06lld", static_cast<long long>(f));
       children.emplace_back(sol, t.node(sol, "FlowSolution_t", "MT", -1, arrays));
     }
@@ -334,7 +347,7 @@ std::int64_t write_tree(const MeshFile& file, std::int64_t first, const std::fun
   for (std::size_t c = 0; c < axes.size(); ++c) {
     const int var = -static_cast<int>(c + 1);
     coords.emplace_back(axes[c], t.node(axes[c], "DataArray_t", real_name,
-                                        t.data(real, npoin, c == 0 ? file.x : c == 1 ? file.y : file.z, file.codec, stored(0, var)),
+                                        t.data(real, {npoin}, c == 0 ? file.x : c == 1 ? file.y : file.z, file.codec, stored(0, var)),
                                         about(axes[c])));
   }
   Links children = {{"ZoneType", t.text("ZoneType", "ZoneType_t", "Unstructured")},
@@ -345,7 +358,7 @@ std::int64_t write_tree(const MeshFile& file, std::int64_t first, const std::fun
   if (type == 0) throw UsageError("CGNS has no element of " + std::to_string(file.ndp) + " nodes for this mesh");
   const std::int64_t range = t.ints("ElementRange", "IndexRange_t", {1, file.nelem}, {2});
   const std::int64_t conn = t.node("ElementConnectivity", "DataArray_t", "I4",
-                                   t.data(h::Type::i32(), static_cast<std::uint64_t>(file.nelem * file.ndp), file.connectivity, file.codec,
+                                   t.data(h::Type::i32(), {static_cast<std::uint64_t>(file.nelem * file.ndp)}, file.connectivity, file.codec,
                                           stored(0, MeshFile::kConnectivity)),
                                    {});
   children.emplace_back("Elements", t.ints("Elements", "Elements_t", {type, 0}, {2}, {{"ElementRange", range}, {"ElementConnectivity", conn}}));
@@ -355,7 +368,7 @@ std::int64_t write_tree(const MeshFile& file, std::int64_t first, const std::fun
     Links arrays;
     for (std::size_t v = 0; v < fields.size(); ++v)
       arrays.emplace_back(fields[v], t.node(fields[v], "DataArray_t", real_name,
-                                            t.data(real, npoin, file.codec.empty() ? file.address(f, static_cast<int>(v)) : -1, file.codec,
+                                            t.data(real, {npoin}, file.codec.empty() ? file.address(f, static_cast<int>(v)) : -1, file.codec,
                                                    stored(f, static_cast<int>(v))),
                                             about(fields[v])));
     std::snprintf(sol, sizeof sol, "FlowSolution%06lld", static_cast<long long>(f));
@@ -380,7 +393,7 @@ std::int64_t write_tree(const MeshFile& file, std::int64_t first, const std::fun
   base.emplace_back("mesh", zone);
   Links top = t.hidden(" anabranch", h::Type::i8(), file.index.size(), file.index_address);
   if (!file.codec.empty())
-    top.emplace_back(" ipobo", t.data(h::Type::i32(), npoin, -1, file.codec, stored(0, MeshFile::kIpobo)));
+    top.emplace_back(" ipobo", t.data(h::Type::i32(), {npoin}, -1, file.codec, stored(0, MeshFile::kIpobo)));
   else {
     const Links ipobo = t.hidden(" ipobo", h::Type::i32(), npoin, file.ipobo_address);
     top.insert(top.end(), ipobo.begin(), ipobo.end());

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/compression.hpp"
 #include "formats/hdf5_bytes.hpp"
 #include "grid/block_layout.hpp"
 
@@ -28,6 +29,17 @@ std::int64_t index_end(const std::string& index);
 // name says which it is (rho, u, p, rhou, nut...); other names stay as they are.
 std::string sids_name(const std::string& name);
 
+// A compressed array's chunks (hdf5_bytes::Writer::chunked): a chunk's dimensions (C order,
+// the array's rank), and where each chunk's filtered bytes are (C order of the chunks).
+struct Stored {
+  std::vector<std::uint64_t> chunk;
+  std::vector<hdf5_bytes::Chunk> chunks;
+};
+
+// The filter of a compression's codec, after HDF5's byte shuffle: deflate (1, optional as
+// HDF5 sets it) or zstd (32015), at the codec's level.
+std::vector<hdf5_bytes::Filter> codec_filters(const Compression& c);
+
 // What a multi-block file holds and where each array's values are.
 struct BlockFile {
   std::vector<BlockShape> blocks;      // in file order; nk = 1: a zone of the 2D base
@@ -40,19 +52,16 @@ struct BlockFile {
   // " anabranch", which CGNS's library does not list): its bytes, at `index_address`.
   std::string index;
   std::int64_t index_address = -1;
+  // Compressed: the codec_filters (empty: not compressed), and each array's chunks in place
+  // of its address.
+  std::vector<hdf5_bytes::Filter> codec;
+  std::function<const Stored&(std::int64_t f, std::size_t b, int var)> stored;
 };
 
 // The tree, as bytes from file address `first` on, handed to `out(at, bytes)` in pieces of
 // a few MiB. Returns the root group's address (for the superblock) and sets `end`.
 std::int64_t write_tree(const BlockFile& file, std::int64_t first, const std::function<void(std::int64_t, const std::string&)>& out,
                         std::int64_t& end);
-
-// A compressed array's chunks (hdf5_bytes::Writer::chunked): values a chunk, and where each
-// chunk's filtered bytes are.
-struct Stored {
-  std::uint64_t chunk = 0;
-  std::vector<hdf5_bytes::Chunk> chunks;
-};
 
 // A mesh result (TELEMAC's triangles, quadrangles or prisms) as one unstructured zone: its
 // nodes' coordinates, its elements (one section, 1-based node numbers as SERAFIN's IKLE),

@@ -287,10 +287,22 @@ void broadcast_solution(MPI_Comm comm, plot3d::Solution& s) {
   s.mach = fs[0], s.alpha = fs[1], s.reynolds = fs[2], s.time = fs[3];
 }
 
+// A multi-block output's format: --to, else from the output's name.
+std::string block_output_format(const ConvertOptions& o) {
+  if (!o.to.empty()) return o.to;
+  std::string lower = o.output;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ends_with(lower, ".vtm")     ? "vtm"
+         : hdf5_file_name(o.output) ? "hdf5"
+         : plot3d_name(o.output)    ? "plot3d"
+         : cgns_file_name(o.output) ? "cgns"
+                                    : "raw";
+}
+
 // A PLOT3D grid into an HDF5 block file (the grid, no frame yet), every rank its share of
 // the blocks: rank 0 reads the header, each rank only its blocks' values.
 nlohmann::json convert_plot3d(const ConvertOptions& o) {
-  const std::string format = !o.to.empty() ? o.to : hdf5_file_name(o.output) ? "hdf5" : cgns_file_name(o.output) ? "cgns" : "";
+  const std::string format = block_output_format(o);
   if (format != "hdf5" && format != "cgns")
     throw UsageError("a PLOT3D grid converts to an HDF5 block file (.h5) or CGNS (.cgns): " + o.output);
   pio::MpiSession mpi(nullptr, nullptr);
@@ -345,6 +357,7 @@ nlohmann::json convert_plot3d(const ConvertOptions& o) {
   pio::BlockFileOptions wo;
   wo.format = format;
   wo.atomic = true;
+  wo.compress = Compression::parse(o.compress);
   pio::BlockWriter w(MPI_COMM_WORLD, o.output, l, sols.empty() ? std::vector<std::string>{} : sols.front().names(), wo);
   std::vector<std::vector<double>> xyz;
   pio::collective(MPI_COMM_WORLD, [&] {
@@ -439,16 +452,7 @@ nlohmann::json convert_cgns(const ConvertOptions& o) {
 }
 
 nlohmann::json convert_blocks(const ConvertOptions& o) {
-  std::string format = o.to;
-  if (format.empty()) {
-    std::string lower = o.output;
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    format = ends_with(lower, ".vtm")     ? "vtm"
-             : hdf5_file_name(o.output) ? "hdf5"
-             : plot3d_name(o.output)    ? "plot3d"
-             : cgns_file_name(o.output) ? "cgns"
-                                        : "raw";
-  }
+  const std::string format = block_output_format(o);
   if (format != "vtm" && format != "hdf5" && format != "raw" && format != "plot3d" && format != "cgns")
     throw UsageError("a multi-block file converts to raw, hdf5, vtm, plot3d or cgns (--to " + format + ")");
   const auto info = pio::describe_block_file(o.input);
@@ -523,6 +527,7 @@ nlohmann::json convert_blocks(const ConvertOptions& o) {
   }
   pio::BlockFileOptions wo;
   wo.format = format;
+  wo.compress = Compression::parse(o.compress);
   wo.real_bytes = info.real_bytes;
   wo.atomic = true;
   pio::BlockReader r(MPI_COMM_WORLD, o.input, l);
@@ -572,7 +577,7 @@ Runner add_convert(CLI::App& app, Common& common) {
   sub->add_option("--frame", o->frame, "VTU and VTK MultiBlock (.vtm): the frame to write, 0-based (default: the last)");
   sub->add_option("--strategy", o->strategy, "SERAFIN output under mpiexec: the write strategy")->capture_default_str();
   sub->add_option("--compress", o->compress,
-                  "HDF5 or CGNS output: compress the frames' values: lossless, abs=TOL (every value within TOL) or rel=TOL (within "
+                  "HDF5 or CGNS output (multi-block grids: CGNS): compress the frames' values: lossless, abs=TOL (every value within TOL) or rel=TOL (within "
                   "TOL x the variable's range in the frame); then :deflate (the default: any HDF5 reader decodes it) or "
                   ":zstd (faster, smaller; other readers need HDF5's zstd plugin, filter 32015)");
   sub->add_option("--solution", o->solutions, "a PLOT3D grid's solution (q or function file, binary), one frame each; repeat for more")
@@ -587,9 +592,9 @@ Runner add_convert(CLI::App& app, Common& common) {
     if (!o->solutions.empty() && !grid_in) throw UsageError("--solution goes with a PLOT3D grid; " + o->input + " is not one");
     const auto t0 = std::chrono::steady_clock::now();
     if (cgns_in || grid_in || pio::is_block_file(o->input)) {
-      if (Compression::parse(o->compress).on())
-        throw UsageError("--compress " + o->compress + ": mesh results only (SERAFIN, HDF5 or CGNS); " + o->input +
-                         " is a multi-block grid, whose outputs are not compressed");
+      if (Compression::parse(o->compress).on() && (cgns_in || block_output_format(*o) != "cgns"))
+        throw UsageError("--compress " + o->compress + ": " + o->input + " is a multi-block grid" +
+                         (cgns_in ? " CGNS's library reads (its outputs are not compressed)" : ", compressed in CGNS outputs only (.cgns or --to cgns)"));
       provenance::add_input(o->input);
       auto j = cgns_in ? convert_cgns(*o) : grid_in ? convert_plot3d(*o) : convert_blocks(*o);
       if (j.contains("quiet")) return 0;

@@ -52,7 +52,8 @@ nlohmann::json describe_blocks(const std::string& path, bool check) {
     if (k < i.zones.size()) blocks.back()["zone"] = i.zones[k], blocks.back()["points"] = b.dims;
   }
   if (i.format == "cgns") {  // read in place: every array contiguous, the zones' points, vertex solutions
-    j["reading"] = "anabranch's engine: each rank reads its zones' arrays where they are";
+    j["reading"] = i.compression.empty() ? "anabranch's engine: each rank reads its zones' arrays where they are"
+                                         : "anabranch's engine: each rank decodes the chunks of its zones' pieces through HDF5";
     j["location"] = "Vertex";
     j["skipped_solutions"] = 0;
   }
@@ -65,6 +66,27 @@ nlohmann::json describe_blocks(const std::string& path, bool check) {
   j["times"] = i.times;
   j["provenance"] = i.provenance;
   j["integrity"] = "OK";
+#ifdef ANABRANCH_HAVE_HDF5
+  if (!i.compression.empty()) {  // each variable's filters, bound and ratio over its blocks and frames (the grid: lossless)
+    const pio::cgns_files::ChunkedArrays file(i);
+    const bool zstd = i.compression.find(":zstd") != std::string::npos;
+    for (int v = i.has_grid ? -3 : 0; v < i.nvar(); ++v) {
+      if (v == -2 || v == -1) continue;  // the grid's x, y and z together
+      double stored = 0, values = 0;
+      for (std::int64_t f = 0; f < (v < 0 ? 1 : i.frames()); ++f)
+        for (std::size_t b = 0; b < i.blocks.size(); ++b)
+          for (int c = v; c < (v < 0 ? 0 : v + 1); ++c) {
+            stored += static_cast<double>(file.stored_bytes(f, b, c));
+            values += static_cast<double>(i.blocks[b].points() * i.real_bytes);
+          }
+      char ratio[96];
+      std::snprintf(ratio, sizeof ratio, ", %.2fx (%.0f of %.0f bytes)", stored > 0 ? values / stored : 0.0, stored, values);
+      const std::string spec = v < 0 ? Compression::parse(i.compression).codec == Compression::Codec::Zstd ? "lossless:zstd" : "lossless" : i.compression;
+      j["compression"][v < 0 ? std::string("grid") : i.variables[static_cast<std::size_t>(v)]] =
+          std::string(zstd ? "shuffle+zstd, " : "shuffle+deflate, ") + spec + ratio;
+    }
+  }
+#endif
   if (check) {
     const std::string damage = pio::check_block_file(i);
     if (!damage.empty()) throw FormatError(damage);
@@ -237,6 +259,10 @@ void print_blocks(const nlohmann::json& j, int max_times) {
   const auto& t = j["times"];
   for (std::size_t k = 0; k < t.size() && static_cast<int>(k) < max_times; ++k) std::printf("%s%g", k ? ", " : ": t = ", t[k].get<double>());
   std::printf("%s\n", t.size() > static_cast<std::size_t>(max_times) ? ", ..." : "");
+  if (j.contains("compression")) {
+    std::printf("  compressed\n");
+    for (const auto& [k, v] : j["compression"].items()) std::printf("    %-17s %s\n", k.c_str(), v.get<std::string>().c_str());
+  }
   if (j.contains("free_stream"))
     std::printf("  Mach %g, angle of attack %g, Reynolds number %g\n", j["free_stream"]["mach"].get<double>(),
                 j["free_stream"]["alpha"].get<double>(), j["free_stream"]["reynolds"].get<double>());

@@ -225,9 +225,18 @@ std::int64_t Writer::dataset(const std::vector<Attribute>& attrs, const Type& ty
   return object(m);
 }
 
-std::int64_t Writer::chunked(const std::vector<Attribute>& attrs, const Type& type, std::uint64_t count, std::uint64_t chunk,
-                             const std::vector<Filter>& filters, const std::vector<Chunk>& chunks) {
-  if (chunk == 0 || chunks.empty() || chunks.size() != (count + chunk - 1) / chunk) throw std::logic_error("chunked dataset: chunks for its shape");
+std::int64_t Writer::chunked(const std::vector<Attribute>& attrs, const Type& type, const std::vector<std::uint64_t>& dims,
+                             const std::vector<std::uint64_t>& chunk, const std::vector<Filter>& filters, const std::vector<Chunk>& chunks) {
+  std::uint64_t grid = 1, values = 1, most = 0;  // chunks, values a chunk, the largest dimension
+  bool single = dims.size() == chunk.size();
+  for (std::size_t a = 0; a < dims.size() && a < chunk.size(); ++a) {
+    if (chunk[a] == 0) grid = 0;
+    else grid *= (dims[a] + chunk[a] - 1) / chunk[a];
+    values *= chunk[a];
+    most = std::max(most, chunk[a]);
+    single = single && chunk[a] == dims[a];
+  }
+  if (dims.size() != chunk.size() || dims.empty() || chunks.empty() || chunks.size() != grid) throw std::logic_error("chunked dataset: chunks for its shape");
   if (filters.empty()) throw std::logic_error("chunked dataset: no filter");
   std::string pipeline;  // filter pipeline (version 2): names of registered filters only
   put(pipeline, 2, 1);
@@ -255,15 +264,14 @@ std::int64_t Writer::chunked(const std::vector<Attribute>& attrs, const Type& ty
     return b;
   };
   const auto element = static_cast<std::uint64_t>(type.bytes);
-  const int enc = bytes_for(std::max(chunk, element));
+  const int enc = bytes_for(std::max(most, element));
   std::string layout;  // layout (version 4), chunked
   put(layout, 4, 1);
   put(layout, 2, 1);
-  const bool single = chunks.size() == 1 && chunk == count;
   put(layout, single ? 0x02 : 0x00, 1);  // a single chunk's filtered size in the message
-  put(layout, 2, 1);  // dimensionality: the dimension and the element
+  put(layout, dims.size() + 1, 1);  // dimensionality: the dimensions and the element
   put(layout, static_cast<std::uint64_t>(enc), 1);
-  put(layout, chunk, enc);
+  for (auto c : chunk) put(layout, c, enc);
   put(layout, element, enc);
   if (single) {
     put(layout, 1, 1);  // single-chunk index
@@ -275,7 +283,7 @@ std::int64_t Writer::chunked(const std::vector<Attribute>& attrs, const Type& ty
     // entry, unpaged (page bits enough for them all). A filtered entry: address, stored size
     // (in one byte more than the chunk's size needs) and filter mask.
     const int bits = std::max(10, log2(chunks.size() - 1) + 1);
-    const int size_bytes = std::min(8, 1 + (log2(chunk * element) + 8) / 8);
+    const int size_bytes = std::min(8, 1 + (log2(values * element) + 8) / 8);
     const int entry = 8 + size_bytes + 4;
     const std::int64_t header = end(), block = header + 28;
     std::string h = "FAHD";
@@ -303,7 +311,7 @@ std::int64_t Writer::chunked(const std::vector<Attribute>& attrs, const Type& ty
     put(layout, static_cast<std::uint64_t>(header), 8);
   }
   std::string m;
-  dataset_messages(m, type, {count}, 0x0B, layout, pipeline);  // allocated as written, filled if a fill value is set
+  dataset_messages(m, type, dims, 0x0B, layout, pipeline);  // allocated as written, filled if a fill value is set
   attributes(m, attrs);
   return object(m);
 }

@@ -80,11 +80,12 @@ class Writer {
   // the caller; -1: none, the dataset is empty of storage). Returns its address.
   std::int64_t dataset(const std::vector<Attribute>& attributes, const Type& type, const std::vector<std::uint64_t>& dims,
                        std::int64_t address);
-  // A dataset of `count` values in chunks of `chunk` values (the last one stored whole too,
-  // its values past the end any), chunk k's bytes through `filters` (one or more) at
-  // chunks[k] (written by the caller). Returns its address; its index (HDF5's fixed array) goes in these bytes.
-  std::int64_t chunked(const std::vector<Attribute>& attributes, const Type& type, std::uint64_t count, std::uint64_t chunk,
-                       const std::vector<Filter>& filters, const std::vector<Chunk>& chunks);
+  // A dataset of `dims` (C order) in chunks of `chunk` (the same rank; a chunk past the
+  // dataset's edge stored whole too, its values past the edge any), the chunks in C order of
+  // the grid of chunks, chunk k's bytes through `filters` (one or more) at chunks[k] (written
+  // by the caller). Returns its address; its index (HDF5's fixed array) goes in these bytes.
+  std::int64_t chunked(const std::vector<Attribute>& attributes, const Type& type, const std::vector<std::uint64_t>& dims,
+                       const std::vector<std::uint64_t>& chunk, const std::vector<Filter>& filters, const std::vector<Chunk>& chunks);
   // A dataset whose values are in its header (at most a few KiB).
   std::int64_t compact(const std::vector<Attribute>& attributes, const Type& type, const std::vector<std::uint64_t>& dims,
                        const std::string& values);

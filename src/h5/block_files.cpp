@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <memory>
 
 #include "blockformats/block_raw.hpp"
 #include "core/byteorder.hpp"
@@ -74,10 +75,21 @@ std::string check_block_file(const BlockFileInfo& info) {
   for (std::int64_t f = info.has_grid ? -1 : 0; f < info.frames(); ++f)
     for (std::size_t b = 0; b < info.blocks.size(); ++b)
       for (int v = f < 0 ? -1 : 0; f < 0 ? v >= -3 : v < info.nvar(); v += f < 0 ? -1 : 1) {
-        const std::int64_t at = info.value_offset(std::max<std::int64_t>(f, 0), b, v), n = info.blocks[b].points();
         const std::string where = f < 0 ? "grid, block " + std::to_string(info.blocks[b].id) + ", coordinate " + "xyz"[-v - 1]
                                         : "frame " + std::to_string(f) + ", block " + std::to_string(info.blocks[b].id) + ", variable " +
                                               info.variables[static_cast<std::size_t>(v)];
+        if (!info.compression.empty()) {  // chunks: each decoded through HDF5 (their checksums, zstd's)
+          std::vector<double> values;
+          try {
+            read_block_array(info, std::max<std::int64_t>(f, 0), b, v, values);
+          } catch (const std::exception& e) {
+            return info.path + ": " + where + ": " + e.what();
+          }
+          for (std::size_t k = 0; k < values.size(); ++k)
+            if (!std::isfinite(values[k])) return info.path + ": " + where + ": value " + std::to_string(k) + " is not finite";
+          continue;
+        }
+        const std::int64_t at = info.value_offset(std::max<std::int64_t>(f, 0), b, v), n = info.blocks[b].points();
         if (info.records) {
           for (const std::int64_t m : {at - 4, at + n * rb}) {
             std::int32_t marker = 0;
@@ -110,6 +122,18 @@ void read_block_array(const BlockFileInfo& info, std::int64_t frame, std::size_t
     if (!own) throw IoError::from_errno("cannot open", info.path);
     in = &own;
   }
+#ifdef ANABRANCH_HAVE_HDF5
+  if (!info.compression.empty()) {
+    const auto& d = info.blocks[block].dims;
+    out.resize(static_cast<std::size_t>(info.blocks[block].points()));
+    // The file kept open for the next array (a command reads them one after another).
+    static thread_local std::unique_ptr<cgns_files::ChunkedArrays> file;
+    if (!file || file->info().path != info.path || file->info().file_bytes != info.file_bytes)
+      file = std::make_unique<cgns_files::ChunkedArrays>(info);
+    file->read(frame, block, var, {{{0, d[0]}, {0, d[1]}, {0, d[2]}}}, out.data());
+    return;
+  }
+#endif
   const std::int64_t n = info.blocks[block].points(), at = info.value_offset(frame, block, var);
   std::vector<unsigned char> raw(static_cast<std::size_t>(n * info.real_bytes));
   in->seekg(at);

@@ -332,7 +332,7 @@ class CgnsStrategy final : public Strategy {
     next_ += all;
     const std::vector<Placed> every = gather(s_.comm, placed);
     if (rank_ == 0) {
-      stored_[{p.f, p.var}] = {static_cast<std::uint64_t>(p.cut.chunk), std::vector<hdf5_bytes::Chunk>(static_cast<std::size_t>(p.cut.chunks()))};
+      stored_[{p.f, p.var}] = {{static_cast<std::uint64_t>(p.cut.chunk)}, std::vector<hdf5_bytes::Chunk>(static_cast<std::size_t>(p.cut.chunks()))};
       for (const auto& q : every) stored_[{q.f, static_cast<int>(q.var)}].chunks[static_cast<std::size_t>(q.k)] = {q.address, q.bytes};
     }
     done_.encode += t1 - t0;
@@ -383,11 +383,11 @@ class CgnsStrategy final : public Strategy {
       const int fd = ::open(s_.path.c_str(), O_WRONLY);
       if (fd < 0) throw IoError::from_errno("cannot open", s_.path);
       auto put = [&](std::int64_t at, const std::string& bytes) {
-        if (::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(at)) != static_cast<ssize_t>(bytes.size())) {
-          const int e = errno;
+        try {
+          pwrite_all(fd, bytes.data(), bytes.size(), at, s_.final_path + " (its CGNS tree)");
+        } catch (...) {
           ::close(fd);
-          errno = e;
-          throw IoError::from_errno("cannot write the CGNS tree of " + s_.final_path + " at byte " + std::to_string(at), s_.path);
+          throw;
         }
       };
       nlohmann::json index;
@@ -432,10 +432,7 @@ class CgnsStrategy final : public Strategy {
       m.index_address = frames_at_ + static_cast<std::int64_t>(times_.size()) * h.nvar() * array_;
       m.ipobo_address = ipobo_;
       if (s_.compress.on()) {
-        if (s_.compress.codec == Compression::Codec::Zstd)
-          m.codec = {{kZstdFilterId, 0, {kZstdLevel}, "zstd"}};
-        else
-          m.codec = {{1, 1, {kDeflateLevel}, {}}};  // deflate, optional as HDF5 sets it
+        m.codec = cgns::codec_filters(s_.compress);
         m.stored = [&](std::int64_t f, int v) -> const cgns::Stored& { return stored_.at({f, v}); };
         m.index_address = next_;
       }

@@ -20,9 +20,11 @@
 #include "parallel/mpi_util.hpp"
 #include "io/shared_file.hpp"
 #include "io/strategy.hpp"
+#include "layouts/block_compressed.hpp"
 #include "parallel/topology.hpp"
 #ifdef ANABRANCH_HAVE_HDF5
 #include "h5/block_h5.hpp"
+#include "h5/cgns_files.hpp"
 #endif
 
 namespace anabranch::pio {
@@ -140,6 +142,8 @@ BlockFileOptions BlockFileOptions::parse(const std::string& text) {
     } else if (k == "records") {
       if (v != "fortran" && v != "none") throw UsageError("records=" + v + ": expected fortran or none");
       o.records = v == "fortran";
+    } else if (k == "compress") {
+      o.compress = Compression::parse(v);
     } else if (k == "atomic" || k == "xdmf") {
       (k == "atomic" ? o.atomic : o.xdmf) = option_flag(k, v);
     } else if (k == "buffer_bytes" || k == "writers_per_node") {
@@ -168,6 +172,9 @@ struct BlockWriter::Impl {
   MPI_Info mpi_info = MPI_INFO_NULL;
   std::unique_ptr<BlockFrame> frame;  // the values' runs
   std::unique_ptr<Strategy> strategy;
+  // compress=: the file (opened here, not by a strategy) and the chunks' writer.
+  MPI_File packed_fh = MPI_FILE_NULL;
+  std::unique_ptr<CompressedBlocks> packed;
 #ifdef ANABRANCH_HAVE_HDF5
   std::unique_ptr<block_h5::File> h5;
 #endif
@@ -207,6 +214,8 @@ void BlockWriter::Impl::abandon(std::int64_t complete_frames) {
   closed = true;
   pending = false;
   info.times.resize(static_cast<std::size_t>(complete_frames));
+  if (packed_fh != MPI_FILE_NULL) MPI_File_close(&packed_fh);  // errors ignored: the file goes
+  packed.reset();
   if (strategy) {
     try {
       strategy->abandon();
@@ -248,6 +257,9 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
     if (variables.empty() && m.info.format == "raw") throw UsageError("a raw block file needs at least one variable");
     if (options.real_bytes != 4 && options.real_bytes != 8) throw UsageError("precision must be 4 or 8 bytes");
     if (options.records && m.info.format != "raw") throw UsageError("records=fortran is an option of the raw format");
+    if (options.compress.on() && !cgns)
+      throw UsageError("compress=" + options.compress.str() + ": an option of CGNS block files (format=cgns or a .cgns name), not of " +
+                       m.info.format + " ones");
 #ifndef ANABRANCH_HAVE_HDF5
     if (m.info.format == "hdf5") throw UsageError("this anabranch was built without HDF5: write format=raw");
 #endif
@@ -261,7 +273,8 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
       if (m.info.format == "raw") refuse_open_input(block_raw::sidecar_path(path));
     }
   });
-  // Every rank the same grid, and every point held once.
+  // Every rank the same grid, and every point held once; compressed, every block's chunks.
+  std::vector<std::array<std::int64_t, 3>> extents;
   {
     std::vector<std::int64_t> grid, flat;
     for (const auto& b : layout.blocks) grid.insert(grid.end(), {b.id, b.dims[0], b.dims[1], b.dims[2]});
@@ -277,7 +290,13 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
       for (std::size_t k = 0; k + 7 <= all.size(); k += 7)
         pieces.push_back({all[k], {{{all[k + 1], all[k + 2]}, {all[k + 3], all[k + 4]}, {all[k + 5], all[k + 6]}}}});
       check_cover(layout.blocks, pieces);
+      if (options.compress.on()) extents = CompressedBlocks::chunk_extents(layout.blocks, pieces);
     });
+    if (options.compress.on()) {
+      const std::string bytes = broadcast(comm, std::string(reinterpret_cast<const char*>(extents.data()), extents.size() * sizeof extents[0]));
+      extents.resize(bytes.size() / sizeof extents[0]);
+      if (!bytes.empty()) std::memcpy(extents.data(), bytes.data(), bytes.size());
+    }
   }
   Hints hints = Hints::from_environment();
   hints.merge(options.hints);
@@ -300,8 +319,14 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
 #endif
     }
     m.frame = std::make_unique<BlockFrame>(m.layout, m.info, false);
-    m.strategy = make_strategy(options.strategy);
-    m.strategy->open(m.setup(*m.frame));  // a raw file left from before is truncated there
+    if (options.compress.on()) {
+      m.packed_fh = open_shared_file(comm, m.setup(*m.frame));
+      m.packed = std::make_unique<CompressedBlocks>(comm, m.layout, std::move(extents), options.compress, options.real_bytes,
+                                                    m.info.nvar(), kCgnsData);
+    } else {
+      m.strategy = make_strategy(options.strategy);
+      m.strategy->open(m.setup(*m.frame));  // a raw file left from before is truncated there
+    }
     collective(comm, [&] {
       if (m.rank != 0 || m.info.format != "raw") return;
       m.info.provenance = provenance::facts();
@@ -335,12 +360,11 @@ void BlockWriter::Impl::write_cgns_tree() {
     const int fd = ::open(open.c_str(), O_WRONLY);
     if (fd < 0) throw IoError::from_errno("cannot open", open);
     auto put = [&](std::int64_t at, const std::string& bytes) {
-      const std::int64_t done = ::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(at));
-      if (done != static_cast<std::int64_t>(bytes.size())) {
-        const int e = errno;
+      try {
+        pwrite_all(fd, bytes.data(), bytes.size(), at, path + " (its CGNS tree)");
+      } catch (...) {
         ::close(fd);
-        errno = e;
-        throw IoError::from_errno("cannot write the CGNS tree of " + path + " at byte " + std::to_string(at), open);
+        throw;
       }
     };
     cgns::BlockFile tree;
@@ -348,12 +372,23 @@ void BlockWriter::Impl::write_cgns_tree() {
     tree.variables = info.variables;
     tree.times = info.times;
     tree.real_bytes = info.real_bytes;
-    tree.address = [&](std::int64_t f, std::size_t b, int v) { return info.value_offset(f, b, v); };
-    const std::int64_t data_end = std::max(info.frame_end(0, true), info.frames() ? info.frame_end(info.frames() - 1) : 0);
+    std::int64_t data_end = 0;
+    if (packed) {
+      tree.codec = cgns::codec_filters(options.compress);
+      tree.stored = [&](std::int64_t f, std::size_t b, int v) -> const cgns::Stored& { return packed->stored(f, b, v); };
+      data_end = packed->end();
+    } else {
+      tree.address = [&](std::int64_t f, std::size_t b, int v) { return info.value_offset(f, b, v); };
+      data_end = std::max(info.frame_end(0, true), info.frames() ? info.frame_end(info.frames() - 1) : 0);
+    }
     // The file's description (blocks, variables, times, where the arrays are) after the
     // arrays, for anabranch's readers: the tree is for everyone else.
     BlockFileInfo described = info;
     for (const auto& b : info.blocks) described.zones.push_back("block_" + std::to_string(b.id));
+    if (packed) {
+      described.compression = options.compress.str();
+      described.grid_offsets.clear();
+    }
     described.provenance = provenance::facts();
     described.provenance["strategy"] = options.strategy;
     described.provenance["ranks"] = std::to_string(size);
@@ -392,6 +427,12 @@ void BlockWriter::write_grid(const T* const* xyz) {
   });
   try {
     end_frame();
+    if (m.packed) {
+      m.packed->write(m.packed_fh, m.path, 0, true, xyz);
+      m.grid_written = true;
+      m.info.has_grid = true;
+      return;
+    }
 #ifdef ANABRANCH_HAVE_HDF5
     if (m.h5) m.info.grid_offsets = m.h5->add_grid();
 #endif
@@ -417,6 +458,11 @@ void BlockWriter::begin_frame(double time, const T* const* values) {
   end_frame();
   const std::int64_t f = m.info.frames();
   try {
+    if (m.packed) {  // compressed and written before it returns
+      m.packed->write(m.packed_fh, m.path, f, false, values);
+      m.info.times.push_back(time);
+      return;
+    }
     if (m.info.format == "raw")
       collective(m.comm, [&] { check_size_limit(m.path, m.info.value_offset(f + 1, 0, 0), "frame " + std::to_string(f)); });
     if (m.info.format == "cgns") {  // the frame's arrays after the grid and the frames before
@@ -486,8 +532,9 @@ void BlockWriter::close() {
   }
   m.closed = true;
   try {
-    m.strategy->close();
+    if (m.strategy) m.strategy->close();
     m.strategy.reset();
+    if (m.packed_fh != MPI_FILE_NULL) close_shared_file(m.comm, m.packed_fh);
     if (m.info.format == "cgns") m.write_cgns_tree();
 #ifdef ANABRANCH_HAVE_HDF5
     if (m.h5) {
@@ -537,6 +584,9 @@ struct BlockReader::Impl {
 
   // The frames' runs and their reader, and the grid's (made on first use).
   std::pair<std::unique_ptr<BlockFrame>, std::unique_ptr<RunReader>> frame_reader, grid_reader;
+#ifdef ANABRANCH_HAVE_HDF5
+  std::unique_ptr<cgns_files::ChunkedArrays> chunked;  // a compressed file: its arrays through HDF5
+#endif
 
   template <class T>
   void read(std::int64_t frame, bool grid, T* const* arrays);
@@ -574,6 +624,32 @@ const BlockFileInfo& BlockReader::info() const { return impl_->info; }
 
 template <class T>
 void BlockReader::Impl::read(std::int64_t frame, bool grid, T* const* arrays) {
+#ifdef ANABRANCH_HAVE_HDF5
+  if (!info.compression.empty()) {  // each rank its pieces' boxes, HDF5 decoding the chunks they touch
+    collective(comm, [&] {
+      if (!chunked) chunked = std::make_unique<cgns_files::ChunkedArrays>(info);
+      const int n = grid ? 3 : info.nvar();
+      std::vector<double> box;
+      for (std::size_t p = 0; p < layout.pieces.size(); ++p) {
+        const BlockPiece& piece = layout.pieces[p];
+        const auto e = piece.extent();
+        const auto m = layout.memory_dims(p);
+        box.resize(static_cast<std::size_t>(piece.points()));
+        for (int a = 0; a < n; ++a) {
+          chunked->read(frame, static_cast<std::size_t>(piece.block), grid ? -(a + 1) : a, piece.range, box.data());
+          T* to = arrays[p * static_cast<std::size_t>(n) + static_cast<std::size_t>(a)];
+          for (std::int64_t k = 0; k < e[2]; ++k)
+            for (std::int64_t j = 0; j < e[1]; ++j) {
+              const double* from = box.data() + (k * e[1] + j) * e[0];
+              T* line = to + ((k + layout.halo[2]) * m[1] + j + layout.halo[1]) * m[0] + layout.halo[0];
+              for (std::int64_t i = 0; i < e[0]; ++i) line[i] = static_cast<T>(from[i]);
+            }
+        }
+      }
+    });
+    return;
+  }
+#endif
   auto& [runs, reader] = grid ? grid_reader : frame_reader;
   if (!reader) {
     runs = std::make_unique<BlockFrame>(layout, info, grid);
@@ -607,6 +683,9 @@ void BlockReader::close() {
   if (m.fh == MPI_FILE_NULL) return;
   m.frame_reader = {};
   m.grid_reader = {};
+#ifdef ANABRANCH_HAVE_HDF5
+  m.chunked.reset();
+#endif
   const int rc = MPI_File_close(&m.fh);
   m.input.reset();
   collective(m.comm, [&] { check_mpi(rc, "MPI_File_close"); });

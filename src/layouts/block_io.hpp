@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "core/compression.hpp"
 #include "grid/block_layout.hpp"
 #include "h5/block_files.hpp"
 #include "parallel/hints.hpp"
@@ -47,7 +48,7 @@
 namespace anabranch::pio {
 
 struct BlockFileOptions {
-  std::string format;                   // "raw" or "hdf5"; empty: hdf5 for .h5/.hdf5/.hdf names, raw otherwise
+  std::string format;                   // "raw", "hdf5" or "cgns"; empty: from the name (.h5/.hdf5/.hdf, .cgns), raw otherwise
   std::string strategy = "independent";  // or "collective", "aggregated", "aggregated-async" (see above; bench/blocks.py compares them)
   int real_bytes = 8;                   // the file's precision: 4 or 8
   bool records = false;                 // raw: Fortran sequential records around each array
@@ -61,10 +62,13 @@ struct BlockFileOptions {
   std::int64_t buffer_bytes = 0;
   int writers_per_node = 0;             // aggregated: writers (reading: readers) per node, 0 auto (parallel/topology.hpp)
   Hints hints;                          // MPI-IO hints
+  // cgns: the arrays compressed (core/compression.hpp: lossless, abs=TOL, rel=TOL, then
+  // :deflate or :zstd), each rank its own chunks (layouts/block_compressed.hpp).
+  Compression compress;
 
   // "format=raw strategy=independent precision=4 records=fortran atomic=1 xdmf=0
-  // buffer_bytes=N writers_per_node=N", anything else an MPI-IO hint. Throws UsageError on a
-  // bad value.
+  // buffer_bytes=N writers_per_node=N compress=SPEC", anything else an MPI-IO hint. Throws
+  // UsageError on a bad value.
   static BlockFileOptions parse(const std::string& text);
 };
 

@@ -36,6 +36,7 @@ COMMANDS = {
     "blocks-plot3d": (["convert", "IN/b.h5", "OUT/b.xyz"], ["b.xyz"], False),
     "blocks-vtm": (["convert", "IN/b.h5", "OUT/b.vtm"], None, False),
     "blocks-cgns": (["convert", "IN/b.h5", "OUT/b.cgns"], ["b.cgns"], True),
+    "blocks-cgns-compressed": (["convert", "IN/b.h5", "OUT/b.cgns", "--compress", "rel=1e-4:zstd"], ["b.cgns"], True),
     "convert-cgns": (["convert", "IN/m.slf", "OUT/r.cgns"], ["r.cgns"], True),
     "convert-cgns-compressed": (["convert", "IN/m.slf", "OUT/r.cgns", "--compress", "rel=1e-4"], ["r.cgns"], True),
     "convert-compressed-cgns-slf": (["convert", "IN/mc.cgns", "OUT/r.slf"], ["r.slf"], True),

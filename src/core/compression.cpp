@@ -106,11 +106,16 @@ void round_values(T* values, std::int64_t n, double bound) {
   // value its own (the same result in any piece on any rank).
   constexpr int kExponents = B::kExponentMask + 1;
   constexpr Word kMost = Word{1} << (B::kMantissa + 2);  // more than any finite magnitude's room
-  Word within[kExponents];
-  for (int e = 0; e < kExponents; ++e) {
-    const int ulp = (e == 0 ? 1 : e) - B::kBias - B::kMantissa;  // subnormals: the unit of e = 1
-    const double units = std::floor(std::ldexp(bound, -ulp));
-    within[e] = units >= static_cast<double>(kMost) ? kMost : static_cast<Word>(units);
+  // The table of the last bound, kept: a frame's chunks (a block's arrays) share theirs.
+  static thread_local double made_for = 0;
+  static thread_local Word within[kExponents];
+  if (bound != made_for) {
+    for (int e = 0; e < kExponents; ++e) {
+      const int ulp = (e == 0 ? 1 : e) - B::kBias - B::kMantissa;  // subnormals: the unit of e = 1
+      const double units = std::floor(std::ldexp(bound, -ulp));
+      within[e] = units >= static_cast<double>(kMost) ? kMost : static_cast<Word>(units);
+    }
+    made_for = bound;
   }
   // |value| <= bound: zero (no bits at all); zero_below: the largest T <= bound, as a word.
   T top = static_cast<T>(std::min(bound, static_cast<double>(std::numeric_limits<T>::max())));
@@ -171,14 +176,19 @@ void encode_chunk(const Compression& c, const void* values, std::size_t count, i
     return n;
   };
   const std::size_t start = out.size();
-  auto room = [&](std::size_t at_least) {  // out grown by at least that much; its free bytes
-    if (out.capacity() - out.size() < at_least) out.reserve(std::max(out.capacity() * 3 / 2, out.size() + at_least));
+  // out grown by `want` bytes for the codec to write into (zeroed: only what the piece can
+  // take, never the buffer's spare capacity); the caller cuts it back to what was written.
+  auto room = [&](std::size_t want) {
+    if (out.capacity() - out.size() < want) out.reserve(std::max(out.capacity() * 3 / 2, out.size() + want));
+    out.resize(out.size() + want);
   };
   if (c.codec == Compression::Codec::Zstd) {
 #ifdef ANABRANCH_HAVE_ZSTD
-    const std::unique_ptr<ZSTD_CCtx, std::size_t (*)(ZSTD_CCtx*)> context(ZSTD_createCCtx(), ZSTD_freeCCtx);
+    // One context a thread, reset for each chunk: a context's tables are set up once.
+    static thread_local const std::unique_ptr<ZSTD_CCtx, std::size_t (*)(ZSTD_CCtx*)> context(ZSTD_createCCtx(), ZSTD_freeCCtx);
     ZSTD_CCtx* z = context.get();
     if (!z) throw std::bad_alloc();
+    ZSTD_CCtx_reset(z, ZSTD_reset_session_and_parameters);
     ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, static_cast<int>(kZstdLevel));
     ZSTD_CCtx_setParameter(z, ZSTD_c_checksumFlag, 1);  // a damaged chunk fails to decode, in any reader
     ZSTD_CCtx_setPledgedSrcSize(z, bytes);  // the frame says its size (HDF5's zstd filters read it)
@@ -188,9 +198,8 @@ void encode_chunk(const Compression& c, const void* values, std::size_t count, i
       const bool last = made == bytes;
       ZSTD_inBuffer src{piece, n, 0};
       for (;;) {
-        room(ZSTD_CStreamOutSize());
         const std::size_t at = out.size();
-        out.resize(out.capacity());
+        room(ZSTD_compressBound(n) + 64);
         ZSTD_outBuffer dst{out.data() + at, out.size() - at, 0};
         const std::size_t left = ZSTD_compressStream2(z, &dst, &src, last ? ZSTD_e_end : ZSTD_e_continue);
         out.resize(at + dst.pos);
@@ -206,8 +215,22 @@ void encode_chunk(const Compression& c, const void* values, std::size_t count, i
     throw UsageError("compression '" + c.str() + "': this anabranch was built without zstd (libzstd)");
 #endif
   } else {
-    z_stream z{};
-    if (deflateInit(&z, static_cast<int>(kDeflateLevel)) != Z_OK) throw IoError("zlib: deflateInit failed");
+    // One stream a thread, reset for each chunk (deflateInit allocates and clears its tables).
+    struct Deflater {
+      z_stream z{};
+      bool ready = false;
+      ~Deflater() {
+        if (ready) deflateEnd(&z);
+      }
+    };
+    static thread_local Deflater d;
+    if (!d.ready) {
+      if (deflateInit(&d.z, static_cast<int>(kDeflateLevel)) != Z_OK) throw IoError("zlib: deflateInit failed");
+      d.ready = true;
+    } else if (deflateReset(&d.z) != Z_OK) {
+      throw IoError("zlib: deflateReset failed");
+    }
+    z_stream& z = d.z;
     int rc = Z_OK;
     bool last = false;
     while (rc != Z_STREAM_END) {
@@ -216,20 +239,17 @@ void encode_chunk(const Compression& c, const void* values, std::size_t count, i
         z.next_in = piece;
         last = made == bytes;
       }
-      room(kPiece);
       const std::size_t at = out.size();
-      out.resize(out.capacity());
+      room(deflateBound(&z, z.avail_in) + 64);
       z.next_out = reinterpret_cast<Bytef*>(out.data() + at);
       z.avail_out = static_cast<uInt>(std::min<std::size_t>(out.size() - at, 1u << 30));
       rc = deflate(&z, last ? Z_FINISH : Z_NO_FLUSH);
       out.resize(reinterpret_cast<char*>(z.next_out) - out.data());
       if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
-        deflateEnd(&z);
         out.resize(start);
         throw IoError("zlib: deflate failed (" + std::to_string(rc) + ")");
       }
     }
-    deflateEnd(&z);
   }
 }
 

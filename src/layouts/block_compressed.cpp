@@ -100,29 +100,30 @@ void CompressedBlocks::write(MPI_File fh, const std::string& path, std::int64_t 
   std::vector<Placed> placed;
   collective(comm_, [&] {
     std::vector<unsigned char> chunk;
-    for (std::size_t p = 0; p < layout_.pieces.size(); ++p) {
-      const BlockPiece& piece = layout_.pieces[p];
-      const auto b = static_cast<std::size_t>(piece.block);
-      const auto& e = extents_[b];
-      const auto& d = layout_.blocks[b].dims;
-      const std::int64_t count = e[0] * e[1] * e[2];
-      chunk.resize(static_cast<std::size_t>(count * real_bytes_));
-      std::array<std::int64_t, 3> grid_of{}, first{}, last{};  // chunks along each direction; this piece's
-      for (std::size_t a = 0; a < 3; ++a) {
-        grid_of[a] = (d[a] + e[a] - 1) / e[a];
-        first[a] = piece.range[a][0] / e[a];
-        last[a] = (piece.range[a][1] + e[a] - 1) / e[a];
-      }
-      for (int a = 0; a < n; ++a)
+    for (int a = 0; a < n; ++a) {  // an array at a time over the pieces: one bound, one rounding table
+      for (std::size_t p = 0; p < layout_.pieces.size(); ++p) {
+        const BlockPiece& piece = layout_.pieces[p];
+        const auto b = static_cast<std::size_t>(piece.block);
+        const auto& e = extents_[b];
+        const auto& d = layout_.blocks[b].dims;
+        const std::int64_t count = e[0] * e[1] * e[2];
+        chunk.resize(static_cast<std::size_t>(count * real_bytes_));
+        std::array<std::int64_t, 3> grid_of{}, first{}, last{};  // chunks along each direction; this piece's
+        for (std::size_t x = 0; x < 3; ++x) {
+          grid_of[x] = (d[x] + e[x] - 1) / e[x];
+          first[x] = piece.range[x][0] / e[x];
+          last[x] = (piece.range[x][1] + e[x] - 1) / e[x];
+        }
+        const T* from = arrays[p * static_cast<std::size_t>(n) + static_cast<std::size_t>(a)];
         for (std::int64_t ck = first[2]; ck < last[2]; ++ck)
           for (std::int64_t cj = first[1]; cj < last[1]; ++cj)
             for (std::int64_t ci = first[0]; ci < last[0]; ++ci) {
               const std::array<std::int64_t, 3> lo = {ci * e[0], cj * e[1], ck * e[2]};
               if (real_bytes_ == 8) {
-                fill_chunk(layout_, p, arrays[p * n + a], lo, e, reinterpret_cast<double*>(chunk.data()));
+                fill_chunk(layout_, p, from, lo, e, reinterpret_cast<double*>(chunk.data()));
                 round_within(reinterpret_cast<double*>(chunk.data()), count, bound[static_cast<std::size_t>(a)]);
               } else {
-                fill_chunk(layout_, p, arrays[p * n + a], lo, e, reinterpret_cast<float*>(chunk.data()));
+                fill_chunk(layout_, p, from, lo, e, reinterpret_cast<float*>(chunk.data()));
                 round_within(reinterpret_cast<float*>(chunk.data()), count, bound[static_cast<std::size_t>(a)]);
               }
               const auto at = static_cast<std::int64_t>(buffer.size());
@@ -130,6 +131,7 @@ void CompressedBlocks::write(MPI_File fh, const std::string& path, std::int64_t 
               placed.push_back({array_index(frame, grid ? -(a + 1) : a), static_cast<std::int64_t>(b), (ck * grid_of[1] + cj) * grid_of[0] + ci,
                                 at, static_cast<std::int64_t>(buffer.size()) - at});
             }
+      }
     }
   });
   const std::int64_t mine = static_cast<std::int64_t>(buffer.size());

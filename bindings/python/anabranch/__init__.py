@@ -634,8 +634,10 @@ class BlockWriter:
             w.write_frame(0.1, q)           # [piece][variable]
 
     options: "format=raw|hdf5|cgns strategy=independent|collective|aggregated|aggregated-async
-    precision=4|8 records=fortran|none atomic=1 ..." and MPI-IO hints; the format by
-    default by the name (.h5 hdf5, .cgns CGNS, else raw).
+    precision=4|8 records=fortran|none atomic=1 compress=SPEC ..." and MPI-IO hints; the
+    format by default by the name (.h5 hdf5, .cgns CGNS, else raw). compress=lossless,
+    abs=TOL or rel=TOL (then :deflate or :zstd), CGNS only: every array chunked inside the
+    ranks' pieces, each rank compressing and writing its own chunks.
     """
 
     def __init__(self, comm, path, layout, variables, options=""):

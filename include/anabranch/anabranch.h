@@ -270,8 +270,8 @@ typedef struct ab_block_writer ab_block_writer;
  *   xdmf=0|1 (hdf5), buffer_bytes=N (independent: the stage, 1 MiB; collective: a rank's bytes
  *   per round, 8 MiB; aggregated: a writer's per round, 4 MiB), writers_per_node=N (aggregated),
  *   compress=lossless|abs=TOL|rel=TOL, then :deflate or :zstd (cgns: every array chunked within
- *     the ranks' pieces, compressed and written by its rank; the grid losslessly), any other key
- *     an MPI-IO hint. */
+ *     the ranks' pieces, compressed and written by its rank; hdf5: chunked datasets through
+ *     HDF5's collective filtered writes; the grid losslessly), any other key an MPI-IO hint. */
 int ab_block_writer_open(MPI_Comm comm, const char* path, const ab_blocks* layout, int nvar, const char* const* names,
                          const char* options, ab_block_writer** writer);
 int ab_block_writer_open_f(MPI_Fint comm, const char* path, const ab_blocks* layout, int nvar, const char* const* names,

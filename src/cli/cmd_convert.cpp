@@ -577,7 +577,7 @@ Runner add_convert(CLI::App& app, Common& common) {
   sub->add_option("--frame", o->frame, "VTU and VTK MultiBlock (.vtm): the frame to write, 0-based (default: the last)");
   sub->add_option("--strategy", o->strategy, "SERAFIN output under mpiexec: the write strategy")->capture_default_str();
   sub->add_option("--compress", o->compress,
-                  "HDF5 or CGNS output (multi-block grids: CGNS): compress the frames' values: lossless, abs=TOL (every value within TOL) or rel=TOL (within "
+                  "HDF5 or CGNS output (a multi-block grid's too): compress the frames' values: lossless, abs=TOL (every value within TOL) or rel=TOL (within "
                   "TOL x the variable's range in the frame); then :deflate (the default: any HDF5 reader decodes it) or "
                   ":zstd (faster, smaller; other readers need HDF5's zstd plugin, filter 32015)");
   sub->add_option("--solution", o->solutions, "a PLOT3D grid's solution (q or function file, binary), one frame each; repeat for more")
@@ -592,9 +592,11 @@ Runner add_convert(CLI::App& app, Common& common) {
     if (!o->solutions.empty() && !grid_in) throw UsageError("--solution goes with a PLOT3D grid; " + o->input + " is not one");
     const auto t0 = std::chrono::steady_clock::now();
     if (cgns_in || grid_in || pio::is_block_file(o->input)) {
-      if (Compression::parse(o->compress).on() && (cgns_in || block_output_format(*o) != "cgns"))
+      const std::string to = block_output_format(*o);
+      if (Compression::parse(o->compress).on() && (cgns_in || (to != "cgns" && to != "hdf5")))
         throw UsageError("--compress " + o->compress + ": " + o->input + " is a multi-block grid" +
-                         (cgns_in ? " CGNS's library reads (its outputs are not compressed)" : ", compressed in CGNS outputs only (.cgns or --to cgns)"));
+                         (cgns_in ? " CGNS's library reads (its outputs are not compressed)"
+                                  : ", compressed in CGNS and HDF5 block files only (.cgns, .h5; " + o->output + " is written as " + to + ")"));
       provenance::add_input(o->input);
       auto j = cgns_in ? convert_cgns(*o) : grid_in ? convert_plot3d(*o) : convert_blocks(*o);
       if (j.contains("quiet")) return 0;

@@ -51,6 +51,7 @@ nlohmann::json describe_blocks(const std::string& path, bool check) {
     blocks.push_back({{"id", b.id}, {"dims", b.dims}});
     if (k < i.zones.size()) blocks.back()["zone"] = i.zones[k], blocks.back()["points"] = b.dims;
   }
+  if (i.format == "hdf5" && !i.compression.empty()) j["reading"] = "anabranch's engine: each rank decodes the chunks of its pieces through HDF5";
   if (i.format == "cgns") {  // read in place: every array contiguous, the zones' points, vertex solutions
     j["reading"] = i.compression.empty() ? "anabranch's engine: each rank reads its zones' arrays where they are"
                                          : "anabranch's engine: each rank decodes the chunks of its zones' pieces through HDF5";
@@ -68,17 +69,16 @@ nlohmann::json describe_blocks(const std::string& path, bool check) {
   j["integrity"] = "OK";
 #ifdef ANABRANCH_HAVE_HDF5
   if (!i.compression.empty()) {  // each variable's filters, bound and ratio over its blocks and frames (the grid: lossless)
-    const pio::cgns_files::ChunkedArrays file(i);
+    const pio::ChunkedArrays file(i);
     const bool zstd = i.compression.find(":zstd") != std::string::npos;
     for (int v = i.has_grid ? -3 : 0; v < i.nvar(); ++v) {
       if (v == -2 || v == -1) continue;  // the grid's x, y and z together
       double stored = 0, values = 0;
       for (std::int64_t f = 0; f < (v < 0 ? 1 : i.frames()); ++f)
-        for (std::size_t b = 0; b < i.blocks.size(); ++b)
-          for (int c = v; c < (v < 0 ? 0 : v + 1); ++c) {
-            stored += static_cast<double>(file.stored_bytes(f, b, c));
-            values += static_cast<double>(i.blocks[b].points() * i.real_bytes);
-          }
+        for (int c = v; c < (v < 0 ? 0 : v + 1); ++c) {
+          stored += static_cast<double>(file.stored_bytes(f, c));
+          values += static_cast<double>(points * i.real_bytes);
+        }
       char ratio[96];
       std::snprintf(ratio, sizeof ratio, ", %.2fx (%.0f of %.0f bytes)", stored > 0 ? values / stored : 0.0, stored, values);
       const std::string spec = v < 0 ? Compression::parse(i.compression).codec == Compression::Codec::Zstd ? "lossless:zstd" : "lossless" : i.compression;

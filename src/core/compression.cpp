@@ -160,18 +160,22 @@ bool have_zstd() { return false; }
 
 void encode_chunk(const Compression& c, const void* values, std::size_t count, int size, std::string& out) {
   // HDF5's shuffle (byte k of every value together, k = 0 .. size - 1), made a piece at a
-  // time and handed to the codec's stream.
+  // time and handed to the codec's stream. Each byte's stream ends a block of the codec (zstd's
+  // flush, deflate's Z_BLOCK), so that each gets its own entropy tables: an exponent's bytes
+  // and a mantissa's are coded apart (TELEMAC's results at rel=1e-4: 5.01x with zstd against
+  // 4.64x, 4.84x with deflate against 4.51x). Every decoder reads it as one stream.
   const auto* in = static_cast<const unsigned char*>(values);
   const std::size_t bytes = count * static_cast<std::size_t>(size);
   constexpr std::size_t kPiece = 64 * 1024;
   unsigned char piece[kPiece];
   std::size_t made = 0, k = 0, v = 0;  // shuffled bytes handed over so far: byte k of value v next
-  auto next = [&]() {                    // the next piece of the shuffled stream: its length
-    const std::size_t n = std::min(kPiece, bytes - made);
-    for (std::size_t i = 0; i < n; ++i) {
-      piece[i] = in[v * static_cast<std::size_t>(size) + k];
-      if (++v == count) v = 0, ++k;
-    }
+  bool stream_end = false;             // the last piece ended byte k's stream
+  auto next = [&]() {                  // the next piece of the shuffled stream, within one byte's: its length
+    const std::size_t n = std::min(kPiece, count - v);
+    for (std::size_t i = 0; i < n; ++i) piece[i] = in[(v + i) * static_cast<std::size_t>(size) + k];
+    v += n;
+    stream_end = v == count;
+    if (stream_end) v = 0, ++k;
     made += n;
     return n;
   };
@@ -192,24 +196,23 @@ void encode_chunk(const Compression& c, const void* values, std::size_t count, i
     ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, static_cast<int>(kZstdLevel));
     ZSTD_CCtx_setParameter(z, ZSTD_c_checksumFlag, 1);  // a damaged chunk fails to decode, in any reader
     ZSTD_CCtx_setPledgedSrcSize(z, bytes);  // the frame says its size (HDF5's zstd filters read it)
-    bool done = false;
-    while (!done) {
+    for (bool last = false; !last;) {
       const std::size_t n = next();
-      const bool last = made == bytes;
+      last = made == bytes;
+      const ZSTD_EndDirective mode = last ? ZSTD_e_end : stream_end ? ZSTD_e_flush : ZSTD_e_continue;
       ZSTD_inBuffer src{piece, n, 0};
       for (;;) {
         const std::size_t at = out.size();
         room(ZSTD_compressBound(n) + 64);
         ZSTD_outBuffer dst{out.data() + at, out.size() - at, 0};
-        const std::size_t left = ZSTD_compressStream2(z, &dst, &src, last ? ZSTD_e_end : ZSTD_e_continue);
+        const std::size_t left = ZSTD_compressStream2(z, &dst, &src, mode);
         out.resize(at + dst.pos);
         if (ZSTD_isError(left)) {
           out.resize(start);
           throw IoError(std::string("zstd: ") + ZSTD_getErrorName(left));
         }
-        if (last ? left == 0 : src.pos == src.size) break;
+        if (mode == ZSTD_e_continue ? src.pos == src.size : left == 0) break;
       }
-      done = last;
     }
 #else
     throw UsageError("compression '" + c.str() + "': this anabranch was built without zstd (libzstd)");
@@ -231,24 +234,24 @@ void encode_chunk(const Compression& c, const void* values, std::size_t count, i
       throw IoError("zlib: deflateReset failed");
     }
     z_stream& z = d.z;
-    int rc = Z_OK;
-    bool last = false;
-    while (rc != Z_STREAM_END) {
-      if (z.avail_in == 0 && !last) {
-        z.avail_in = static_cast<uInt>(next());
-        z.next_in = piece;
-        last = made == bytes;
-      }
-      const std::size_t at = out.size();
-      room(deflateBound(&z, z.avail_in) + 64);
-      z.next_out = reinterpret_cast<Bytef*>(out.data() + at);
-      z.avail_out = static_cast<uInt>(std::min<std::size_t>(out.size() - at, 1u << 30));
-      rc = deflate(&z, last ? Z_FINISH : Z_NO_FLUSH);
-      out.resize(reinterpret_cast<char*>(z.next_out) - out.data());
-      if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
-        out.resize(start);
-        throw IoError("zlib: deflate failed (" + std::to_string(rc) + ")");
-      }
+    for (bool last = false; !last;) {
+      z.avail_in = static_cast<uInt>(next());
+      z.next_in = piece;
+      last = made == bytes;
+      const int flush = last ? Z_FINISH : stream_end ? Z_BLOCK : Z_NO_FLUSH;
+      int rc = Z_OK;
+      do {  // again with the same flush while the output filled up (zlib's rule) or input is left
+        const std::size_t at = out.size();
+        room(deflateBound(&z, z.avail_in) + 64);
+        z.next_out = reinterpret_cast<Bytef*>(out.data() + at);
+        z.avail_out = static_cast<uInt>(std::min<std::size_t>(out.size() - at, 1u << 30));
+        rc = deflate(&z, flush);
+        out.resize(reinterpret_cast<char*>(z.next_out) - out.data());
+        if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+          out.resize(start);
+          throw IoError("zlib: deflate failed (" + std::to_string(rc) + ")");
+        }
+      } while (z.avail_out == 0 || z.avail_in > 0 || (last && rc != Z_STREAM_END));
     }
   }
 }

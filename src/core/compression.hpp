@@ -48,7 +48,8 @@ constexpr int kZstdFilterId = 32015;
 // A chunk of `count` values of `size` bytes each as HDF5 stores it under a compression's
 // filters: HDF5's byte shuffle (filter 2), then deflate (filter 1: a zlib stream) or zstd
 // (filter 32015: one frame, with its content's checksum), at the levels above; what HDF5 and every reader with the codec
-// decode back to the values. Throws UsageError when the codec is not in this build.
+// decode back to the values, each byte's stream a block of the codec's own (its own entropy
+// tables; one stream to every decoder). Throws UsageError when the codec is not in this build.
 // Appended to `out`; the shuffle streamed to the codec through 64 KiB at a time, so that
 // the chunk costs its encoding's bytes and no copy of its values.
 void encode_chunk(const Compression& c, const void* values, std::size_t count, int size, std::string& out);

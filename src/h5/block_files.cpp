@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <memory>
 
@@ -11,8 +12,10 @@
 #include "core/error.hpp"
 #include "core/io.hpp"
 #ifdef ANABRANCH_HAVE_HDF5
+#include "blockformats/cgns.hpp"
 #include "h5/block_h5.hpp"
 #include "h5/cgns_files.hpp"
+#include "h5/h5.hpp"
 #endif
 
 namespace anabranch::pio {
@@ -114,6 +117,81 @@ std::string check_block_file(const BlockFileInfo& info) {
   return "";
 }
 
+#ifdef ANABRANCH_HAVE_HDF5
+ChunkedArrays::ChunkedArrays(const BlockFileInfo& info) : info_(info) {
+  if (info.format == "cgns") fields_ = cgns::field_names(info.variables);
+  const auto lock = h5::lock();
+  h5::quiet();
+  file_ = h5::check(H5Fopen(info.path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "cannot open", info.path);
+}
+
+ChunkedArrays::~ChunkedArrays() {
+  const auto lock = h5::lock();
+  if (file_ >= 0) H5Fclose(file_);
+}
+
+std::int64_t ChunkedArrays::open(std::int64_t frame, std::size_t block, int var, std::string& path) const {
+  char step[40];
+  if (info_.format == "hdf5") {
+    std::snprintf(step, sizeof step, "%06lld", static_cast<long long>(frame));
+    path = var < 0 ? std::string("/grid/") + "xyz"[-var - 1] : "/frames/" + std::string(step) + "/" + info_.variables.at(static_cast<std::size_t>(var));
+  } else {
+    std::snprintf(step, sizeof step, "FlowSolution%06lld", static_cast<long long>(frame));
+    static const char* axes[3] = {"CoordinateX", "CoordinateY", "CoordinateZ"};
+    const std::string zone = block < info_.zones.size() ? info_.zones[block] : "block_" + std::to_string(info_.blocks.at(block).id);
+    path = std::string(info_.blocks.at(block).dims[2] == 1 ? "/Base2D/" : "/Base/") + zone + "/" +
+           (var < 0 ? std::string("GridCoordinates/") + axes[-var - 1] : std::string(step) + "/" + fields_.at(static_cast<std::size_t>(var))) +
+           "/ data";
+  }
+  const hid_t id = H5Dopen2(file_, path.c_str(), H5P_DEFAULT);
+  if (id < 0) throw FormatError(info_.path + ": dataset \"" + path + "\" not found (a block file changed since it was written?)");
+  return id;
+}
+
+std::int64_t ChunkedArrays::stored_bytes(std::int64_t frame, int var) const {
+  const auto lock = h5::lock();
+  std::int64_t bytes = 0;
+  std::string path;
+  for (std::size_t b = 0; b < (info_.format == "hdf5" ? 1 : info_.blocks.size()); ++b) {
+    h5::Handle dset(open(frame, b, var, path));
+    bytes += static_cast<std::int64_t>(H5Dget_storage_size(dset));
+  }
+  return bytes;
+}
+
+void ChunkedArrays::read(std::int64_t frame, std::size_t block, int var, const std::array<std::array<std::int64_t, 2>, 3>& box,
+                         double* out) const {
+  const auto& d = info_.blocks.at(block).dims;
+  const auto lock = h5::lock();
+  std::string path;
+  h5::Handle dset(open(frame, block, var, path));
+  h5::require_filters(dset, path, info_.path);
+  const std::int64_t ni = box[0][1] - box[0][0], nj = box[1][1] - box[1][0];
+  if (info_.format == "hdf5") {  // every block's points one after another: a line of the box at a time, or its slab whole
+    const std::int64_t first = info_.first_point(block);
+    if (ni == d[0] && nj == d[1])
+      return h5::read_range(dset, first + box[2][0] * d[0] * d[1], (box[2][1] - box[2][0]) * ni * nj, out, H5P_DEFAULT, info_.path);
+    for (std::int64_t k = box[2][0]; k < box[2][1]; ++k)
+      for (std::int64_t j = box[1][0]; j < box[1][1]; ++j, out += ni)
+        h5::read_range(dset, first + (k * d[1] + j) * d[0] + box[0][0], ni, out, H5P_DEFAULT, info_.path);
+    return;
+  }
+  const bool flat = d[2] == 1;
+  h5::Handle space(h5::check(H5Dget_space(dset), "H5Dget_space", info_.path));
+  const int rank = flat ? 2 : 3;
+  hsize_t start[3], count[3];
+  for (int a = 0; a < rank; ++a) {  // C order: k, j, i
+    const std::size_t x = static_cast<std::size_t>(rank - 1 - a);
+    start[a] = static_cast<hsize_t>(box[x][0]);
+    count[a] = static_cast<hsize_t>(box[x][1] - box[x][0]);
+  }
+  if (H5Sget_simple_extent_ndims(space) != rank) throw FormatError(info_.path + ": " + path + " is not " + std::to_string(rank) + "-dimensional");
+  h5::check_status(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count, nullptr), "H5Sselect_hyperslab", info_.path);
+  h5::Handle memory(h5::check(H5Screate_simple(rank, count, nullptr), "H5Screate_simple", info_.path));
+  h5::check_status(H5Dread(dset, H5T_NATIVE_DOUBLE, memory, space, H5P_DEFAULT, out), "cannot read " + path + " in", info_.path);
+}
+#endif
+
 void read_block_array(const BlockFileInfo& info, std::int64_t frame, std::size_t block, int var, std::vector<double>& out,
                       std::istream* in) {
   std::ifstream own;
@@ -127,9 +205,9 @@ void read_block_array(const BlockFileInfo& info, std::int64_t frame, std::size_t
     const auto& d = info.blocks[block].dims;
     out.resize(static_cast<std::size_t>(info.blocks[block].points()));
     // The file kept open for the next array (a command reads them one after another).
-    static thread_local std::unique_ptr<cgns_files::ChunkedArrays> file;
+    static thread_local std::unique_ptr<ChunkedArrays> file;
     if (!file || file->info().path != info.path || file->info().file_bytes != info.file_bytes)
-      file = std::make_unique<cgns_files::ChunkedArrays>(info);
+      file = std::make_unique<ChunkedArrays>(info);
     file->read(frame, block, var, {{{0, d[0]}, {0, d[1]}, {0, d[2]}}}, out.data());
     return;
   }

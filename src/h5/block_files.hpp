@@ -3,6 +3,7 @@
 // every byte. The commands that only read block files (info, convert, diff) take this; the
 // parallel reader is pio::BlockReader (layouts/block_io.hpp).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -22,6 +23,32 @@ BlockFileInfo describe_block_file(const std::string& path);
 // `in`: the file already open (a caller reading many arrays), or null.
 void read_block_array(const BlockFileInfo& info, std::int64_t frame, std::size_t block, int var, std::vector<double>& out,
                       std::istream* in = nullptr);
+// A block file anabranch wrote compressed (BlockFileInfo::compression: BlockWriter's
+// compress=, CGNS or HDF5): its arrays are HDF5's chunked datasets, read through HDF5, which
+// decodes the chunks a read touches. Serial; the file held open.
+class ChunkedArrays {
+ public:
+  explicit ChunkedArrays(const BlockFileInfo& info);
+  ~ChunkedArrays();
+  ChunkedArrays(const ChunkedArrays&) = delete;
+  ChunkedArrays& operator=(const ChunkedArrays&) = delete;
+  const BlockFileInfo& info() const { return info_; }
+  // Block b's array `var` (-1, -2, -3: the grid's x, y, z) in frame f, the box [box[a][0],
+  // box[a][1]) of its index space (i, j, k) into `out`, Fortran order over the box.
+  // FormatError naming the file and the dataset.
+  void read(std::int64_t frame, std::size_t block, int var, const std::array<std::array<std::int64_t, 2>, 3>& box, double* out) const;
+  // The bytes variable `var`'s chunks take in the file in frame f, every block's.
+  std::int64_t stored_bytes(std::int64_t frame, int var) const;
+
+ private:
+  // The dataset of that array (CGNS: the block's; HDF5: every block's), FormatError naming it
+  // when it is not there.
+  std::int64_t open(std::int64_t frame, std::size_t block, int var, std::string& path) const;
+  BlockFileInfo info_;
+  std::vector<std::string> fields_;
+  std::int64_t file_ = -1;
+};
+
 // Serial check of every byte the description promises: the file's size, every record
 // marker (raw with records), finite values. Returns "" when sound, else one line naming
 // the frame, block, variable and byte offset of the first damage.

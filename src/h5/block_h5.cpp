@@ -75,12 +75,20 @@ struct File::Impl {
   std::int64_t total = 0;
   std::vector<std::string> variables;
   int real_bytes = 8;
-  std::int64_t end = 0;  // where the datasets allocated so far end
+  std::int64_t end = 0;  // where the datasets allocated so far end (compressed: as if they were not)
+  Compression compress;
   Handle file, frames, xfer;
+  // A compressed dataset of every point: chunked, filtered.
+  std::int64_t chunked(hid_t loc, const std::string& v) const {
+    h5::create_dataset(loc, v, file_real(real_bytes), total, std::min<std::int64_t>(total, kChunkValues), name, false, compress);
+    return -1;
+  }
+  static constexpr std::int64_t kChunkValues = std::int64_t{1} << 20;
 };
 
 File::File(MPI_Comm comm, const std::string& path, const std::string& name, const std::vector<BlockShape>& blocks,
-           const std::vector<std::string>& variables, int real_bytes, MPI_Info info, const std::map<std::string, std::string>& provenance)
+           const std::vector<std::string>& variables, int real_bytes, MPI_Info info, const std::map<std::string, std::string>& provenance,
+           const Compression& compress)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.comm = comm;
@@ -89,11 +97,16 @@ File::File(MPI_Comm comm, const std::string& path, const std::string& name, cons
   m.name = name;
   m.variables = variables;
   m.real_bytes = real_bytes;
+  m.compress = compress;
   for (const auto& b : blocks) m.total += b.points();
   auto facts = vtkhdf::parallel_facts(comm);
   for (const auto& [k, v] : provenance) facts[k] = v;
   h5::quiet();
   const std::string& f = name;
+  // HDF5 fails to close a file it could not finish under a file-size limit, then crashes at
+  // exit closing it again (see check_room): the first MiB (the table, HDF5's metadata) is
+  // asked for before HDF5 writes anything.
+  collective(comm, [&] { check_size_limit(f, std::int64_t{1} << 20, "the block table"); });
   collective(comm, [&] {
     Handle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", f));
     check_status(H5Pset_fapl_mpio(fapl, comm, info), "H5Pset_fapl_mpio", f);
@@ -109,6 +122,7 @@ File::File(MPI_Comm comm, const std::string& path, const std::string& name, cons
     h5::write_attribute<std::int64_t>(root, "version", {1}, f);
     h5::write_attribute<std::int64_t>(root, "precision", {real_bytes}, f);
     h5::write_attribute(root, "variables", joined(variables), f);
+    if (compress.on()) h5::write_attribute(root, "compression", compress.str(), f);
     const auto n = static_cast<std::int64_t>(blocks.size());
     Handle g(check(H5Gcreate2(m.file, "blocks", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "cannot create /blocks in", f));
     std::vector<std::int64_t> ids, dims, offsets{0};
@@ -149,9 +163,12 @@ std::vector<std::int64_t> File::add_frame(std::int64_t frame, double time) {
   collective(m.comm, [&] {
     Handle g(check(H5Gcreate2(m.frames, frame_name(frame).c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "cannot create a frame in", m.name));
     h5::write_attribute<double>(g, "time", {time}, m.name);
-    for (const auto& v : m.variables) out.push_back(contiguous(g, v, file_real(m.real_bytes), m.total, m.name));
+    for (const auto& v : m.variables)
+      if (m.compress.on()) m.chunked(g, v);
+      else out.push_back(contiguous(g, v, file_real(m.real_bytes), m.total, m.name));
   });
   for (auto at : out) m.end = std::max(m.end, at + m.total * m.real_bytes);
+  if (m.compress.on()) m.end += static_cast<std::int64_t>(m.variables.size()) * m.total * m.real_bytes;
   return out;
 }
 
@@ -171,10 +188,34 @@ std::vector<std::int64_t> File::add_grid() {
   check_room(3 * m.total * m.real_bytes, "the grid");
   collective(m.comm, [&] {
     Handle g(check(H5Gcreate2(m.file, "grid", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "cannot create /grid in", m.name));
-    for (const char* c : {"x", "y", "z"}) out.push_back(contiguous(g, c, file_real(m.real_bytes), m.total, m.name));
+    for (const char* c : {"x", "y", "z"})
+      if (m.compress.on()) m.chunked(g, c);
+      else out.push_back(contiguous(g, c, file_real(m.real_bytes), m.total, m.name));
   });
   for (auto at : out) m.end = std::max(m.end, at + m.total * m.real_bytes);
+  if (m.compress.on()) m.end += 3 * m.total * m.real_bytes;
   return out;
+}
+
+void File::write(std::int64_t frame, int var, const std::vector<std::array<std::int64_t, 2>>& runs, const void* values) {
+  Impl& m = *impl_;
+  collective(m.comm, [&] {
+    const std::string path = var < 0 ? std::string("/grid/") + "xyz"[-var - 1] : "/frames/" + frame_name(frame) + "/" + m.variables.at(static_cast<std::size_t>(var));
+    Handle d(check(H5Dopen2(m.file, path.c_str(), H5P_DEFAULT), "cannot open " + path + " in", m.name));
+    Handle fs(check(H5Dget_space(d), "H5Dget_space", m.name));
+    hsize_t count = 0;
+    H5Sselect_none(fs);
+    for (const auto& r : runs) {
+      const hsize_t start = static_cast<hsize_t>(r[0]), n = static_cast<hsize_t>(r[1]);
+      check_status(H5Sselect_hyperslab(fs, H5S_SELECT_OR, &start, nullptr, &n, nullptr), "H5Sselect_hyperslab", m.name);
+      count += n;
+    }
+    const hsize_t room = std::max<hsize_t>(count, 1);
+    Handle ms(check(H5Screate_simple(1, &room, nullptr), "H5Screate_simple", m.name));
+    if (count == 0) H5Sselect_none(ms);
+    static const double nothing = 0;
+    check_status(H5Dwrite(d, file_real(m.real_bytes), ms, fs, m.xfer, count ? values : &nothing), "cannot write " + path + " of", m.name);
+  });
 }
 
 void File::close() {
@@ -210,6 +251,7 @@ BlockFileInfo describe(const std::string& path) {
     std::istringstream in(h5::read_string_attribute(file, "variables", path));
     for (std::string v; std::getline(in, v);) i.variables.push_back(v);
   }
+  if (h5::has_attribute(file, "compression")) i.compression = h5::read_string_attribute(file, "compression", path);
   Handle ids_d(check(H5Dopen2(file, "/blocks/ids", H5P_DEFAULT), "cannot open /blocks/ids in", path));
   const std::int64_t n = h5::dataset_length(ids_d);
   std::vector<std::int64_t> ids(static_cast<std::size_t>(n)), dims(static_cast<std::size_t>(3 * n));
@@ -234,13 +276,20 @@ BlockFileInfo describe(const std::string& path) {
     Handle type(check(H5Dget_type(d), "H5Dget_type", path));
     if (H5Tget_class(type) != H5T_FLOAT || static_cast<int>(H5Tget_size(type)) != i.real_bytes || H5Tget_order(type) != H5T_ORDER_LE)
       throw FormatError(path + ": " + where + " is not little-endian " + (i.real_bytes == 8 ? "float64" : "float32") + " as the file's precision says");
+    if (!i.compression.empty()) {  // chunked: read through HDF5
+      h5::require_filters(d, where, path);
+      return std::int64_t{-1};
+    }
     const haddr_t at = H5Dget_offset(d);
     if (at == HADDR_UNDEF)
-      throw FormatError(path + ": " + where + " is not a contiguous dataset with its space allocated (chunked or compressed datasets are not read)");
+      throw FormatError(path + ": " + where + " is not a contiguous dataset with its space allocated (chunked datasets are read in a file that says it is compressed)");
     return static_cast<std::int64_t>(at);
   };
+  auto keep = [&](std::vector<std::int64_t>& to, std::int64_t at) {
+    if (at >= 0) to.push_back(at);
+  };
   if (h5::exists(file, "/grid")) {
-    for (const char* c : {"x", "y", "z"}) i.grid_offsets.push_back(locate(file, std::string("/grid/") + c, std::string("/grid/") + c));
+    for (const char* c : {"x", "y", "z"}) keep(i.grid_offsets, locate(file, std::string("/grid/") + c, std::string("/grid/") + c));
     i.has_grid = true;
   }
   Handle frames(check(H5Gopen2(file, "/frames", H5P_DEFAULT), "cannot open /frames in", path));
@@ -251,7 +300,7 @@ BlockFileInfo describe(const std::string& path) {
     if (!h5::exists(frames, name)) throw FormatError(path + ": /frames holds " + std::to_string(gi.nlinks) + " groups but no " + name);
     Handle g(check(H5Gopen2(frames, name.c_str(), H5P_DEFAULT), "cannot open /frames/" + name + " in", path));
     i.times.push_back(h5::read_attribute<double>(g, "time", path).at(0));
-    for (const auto& v : i.variables) i.dataset_offsets.push_back(locate(g, v, "/frames/" + name + "/" + v));
+    for (const auto& v : i.variables) keep(i.dataset_offsets, locate(g, v, "/frames/" + name + "/" + v));
   }
   if (h5::exists(file, "/anabranch/provenance")) {
     Handle prov(check(H5Gopen2(file, "/anabranch/provenance", H5P_DEFAULT), "cannot open provenance in", path));

@@ -594,58 +594,6 @@ class MeshResult final : public ResultFile {
 
 }  // namespace
 
-ChunkedArrays::ChunkedArrays(const BlockFileInfo& info) : info_(info) {
-  fields_ = cgns::field_names(info.variables);
-  const auto lock = h5::lock();
-  h5::quiet();
-  file_ = check(H5Fopen(info.path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "cannot open", info.path);
-}
-
-ChunkedArrays::~ChunkedArrays() {
-  const auto lock = h5::lock();
-  if (file_ >= 0) H5Fclose(file_);
-}
-
-std::int64_t ChunkedArrays::open(std::int64_t frame, std::size_t block, int var, std::string& path) const {
-  char sol[40];
-  std::snprintf(sol, sizeof sol, "FlowSolution%06lld", static_cast<long long>(frame));
-  static const char* axes[3] = {"CoordinateX", "CoordinateY", "CoordinateZ"};
-  const std::string zone = block < info_.zones.size() ? info_.zones[block] : "block_" + std::to_string(info_.blocks.at(block).id);
-  path = std::string(info_.blocks.at(block).dims[2] == 1 ? "/Base2D/" : "/Base/") + zone + "/" +
-         (var < 0 ? std::string("GridCoordinates/") + axes[-var - 1] : std::string(sol) + "/" + fields_.at(static_cast<std::size_t>(var))) + "/ data";
-  const hid_t id = H5Dopen2(file_, path.c_str(), H5P_DEFAULT);
-  if (id < 0) throw FormatError(info_.path + ": dataset \"" + path + "\" not found (a CGNS block file changed since it was written?)");
-  return id;
-}
-
-std::int64_t ChunkedArrays::stored_bytes(std::int64_t frame, std::size_t block, int var) const {
-  const auto lock = h5::lock();
-  std::string path;
-  Handle dset(open(frame, block, var, path));
-  return static_cast<std::int64_t>(H5Dget_storage_size(dset));
-}
-
-void ChunkedArrays::read(std::int64_t frame, std::size_t block, int var, const std::array<std::array<std::int64_t, 2>, 3>& box,
-                         double* out) const {
-  const bool flat = info_.blocks.at(block).dims[2] == 1;
-  const auto lock = h5::lock();
-  std::string path;
-  Handle dset(open(frame, block, var, path));
-  h5::require_filters(dset, path, info_.path);
-  Handle space(check(H5Dget_space(dset), "H5Dget_space", info_.path));
-  const int rank = flat ? 2 : 3;
-  hsize_t start[3], count[3];
-  for (int a = 0; a < rank; ++a) {  // C order: k, j, i
-    const std::size_t x = static_cast<std::size_t>(rank - 1 - a);
-    start[a] = static_cast<hsize_t>(box[x][0]);
-    count[a] = static_cast<hsize_t>(box[x][1] - box[x][0]);
-  }
-  if (H5Sget_simple_extent_ndims(space) != rank) throw FormatError(info_.path + ": " + path + " is not " + std::to_string(rank) + "-dimensional");
-  check_status(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count, nullptr), "H5Sselect_hyperslab", info_.path);
-  Handle memory(check(H5Screate_simple(rank, count, nullptr), "H5Screate_simple", info_.path));
-  check_status(H5Dread(dset, H5T_NATIVE_DOUBLE, memory, space, H5P_DEFAULT, out), "cannot read " + path + " in", info_.path);
-}
-
 bool is_mesh_result(const std::string& path) {
   if (!is_cgns_hdf5(path)) return false;
   Handle file(check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "cannot open", path));

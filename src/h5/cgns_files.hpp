@@ -7,7 +7,6 @@
 // to read (the helper program, src/cgns): describe() says why. Specification:
 // docs/formats/cgns.md.
 #pragma once
-#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,29 +28,6 @@ bool describe(const std::string& path, BlockFileInfo& out, std::string& why);
 std::unique_ptr<ResultFile> open_mesh(const std::string& path);
 // True when path is a mesh result anabranch wrote as CGNS (open_mesh reads it).
 bool is_mesh_result(const std::string& path);
-
-// A block file anabranch wrote compressed (BlockFileInfo::compression: BlockWriter's
-// compress=): its arrays are HDF5's chunked datasets, read through HDF5, which decodes the
-// chunks a read touches. Serial; the file held open.
-class ChunkedArrays {
- public:
-  explicit ChunkedArrays(const BlockFileInfo& info);
-  ~ChunkedArrays();
-  // Block b's array `var` (-1, -2, -3: the grid's x, y, z) in frame f, the box [box[a][0],
-  // box[a][1]) of its index space (i, j, k) into `out`, Fortran order over the box.
-  // FormatError naming the file and the dataset.
-  const BlockFileInfo& info() const { return info_; }
-  void read(std::int64_t frame, std::size_t block, int var, const std::array<std::array<std::int64_t, 2>, 3>& box, double* out) const;
-  // The bytes that array's chunks take in the file.
-  std::int64_t stored_bytes(std::int64_t frame, std::size_t block, int var) const;
-
- private:
-  // The array's dataset, FormatError naming it when it is not there.
-  std::int64_t open(std::int64_t frame, std::size_t block, int var, std::string& path) const;
-  BlockFileInfo info_;
-  std::vector<std::string> fields_;
-  std::int64_t file_ = -1;
-};
 
 // Where the values of arrays another program's CGNS library made sit in the file: for each
 // HDF5 dataset path (a node's " data", e.g. "/Base/Zone 1/FlowSolution/Density/ data"), the

@@ -74,28 +74,68 @@ void fill_chunk(const BlockLayout& l, std::size_t p, const T* values, const std:
 }  // namespace
 
 template <class T>
+std::vector<double> array_bounds(MPI_Comm comm, const BlockLayout& layout, const Compression& c, int n, const T* const* arrays) {
+  std::vector<double> bound(static_cast<std::size_t>(n), c.lossy() ? c.tolerance : 0.0);
+  if (c.mode != Compression::Mode::Relative) return bound;
+  std::vector<double> span(2 * static_cast<std::size_t>(n), std::numeric_limits<double>::infinity());  // {min, -max} each
+  std::vector<double> line;
+  for (std::size_t p = 0; p < layout.pieces.size(); ++p)
+    for (int a = 0; a < n; ++a)
+      layout.for_each_run(p, [&](const BlockRun& run) {
+        const T* from = arrays[p * static_cast<std::size_t>(n) + static_cast<std::size_t>(a)] + run.memory_index;
+        line.assign(from, from + run.count);
+        widen_span(line.data(), run.count, &span[2 * static_cast<std::size_t>(a)]);
+      });
+  allreduce(comm, span.data(), 2 * n, MPI_DOUBLE, MPI_MIN);
+  for (std::size_t a = 0; a < bound.size(); ++a) bound[a] = c.bound(span[2 * a], -span[2 * a + 1]);
+  return bound;
+}
+
+template <class T>
+void packed_runs(const BlockLayout& layout, const std::vector<std::int64_t>& first_point, int a, int n, const T* const* arrays,
+                 int real_bytes, double bound, std::vector<std::array<std::int64_t, 2>>& runs, std::vector<unsigned char>& values) {
+  struct Run {
+    std::int64_t at, count;
+    const T* from;
+  };
+  std::vector<Run> all;
+  for (std::size_t p = 0; p < layout.pieces.size(); ++p) {
+    const T* array = arrays[p * static_cast<std::size_t>(n) + static_cast<std::size_t>(a)];
+    const std::int64_t first = first_point[static_cast<std::size_t>(layout.pieces[p].block)];
+    layout.for_each_run(p, [&](const BlockRun& run) { all.push_back({first + run.block_index, run.count, array + run.memory_index}); });
+  }
+  std::sort(all.begin(), all.end(), [](const Run& x, const Run& y) { return x.at < y.at; });
+  std::int64_t total = 0;
+  for (const auto& r : all) total += r.count;
+  values.resize(static_cast<std::size_t>(total * real_bytes));
+  runs.clear();
+  std::int64_t at = 0;
+  for (const auto& r : all) {
+    if (!runs.empty() && runs.back()[0] + runs.back()[1] == r.at)
+      runs.back()[1] += r.count;
+    else
+      runs.push_back({r.at, r.count});
+    for (std::int64_t i = 0; i < r.count; ++i, ++at)
+      if (real_bytes == 8) reinterpret_cast<double*>(values.data())[at] = static_cast<double>(r.from[i]);
+      else reinterpret_cast<float*>(values.data())[at] = static_cast<float>(r.from[i]);
+  }
+  if (real_bytes == 8) round_within(reinterpret_cast<double*>(values.data()), total, bound);
+  else round_within(reinterpret_cast<float*>(values.data()), total, bound);
+}
+
+template std::vector<double> array_bounds<float>(MPI_Comm, const BlockLayout&, const Compression&, int, const float* const*);
+template std::vector<double> array_bounds<double>(MPI_Comm, const BlockLayout&, const Compression&, int, const double* const*);
+template void packed_runs<float>(const BlockLayout&, const std::vector<std::int64_t>&, int, int, const float* const*, int, double,
+                                 std::vector<std::array<std::int64_t, 2>>&, std::vector<unsigned char>&);
+template void packed_runs<double>(const BlockLayout&, const std::vector<std::int64_t>&, int, int, const double* const*, int, double,
+                                  std::vector<std::array<std::int64_t, 2>>&, std::vector<unsigned char>&);
+
+template <class T>
 void CompressedBlocks::write(MPI_File fh, const std::string& path, std::int64_t frame, bool grid, const T* const* arrays) {
   const int n = grid ? 3 : nvar_;
   const Compression c = grid ? Compression{Compression::Mode::Lossless, 0, c_.codec} : c_;
   const std::string what = grid ? std::string("the grid") : "frame " + std::to_string(frame);
-  // The bound of each array: rel from its range over every rank's pieces.
-  std::vector<double> bound(static_cast<std::size_t>(n), c.lossy() ? c.tolerance : 0.0);
-  if (c.mode == Compression::Mode::Relative) {
-    std::vector<double> span(2 * static_cast<std::size_t>(n));
-    for (int a = 0; a < n; ++a) {
-      span[2 * a] = std::numeric_limits<double>::infinity();
-      span[2 * a + 1] = std::numeric_limits<double>::infinity();
-    }
-    std::vector<double> line;
-    for (std::size_t p = 0; p < layout_.pieces.size(); ++p)
-      for (int a = 0; a < n; ++a)
-        layout_.for_each_run(p, [&](const BlockRun& run) {
-          line.assign(arrays[p * n + a] + run.memory_index, arrays[p * n + a] + run.memory_index + run.count);
-          widen_span(line.data(), run.count, &span[2 * a]);
-        });
-    allreduce(comm_, span.data(), 2 * n, MPI_DOUBLE, MPI_MIN);
-    for (int a = 0; a < n; ++a) bound[static_cast<std::size_t>(a)] = c.bound(span[2 * a], -span[2 * a + 1]);
-  }
+  const std::vector<double> bound = array_bounds(comm_, layout_, c, n, arrays);
   std::string buffer;
   std::vector<Placed> placed;
   collective(comm_, [&] {

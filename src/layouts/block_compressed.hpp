@@ -22,6 +22,20 @@
 
 namespace anabranch::pio {
 
+// Collective: the bound of each of the n arrays (arrays[p * n + a], this rank's pieces) under
+// c: abs its tolerance, rel the tolerance times the array's range over every rank's pieces
+// (one MPI_Allreduce), 0 lossless.
+template <class T>
+std::vector<double> array_bounds(MPI_Comm comm, const BlockLayout& layout, const Compression& c, int n, const T* const* arrays);
+
+// HDF5 block files (every block's points one after another in a dataset an array): array
+// `a` of this rank's pieces as runs of that dataset (first point, count; in increasing order,
+// touching runs merged) and their values one after another, of the file's precision
+// (real_bytes), rounded within `bound`. `first_point[b]`: block b's first point.
+template <class T>
+void packed_runs(const BlockLayout& layout, const std::vector<std::int64_t>& first_point, int a, int n, const T* const* arrays,
+                 int real_bytes, double bound, std::vector<std::array<std::int64_t, 2>>& runs, std::vector<unsigned char>& values);
+
 class CompressedBlocks {
  public:
   static constexpr std::int64_t kChunkValues = std::int64_t{1} << 21;

@@ -196,6 +196,10 @@ struct BlockWriter::Impl {
     return s;
   }
   void after_frame();
+  // Compressed HDF5: the frame's arrays (or the grid's), each rank its pieces' runs rounded
+  // within the bound (the grid exact), through HDF5's collective filtered writes.
+  template <class T>
+  void write_h5_compressed(std::int64_t f, bool grid, const T* const* arrays);
   // The tree of a CGNS file, after its arrays, and its superblock: rank 0, at close.
   void write_cgns_tree();
   // Rank 0: the raw file's description beside it (block_raw's sidecar).
@@ -257,9 +261,8 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
     if (variables.empty() && m.info.format == "raw") throw UsageError("a raw block file needs at least one variable");
     if (options.real_bytes != 4 && options.real_bytes != 8) throw UsageError("precision must be 4 or 8 bytes");
     if (options.records && m.info.format != "raw") throw UsageError("records=fortran is an option of the raw format");
-    if (options.compress.on() && !cgns)
-      throw UsageError("compress=" + options.compress.str() + ": an option of CGNS block files (format=cgns or a .cgns name), not of " +
-                       m.info.format + " ones");
+    if (options.compress.on() && m.info.format == "raw")
+      throw UsageError("compress=" + options.compress.str() + ": an option of CGNS and HDF5 block files, not of raw ones (format=cgns or hdf5)");
 #ifndef ANABRANCH_HAVE_HDF5
     if (m.info.format == "hdf5") throw UsageError("this anabranch was built without HDF5: write format=raw");
 #endif
@@ -290,9 +293,9 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
       for (std::size_t k = 0; k + 7 <= all.size(); k += 7)
         pieces.push_back({all[k], {{{all[k + 1], all[k + 2]}, {all[k + 3], all[k + 4]}, {all[k + 5], all[k + 6]}}}});
       check_cover(layout.blocks, pieces);
-      if (options.compress.on()) extents = CompressedBlocks::chunk_extents(layout.blocks, pieces);
+      if (options.compress.on() && cgns) extents = CompressedBlocks::chunk_extents(layout.blocks, pieces);
     });
-    if (options.compress.on()) {
+    if (options.compress.on() && cgns) {
       const std::string bytes = broadcast(comm, std::string(reinterpret_cast<const char*>(extents.data()), extents.size() * sizeof extents[0]));
       extents.resize(bytes.size() / sizeof extents[0]);
       if (!bytes.empty()) std::memcpy(extents.data(), bytes.data(), bytes.size());
@@ -315,15 +318,16 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
       prov["strategy"] = options.strategy;
       prov["ranks"] = std::to_string(m.size);
       prov["hints"] = hints.str();
-      m.h5 = std::make_unique<block_h5::File>(comm, m.name->open_path(), path, layout.blocks, variables, options.real_bytes, m.mpi_info, prov);
+      m.h5 = std::make_unique<block_h5::File>(comm, m.name->open_path(), path, layout.blocks, variables, options.real_bytes, m.mpi_info, prov,
+                                              options.compress);
 #endif
     }
     m.frame = std::make_unique<BlockFrame>(m.layout, m.info, false);
-    if (options.compress.on()) {
+    if (options.compress.on() && cgns) {
       m.packed_fh = open_shared_file(comm, m.setup(*m.frame));
       m.packed = std::make_unique<CompressedBlocks>(comm, m.layout, std::move(extents), options.compress, options.real_bytes,
                                                     m.info.nvar(), kCgnsData);
-    } else {
+    } else if (!options.compress.on()) {  // (compressed HDF5: HDF5's collective filtered writes, write_h5_compressed)
       m.strategy = make_strategy(options.strategy);
       m.strategy->open(m.setup(*m.frame));  // a raw file left from before is truncated there
     }
@@ -404,6 +408,23 @@ void BlockWriter::Impl::write_cgns_tree() {
   });
 }
 
+template <class T>
+void BlockWriter::Impl::write_h5_compressed(std::int64_t f, bool grid, const T* const* arrays) {
+#ifdef ANABRANCH_HAVE_HDF5
+  const int n = grid ? 3 : info.nvar();
+  const Compression c = grid ? Compression{Compression::Mode::Lossless, 0, options.compress.codec} : options.compress;
+  const std::vector<double> bound = array_bounds(comm, layout, c, n, arrays);
+  std::vector<std::int64_t> first(layout.blocks.size());
+  for (std::size_t b = 0; b < first.size(); ++b) first[b] = info.first_point(b);
+  std::vector<std::array<std::int64_t, 2>> runs;
+  std::vector<unsigned char> values;
+  for (int a = 0; a < n; ++a) {
+    packed_runs(layout, first, a, n, arrays, info.real_bytes, bound[static_cast<std::size_t>(a)], runs, values);
+    h5->write(f, grid ? -(a + 1) : a, runs, values.data());
+  }
+#endif
+}
+
 void BlockWriter::Impl::after_frame() {
   collective(comm, [&] {
     // MPI-IO libraries may report a failed collective write on an aggregator only, or not in
@@ -427,8 +448,14 @@ void BlockWriter::write_grid(const T* const* xyz) {
   });
   try {
     end_frame();
-    if (m.packed) {
-      m.packed->write(m.packed_fh, m.path, 0, true, xyz);
+    if (m.packed || m.options.compress.on()) {
+#ifdef ANABRANCH_HAVE_HDF5
+      if (m.h5) {
+        m.h5->add_grid();
+        m.write_h5_compressed(0, true, xyz);
+      }
+#endif
+      if (m.packed) m.packed->write(m.packed_fh, m.path, 0, true, xyz);
       m.grid_written = true;
       m.info.has_grid = true;
       return;
@@ -458,8 +485,14 @@ void BlockWriter::begin_frame(double time, const T* const* values) {
   end_frame();
   const std::int64_t f = m.info.frames();
   try {
-    if (m.packed) {  // compressed and written before it returns
-      m.packed->write(m.packed_fh, m.path, f, false, values);
+    if (m.options.compress.on()) {  // compressed and written before it returns
+#ifdef ANABRANCH_HAVE_HDF5
+      if (m.h5) {
+        m.h5->add_frame(f, time);
+        m.write_h5_compressed(f, false, values);
+      }
+#endif
+      if (m.packed) m.packed->write(m.packed_fh, m.path, f, false, values);
       m.info.times.push_back(time);
       return;
     }
@@ -585,7 +618,7 @@ struct BlockReader::Impl {
   // The frames' runs and their reader, and the grid's (made on first use).
   std::pair<std::unique_ptr<BlockFrame>, std::unique_ptr<RunReader>> frame_reader, grid_reader;
 #ifdef ANABRANCH_HAVE_HDF5
-  std::unique_ptr<cgns_files::ChunkedArrays> chunked;  // a compressed file: its arrays through HDF5
+  std::unique_ptr<ChunkedArrays> chunked;  // a compressed file: its arrays through HDF5
 #endif
 
   template <class T>
@@ -627,7 +660,7 @@ void BlockReader::Impl::read(std::int64_t frame, bool grid, T* const* arrays) {
 #ifdef ANABRANCH_HAVE_HDF5
   if (!info.compression.empty()) {  // each rank its pieces' boxes, HDF5 decoding the chunks they touch
     collective(comm, [&] {
-      if (!chunked) chunked = std::make_unique<cgns_files::ChunkedArrays>(info);
+      if (!chunked) chunked = std::make_unique<ChunkedArrays>(info);
       const int n = grid ? 3 : info.nvar();
       std::vector<double> box;
       for (std::size_t p = 0; p < layout.pieces.size(); ++p) {

@@ -62,8 +62,9 @@ struct BlockFileOptions {
   std::int64_t buffer_bytes = 0;
   int writers_per_node = 0;             // aggregated: writers (reading: readers) per node, 0 auto (parallel/topology.hpp)
   Hints hints;                          // MPI-IO hints
-  // cgns: the arrays compressed (core/compression.hpp: lossless, abs=TOL, rel=TOL, then
-  // :deflate or :zstd), each rank its own chunks (layouts/block_compressed.hpp).
+  // cgns, hdf5: the arrays compressed (core/compression.hpp: lossless, abs=TOL, rel=TOL,
+  // then :deflate or :zstd); cgns: each rank its own chunks (layouts/block_compressed.hpp);
+  // hdf5: HDF5's collective filtered writes (h5/block_h5.hpp).
   Compression compress;
 
   // "format=raw strategy=independent precision=4 records=fortran atomic=1 xdmf=0

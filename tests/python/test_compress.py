@@ -210,15 +210,15 @@ def test_bad_specs_are_one_line_errors(ab, data, tmp_path):
     r = ab("convert", src, tmp_path / "x.slf", "--compress", "lossless")
     assert_failed_cleanly(r)
     assert "HDF5 and CGNS outputs only" in r.stderr
-    # A multi-block grid compresses to CGNS only; its other outputs refuse --compress (not
-    # silently uncompressed).
+    # A multi-block grid compresses to CGNS and HDF5 block files; its other outputs refuse
+    # --compress (not silently uncompressed).
     def record(a):
         return np.int32(a.nbytes).tobytes() + a.tobytes() + np.int32(a.nbytes).tobytes()
 
     (tmp_path / "b.x").write_bytes(record(np.array([2, 2, 2], "<i4")) + record(np.arange(24, dtype="<f8")))  # a PLOT3D grid
-    r = ab("convert", tmp_path / "b.x", tmp_path / "b.h5", "--compress", "lossless")
+    r = ab("convert", tmp_path / "b.x", tmp_path / "b.vtm", "--compress", "lossless")
     assert_failed_cleanly(r)
-    assert "compressed in CGNS outputs only" in r.stderr and not (tmp_path / "b.h5").exists()
+    assert "compressed in CGNS and HDF5 block files only" in r.stderr and not (tmp_path / "b.vtm").exists()
     assert_status(ab("convert", tmp_path / "b.x", tmp_path / "b.cgns", "--compress", "lossless"), 0)
     h5py = pytest.importorskip("h5py")
     with h5py.File(tmp_path / "b.cgns", "r") as f:

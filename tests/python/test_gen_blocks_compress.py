@@ -1,12 +1,13 @@
-"""Compressed CGNS block files (BlockWriter's compress=SPEC) drawn at random, against numpy: 1
-to 4 blocks of odd sizes (flat ones, one point thick, among them), each cut along random
-planes into pieces dealt to 1 to 3 ranks (a rank may hold none), halos around the pieces,
-single or double precision, lossless or within a bound (abs, rel) with deflate or zstd. h5py
-with hdf5plugin (decoders that are not anabranch's) reads every array: each chunk lies in
-one rank's piece, the grid is exact, every value is exact (lossless) or within its bound
-(rel: TOL x the variable's range over every block in that frame). Read back by anabranch on
-another rank count with other pieces: the values h5py decoded, every one. CGNS's library
-(cgnscheck, cgns_to_plot3d) reads a deflate file as it reads the uncompressed one."""
+"""Compressed block files (BlockWriter's compress=SPEC, CGNS and HDF5) drawn at random,
+against numpy: 1 to 4 blocks of odd sizes (flat ones, one point thick, among them), each cut
+along random planes into pieces dealt to 1 to 3 ranks (a rank may hold none), halos around
+the pieces, single or double precision, lossless or within a bound (abs, rel) with deflate
+or zstd. h5py with hdf5plugin (decoders that are not anabranch's) reads every array: the
+grid is exact, every value is exact (lossless) or within its bound (rel: TOL x the
+variable's range over every block in that frame); in CGNS each chunk lies in one rank's
+piece. Read back by anabranch on another rank count with other pieces: the values h5py
+decoded, every one. CGNS's library (cgnscheck) reads a deflate file as it reads the
+uncompressed one."""
 import shutil
 import subprocess
 import sys
@@ -37,12 +38,14 @@ def zone_arrays(h, b, dims, frames, names):
 
 @pytest.mark.mpi
 @pytest.mark.generated
-@gen.cases(14)
-@given(seed=st.integers(0, 2**32 - 1), nblocks=st.integers(1, 4), ranks=st.integers(1, 3), real=st.sampled_from(["f4", "f8"]),
+@gen.cases(16)
+@given(seed=st.integers(0, 2**32 - 1), fmt=st.sampled_from(["cgns", "hdf5"]), nblocks=st.integers(1, 4), ranks=st.integers(1, 3),
+       real=st.sampled_from(["f4", "f8"]),
        mode=st.sampled_from(["lossless", "abs", "rel"]), codec=st.sampled_from(["", ":zstd"]), nvar=st.integers(1, 3),
        frames=st.integers(1, 3), halo=st.sampled_from([(0, 0, 0), (1, 1, 1), (2, 0, 1)]), grid=st.booleans(), reread=st.integers(1, 3))
-@example(seed=1, nblocks=3, ranks=2, real="f4", mode="rel", codec="", nvar=2, frames=2, halo=(1, 0, 1), grid=True, reread=3)
-def test_compressed_cgns_block_files_from_random_pieces(seed, nblocks, ranks, real, mode, codec, nvar, frames, halo, grid, reread):
+@example(seed=1, fmt="cgns", nblocks=3, ranks=2, real="f4", mode="rel", codec="", nvar=2, frames=2, halo=(1, 0, 1), grid=True, reread=3)
+@example(seed=2, fmt="hdf5", nblocks=3, ranks=3, real="f8", mode="rel", codec=":zstd", nvar=2, frames=2, halo=(1, 0, 1), grid=True, reread=2)
+def test_compressed_block_files_from_random_pieces(seed, fmt, nblocks, ranks, real, mode, codec, nvar, frames, halo, grid, reread):
     hdf5plugin = pytest.importorskip("hdf5plugin")  # noqa: F841  (h5py's zstd)
     rng = np.random.default_rng(seed)
     dims = []
@@ -56,7 +59,7 @@ def test_compressed_cgns_block_files_from_random_pieces(seed, nblocks, ranks, re
     variables = [f"q{v}" for v in range(nvar)]
     times = sorted(float(t) for t in rng.uniform(0, 5, frames))
     spec = dict(mode="write", dims=dims, pieces=split(rng, dims, ranks), halo=list(halo), variables=variables, times=times,
-                options=f"format=cgns precision={real[1]} compress={spec_text}", grid=grid, real=real, **{"async": False})
+                options=f"format={fmt} precision={real[1]} compress={spec_text}", grid=grid, real=real, **{"async": False})
     exact = {}  # numpy's values in the file's precision, C order (k, j, i), and the doubles written
     for b, d in enumerate(dims):
         k, j, i = np.meshgrid(np.arange(d[2]), np.arange(d[1]), np.arange(d[0]), indexing="ij")
@@ -66,13 +69,13 @@ def test_compressed_cgns_block_files_from_random_pieces(seed, nblocks, ranks, re
         for c in range(3):
             exact["grid", b, c] = value(b, c + 100, 0, i, j, k)
     with gen.scratch() as tmp:
-        out = tmp / "out.cgns"
+        out = tmp / ("out.cgns" if fmt == "cgns" else "out.h5")
         (tmp / "spec.py").write_text(repr(spec))
         (tmp / "run.py").write_text(SCRIPT)
         conftest.assert_status(conftest.mpirun(ranks, sys.executable, tmp / "run.py", tmp / "spec.py", out), 0)
         decoded = {}
         with h5py.File(out, "r") as h:
-            for b, d in enumerate(dims):
+            for b, d in enumerate(dims if fmt == "cgns" else []):
                 arrays = zone_arrays(h, b, d, frames, variables)
                 for key, ds in arrays.items():
                     assert ds.dtype == np.dtype(real), (key, ds.dtype)
@@ -87,6 +90,16 @@ def test_compressed_cgns_block_files_from_random_pieces(seed, nblocks, ranks, re
                             for cut in piece[1 + axis]:
                                 assert cut % c == 0 or cut == d[axis], (key, ds.chunks, piece)
                     decoded[(key[0], b, key[1])] = ds[()].reshape(d[2], d[1], d[0])
+            if fmt == "hdf5":  # a dataset an array, every block's points one after another
+                off = h["blocks/offsets"][()]
+                keys = [("grid", c, f"grid/{a}") for c, a in enumerate("xyz") if grid]
+                keys += [(f, v, f"frames/{f:06d}/q{v}") for f in range(frames) for v in range(nvar)]
+                for f, v, name in keys:
+                    ds = h[name]
+                    assert ds.dtype == np.dtype(real) and "shuffle" in ds._filters and ("32015" in ds._filters if codec else "gzip" in ds._filters)
+                    values = ds[()]
+                    for b, d in enumerate(dims):
+                        decoded[f, b, v] = values[off[b]:off[b + 1]].reshape(d[2], d[1], d[0])
         for (f, b, c), got in decoded.items():
             if f == "grid" and not grid:
                 continue  # the index space, written for CGNS (test_blocks.py)
@@ -105,7 +118,7 @@ def test_compressed_cgns_block_files_from_random_pieces(seed, nblocks, ranks, re
         info = gen.ab("info", out)
         assert "compressed" in info.stdout and ("shuffle+zstd" if codec else "shuffle+deflate") in info.stdout, info.stdout
         # Read back by anabranch on another rank count, other pieces: the values h5py decoded.
-        back = tmp / "back.dat"
+        back = tmp / "back.dat"  # raw: the blocks one after another, each block's variables
         conftest.assert_status(conftest.mpirun(reread, conftest.EXE, "convert", out, back), 0)
         raw = back.read_bytes()
         pos = 0
@@ -120,29 +133,31 @@ def test_compressed_cgns_block_files_from_random_pieces(seed, nblocks, ranks, re
             rspec = dict(spec, mode="read", pieces=split(rng, dims, reread), halo=[int(x) for x in rng.integers(0, 2, 3)], options="")
             (tmp / "spec.py").write_text(repr(rspec))
             conftest.assert_status(conftest.mpirun(reread, sys.executable, tmp / "run.py", tmp / "spec.py", out), 0)
-        if not codec and shutil.which("cgnscheck") and shutil.which("cgns_to_plot3d"):  # CGNS's library (no zstd plugin)
+        if fmt == "cgns" and not codec and shutil.which("cgnscheck"):  # CGNS's library (no zstd plugin)
             r = subprocess.run(["cgnscheck", out], capture_output=True, text=True, timeout=120)
             assert r.returncode == 0 and "checking complete" in r.stdout and "ERROR" not in r.stdout, r.stdout[-2000:]
 
 
-def test_compress_is_refused_where_blocks_are_not_cgns(tmp_path):
-    """compress= on a raw or HDF5 block file, and --compress to a block output other than CGNS:
-    one line, exit 1, no output."""
+def test_compress_is_refused_where_blocks_are_raw(tmp_path):
+    """compress= on a raw block file, and --compress to a block output other than CGNS or
+    HDF5: one line, exit 1, no output."""
     anabranch = pytest.importorskip("anabranch")
     layout = anabranch.BlockLayout()
     layout.add_block(1, 4, 3, 2)
     layout.add_piece(1)
-    for name, fmt in (("b.dat", "raw"), ("b.h5", "hdf5")):
-        with conftest.raises_exactly(anabranch.UsageError, match="compress=rel=0.001: an option of CGNS block files"):
+    for name, fmt in (("b.dat", "raw"),):
+        with conftest.raises_exactly(anabranch.UsageError, match="compress=rel=0.001: an option of CGNS and HDF5 block files"):
             anabranch.BlockWriter(None, tmp_path / name, layout, ["q"], f"format={fmt} compress=rel=1e-3")
         assert not (tmp_path / name).exists()
     with anabranch.BlockWriter(None, tmp_path / "in.h5", layout, ["q"]) as w:
         w.write_frame(0.0, [[np.arange(24.0)]])
-    for out in ("o.h5", "o.dat", "o.vtm", "o.xyz"):
+    for out in ("o.dat", "o.vtm", "o.xyz"):
         r = gen.ab("convert", tmp_path / "in.h5", tmp_path / out, "--compress", "lossless")
-        conftest.assert_status(r, 1, "compressed in CGNS outputs only")
+        conftest.assert_status(r, 1, "compressed in CGNS and HDF5 block files only")
         assert not (tmp_path / out).exists()
     r = gen.ab("convert", tmp_path / "in.h5", tmp_path / "o.cgns", "--compress", "rel=0")
     conftest.assert_status(r, 1, "the bound must be a finite number above 0")
-    conftest.assert_status(gen.ab("convert", tmp_path / "in.h5", tmp_path / "o.cgns", "--compress", "rel=1e-3"), 0)
-    conftest.assert_status(gen.ab("info", tmp_path / "o.cgns", "--check"), 0)
+    for out in ("o.cgns", "o.h5"):
+        conftest.assert_status(gen.ab("convert", tmp_path / "in.h5", tmp_path / out, "--compress", "rel=1e-3"), 0)
+        conftest.assert_status(gen.ab("info", tmp_path / out, "--check"), 0)
+        assert (tmp_path / out).with_suffix(".h5.xmf").exists() == (out == "o.h5")

@@ -37,6 +37,8 @@ COMMANDS = {
     "blocks-vtm": (["convert", "IN/b.h5", "OUT/b.vtm"], None, False),
     "blocks-cgns": (["convert", "IN/b.h5", "OUT/b.cgns"], ["b.cgns"], True),
     "blocks-cgns-compressed": (["convert", "IN/b.h5", "OUT/b.cgns", "--compress", "rel=1e-4:zstd"], ["b.cgns"], True),
+    "blocks-h5": (["convert", "IN/b.h5", "OUT/c.h5"], ["c.h5", "c.h5.xmf"], True),
+    "blocks-h5-compressed": (["convert", "IN/b.h5", "OUT/c.h5", "--compress", "lossless"], ["c.h5", "c.h5.xmf"], True),
     "convert-cgns": (["convert", "IN/m.slf", "OUT/r.cgns"], ["r.cgns"], True),
     "convert-cgns-compressed": (["convert", "IN/m.slf", "OUT/r.cgns", "--compress", "rel=1e-4"], ["r.cgns"], True),
     "convert-compressed-cgns-slf": (["convert", "IN/mc.cgns", "OUT/r.slf"], ["r.slf"], True),
@@ -63,7 +65,7 @@ def inputs(tmp_path_factory):
     return d
 
 
-@gen.cases(34)
+@gen.cases(38)
 @given(command=st.sampled_from(sorted(COMMANDS)), fraction=st.one_of(st.just(0.0), st.floats(0.0, 1.2)), ranks=st.integers(0, 3))
 def test_outputs_are_whole_or_absent(inputs, command, fraction, ranks):
     args, outs, parallel = COMMANDS[command]

@@ -636,8 +636,9 @@ class BlockWriter:
     options: "format=raw|hdf5|cgns strategy=independent|collective|aggregated|aggregated-async
     precision=4|8 records=fortran|none atomic=1 compress=SPEC ..." and MPI-IO hints; the
     format by default by the name (.h5 hdf5, .cgns CGNS, else raw). compress=lossless,
-    abs=TOL or rel=TOL (then :deflate or :zstd), CGNS only: every array chunked inside the
-    ranks' pieces, each rank compressing and writing its own chunks.
+    abs=TOL or rel=TOL (then :deflate or :zstd), CGNS and HDF5: in CGNS every array chunked
+    inside the ranks' pieces, each rank compressing and writing its own chunks; in HDF5
+    chunked datasets through HDF5's collective filtered writes.
     """
 
     def __init__(self, comm, path, layout, variables, options=""):

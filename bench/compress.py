@@ -17,8 +17,9 @@ under mpiexec -n R), the median of --repeat runs, wall time of the whole command
 --format cgns: the same for CGNS outputs (the FlowSolution arrays' stored bytes; the
 reference codecs and orders are HDF5's only). --format blocks: a generated multi-block flow
 (--blocks zones of --points^3 points, 5 variables in double precision, smooth fields: a
-shear layer and waves), an HDF5 block file converted to CGNS under mpiexec -n R uncompressed
-and with each SPEC (every value checked against the source by h5py and numpy) and read back.
+shear layer and waves), an HDF5 block file converted to CGNS and to a compressed HDF5 block
+file under mpiexec -n R uncompressed and with each SPEC (every value checked against the
+source by h5py and numpy) and read back (to a raw block file).
 Usage: bench/compress.py [--format h5|cgns|blocks] [--blocks 8] [--points 48] [--elements 2000000] [--frames 5] [--ranks 2] [--repeat 3] [--work DIR] [--quick]
 """
 import argparse
@@ -242,12 +243,24 @@ with anabranch.BlockWriter(comm, sys.argv[1], layout, ["rho", "u", "v", "w", "p"
 
 
 def blocks_stored(path, source=None, spec=None):
-    """(stored bytes, values' bytes) of a CGNS block file's FlowSolution arrays; with the
-    source block file (HDF5) and the SPEC, every value checked against it by numpy (rel: the
-    bound from the variable's range over every block in that frame)."""
+    """(stored bytes, values' bytes) of a CGNS block file's FlowSolution arrays (an HDF5 block
+    file's frames); with the source block file (HDF5) and the SPEC, every value checked against
+    it by numpy (rel: the bound from the variable's range over every block in that frame)."""
     import h5py
     import hdf5plugin  # noqa: F401
     size = raw = 0
+    if str(path).endswith(".h5"):
+        with h5py.File(path, "r") as f, h5py.File(source or path, "r") as src:
+            for frame in sorted(f["frames"]):
+                for var, d in f["frames"][frame].items():
+                    size += d.id.get_storage_size()
+                    raw += d.size * d.dtype.itemsize
+                    if source:
+                        want, got = src[f"frames/{frame}/{var}"][()], d[()]
+                        kind, _, tol = spec.split(":")[0].partition("=")
+                        bound = 0.0 if kind == "lossless" else float(tol) * (want.max() - want.min()) if kind == "rel" else float(tol)
+                        assert np.abs(got - want).max() <= bound, (spec, frame, var)
+        return size, raw
     with h5py.File(path, "r") as f:
         src = h5py.File(source, "r") if source else None
         zones = sorted((z for z in f["Base"] if z.startswith("block_")), key=lambda z: int(z[6:]))
@@ -273,9 +286,10 @@ def blocks_stored(path, source=None, spec=None):
     return size, raw
 
 
-def block_speeds(work, blocks, points, frames, ranks, repeat):
+def block_speeds(work, blocks, points, frames, ranks, repeat, suffix="cgns"):
     """A generated multi-block flow (smooth fields: a shear layer and waves, double precision)
-    converted to CGNS under mpiexec -n ranks, uncompressed and with each SPEC, and read back."""
+    converted to CGNS (or an HDF5 block file: suffix h5) under mpiexec -n ranks, uncompressed
+    and with each SPEC, and read back."""
     src = work / f"gen-{blocks}x{points}.h5"
     if not src.exists():
         (work / "gen_blocks.py").write_text(BLOCKS_SCRIPT)
@@ -284,15 +298,15 @@ def block_speeds(work, blocks, points, frames, ranks, repeat):
         subprocess.run(cmd, check=True, env=ENV)
     out, base = [], None
     for spec in [None] + SPECS:
-        cgns = work / "s.cgns"
+        cgns = work / f"s.{suffix}"
         extra = [] if spec is None else ["--compress", spec]
         w = statistics.median(run("convert", src, cgns, *extra, ranks=ranks) for _ in range(repeat))
         size = blocks_stored(cgns, src if spec else None, spec)
-        r = statistics.median(run("convert", cgns, work / "back.h5", ranks=ranks) for _ in range(repeat))
+        r = statistics.median(run("convert", cgns, work / "back.dat", ranks=ranks) for _ in range(repeat))
         base = base or (w, r)
         out.append({"spec": spec or "none", "write_s": w, "read_s": r, "ratio": size[1] / size[0],
                     "write_vs_none": w / base[0], "read_vs_none": r / base[1]})
-        print(f"{spec or 'none':14} write {w:7.3f} s ({w / base[0]:.2f}x)  read {r:7.3f} s ({r / base[1]:.2f}x)  ratio {size[1] / size[0]:.2f}x")
+        print(f"{suffix:5} {spec or 'none':14} write {w:7.3f} s ({w / base[0]:.2f}x)  read {r:7.3f} s ({r / base[1]:.2f}x)  ratio {size[1] / size[0]:.2f}x")
     return out
 
 
@@ -318,7 +332,7 @@ def main():
         if o.quick:
             o.blocks, o.points = 2, 12
         rows, totals = [], {}
-        speed = block_speeds(work, o.blocks, o.points, o.frames, o.ranks, o.repeat)
+        speed = {suffix: block_speeds(work, o.blocks, o.points, o.frames, o.ranks, o.repeat, suffix) for suffix in ("cgns", "h5")}
     else:
         rows, totals = ratios(work, o.format)
         speed = speeds(work, o.elements, o.frames, o.ranks, o.repeat, o.format)

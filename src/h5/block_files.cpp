@@ -127,6 +127,7 @@ ChunkedArrays::ChunkedArrays(const BlockFileInfo& info) : info_(info) {
 
 ChunkedArrays::~ChunkedArrays() {
   const auto lock = h5::lock();
+  for (const auto& d : open_) H5Dclose(d.second);
   if (file_ >= 0) H5Fclose(file_);
 }
 
@@ -143,19 +144,35 @@ std::int64_t ChunkedArrays::open(std::int64_t frame, std::size_t block, int var,
            (var < 0 ? std::string("GridCoordinates/") + axes[-var - 1] : std::string(step) + "/" + fields_.at(static_cast<std::size_t>(var))) +
            "/ data";
   }
+  for (const auto& d : open_)
+    if (d.first == path) return d.second;
   const hid_t id = H5Dopen2(file_, path.c_str(), H5P_DEFAULT);
   if (id < 0) throw FormatError(info_.path + ": dataset \"" + path + "\" not found (a block file changed since it was written?)");
-  return id;
+  h5::Handle dset(id);
+  h5::require_filters(dset, path, info_.path);
+  if (info_.format == "hdf5") {  // opened again with a cache of two chunks
+    h5::Handle dcpl(h5::check(H5Dget_create_plist(dset), "H5Dget_create_plist", info_.path));
+    hsize_t chunk = 0;
+    if (H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, 1, &chunk) == 1) {
+      h5::Handle dapl(h5::check(H5Pcreate(H5P_DATASET_ACCESS), "H5Pcreate", info_.path));
+      h5::check_status(H5Pset_chunk_cache(dapl, 521, 2 * chunk * static_cast<hsize_t>(info_.real_bytes) + 4096, 1.0), "H5Pset_chunk_cache", info_.path);
+      dset = h5::Handle(h5::check(H5Dopen2(file_, path.c_str(), dapl), "cannot open " + path + " in", info_.path));
+    }
+  }
+  if (open_.size() >= 8) {  // a few: a frame's variables
+    H5Dclose(open_.front().second);
+    open_.erase(open_.begin());
+  }
+  open_.emplace_back(path, dset.release());
+  return open_.back().second;
 }
 
 std::int64_t ChunkedArrays::stored_bytes(std::int64_t frame, int var) const {
   const auto lock = h5::lock();
   std::int64_t bytes = 0;
   std::string path;
-  for (std::size_t b = 0; b < (info_.format == "hdf5" ? 1 : info_.blocks.size()); ++b) {
-    h5::Handle dset(open(frame, b, var, path));
-    bytes += static_cast<std::int64_t>(H5Dget_storage_size(dset));
-  }
+  for (std::size_t b = 0; b < (info_.format == "hdf5" ? 1 : info_.blocks.size()); ++b)
+    bytes += static_cast<std::int64_t>(H5Dget_storage_size(open(frame, b, var, path)));
   return bytes;
 }
 
@@ -164,8 +181,7 @@ void ChunkedArrays::read(std::int64_t frame, std::size_t block, int var, const s
   const auto& d = info_.blocks.at(block).dims;
   const auto lock = h5::lock();
   std::string path;
-  h5::Handle dset(open(frame, block, var, path));
-  h5::require_filters(dset, path, info_.path);
+  const hid_t dset = open(frame, block, var, path);
   const std::int64_t ni = box[0][1] - box[0][0], nj = box[1][1] - box[1][0];
   if (info_.format == "hdf5") {  // every block's points one after another: a line of the box at a time, or its slab whole
     const std::int64_t first = info_.first_point(block);

@@ -47,6 +47,9 @@ class ChunkedArrays {
   BlockFileInfo info_;
   std::vector<std::string> fields_;
   std::int64_t file_ = -1;
+  // The datasets last read, kept open with a chunk cache that holds a chunk: the blocks of
+  // an HDF5 file share chunks, each decoded once while they are read one after another.
+  mutable std::vector<std::pair<std::string, std::int64_t>> open_;
 };
 
 // Serial check of every byte the description promises: the file's size, every record

@@ -78,9 +78,14 @@ struct File::Impl {
   std::int64_t end = 0;  // where the datasets allocated so far end (compressed: as if they were not)
   Compression compress;
   Handle file, frames, xfer;
-  // A compressed dataset of every point: chunked, filtered.
+  // A compressed dataset of every point: chunked, filtered. A chunk a rank's share of the
+  // points (at most kChunkValues): HDF5's collective filtered write compresses each chunk on
+  // one rank, so that every rank has chunks to compress.
   std::int64_t chunked(hid_t loc, const std::string& v) const {
-    h5::create_dataset(loc, v, file_real(real_bytes), total, std::min<std::int64_t>(total, kChunkValues), name, false, compress);
+    int ranks = 1;
+    MPI_Comm_size(comm, &ranks);
+    const std::int64_t chunk = std::min<std::int64_t>(kChunkValues, std::max<std::int64_t>(1, (total + ranks - 1) / ranks));
+    h5::create_dataset(loc, v, file_real(real_bytes), total, chunk, name, false, compress);
     return -1;
   }
   static constexpr std::int64_t kChunkValues = std::int64_t{1} << 20;

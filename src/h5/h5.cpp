@@ -234,11 +234,13 @@ std::unique_lock<std::recursive_mutex> lock() {
 }
 
 // HDF5's shuffle and the codec on a chunked dataset's creation properties.
-void set_filters(hid_t dcpl, const Compression& compress, const std::string& file) {
+void set_filters(hid_t dcpl, const Compression& compress, hid_t type, const std::string& file) {
   check_status(H5Pset_shuffle(dcpl), "H5Pset_shuffle", file);
   if (compress.codec == Compression::Codec::Zstd) {
     if (!have_zstd()) throw UsageError("compression '" + compress.str() + "': this anabranch was built without zstd (libzstd)");
-    check_status(H5Pset_filter(dcpl, kZstdFilter, H5Z_FLAG_MANDATORY, 1, &kZstdLevel), "H5Pset_filter", file);
+    // The level, and the element's size: the shuffled streams, each a block of its own (h5/codecs.cpp).
+    const unsigned values[2] = {kZstdLevel, static_cast<unsigned>(H5Tget_size(type))};
+    check_status(H5Pset_filter(dcpl, kZstdFilter, H5Z_FLAG_MANDATORY, 2, values), "H5Pset_filter", file);
   } else {
     check_status(H5Pset_deflate(dcpl, kDeflateLevel), "H5Pset_deflate", file);
   }
@@ -258,7 +260,7 @@ Handle create_dataset(hid_t loc, const std::string& name, hid_t type, std::int64
     const hsize_t c = static_cast<hsize_t>(chunk);
     check_status(H5Pset_chunk(dcpl, 1, &c), "H5Pset_chunk", file);
     if (filtered) {
-      set_filters(dcpl, compress, file);
+      set_filters(dcpl, compress, type, file);
     } else if (early) {
       check_status(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time", file);
     }
@@ -304,7 +306,7 @@ Handle create_dataset_2d(hid_t loc, const std::string& name, hid_t type, std::in
   if (chunk_rows > 0 && rows > 0 && cols > 0) {
     const hsize_t chunk[2] = {static_cast<hsize_t>(std::min(chunk_rows, rows)), static_cast<hsize_t>(cols)};
     check_status(H5Pset_chunk(dcpl, 2, chunk), "H5Pset_chunk", file);
-    if (compress.on()) set_filters(dcpl, compress, file);
+    if (compress.on()) set_filters(dcpl, compress, type, file);
   }
   if (!compress.on() || chunk_rows <= 0) check_status(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), "H5Pset_fill_time", file);
   return Handle(check(H5Dcreate2(loc, name.c_str(), type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT),

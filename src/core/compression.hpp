@@ -39,8 +39,9 @@ void widen_span(const double* values, std::int64_t n, double span[2]);
 // The codecs' levels (zlib's deflate and zstd): level 1 of each. zlib is three quarters of a
 // compressed write's time; level 1 against 4 on TELEMAC's results (bench/compress.py):
 // rel=1e-4 4.31x against 4.55x, written in 0.74 of the time, read in 0.76. zstd level 1
-// stores rel=1e-4 4.64x, level 3 4.76x; at 2 ranks a rel=1e-4 write of 100 MB took 1.47x the
-// uncompressed one at level 1, 1.66x at 3 (docs/benchmarks.md).
+// stored rel=1e-4 4.64x, level 3 4.76x (a chunk one stream; a block a byte stream since:
+// 5.01x at level 1); at 2 ranks a rel=1e-4 write of 100 MB took 1.47x the uncompressed one
+// at level 1, 1.66x at 3 (docs/benchmarks.md).
 constexpr unsigned kDeflateLevel = 1, kZstdLevel = 1;
 // HDF5's registered filter number of zstd.
 constexpr int kZstdFilterId = 32015;

@@ -45,6 +45,8 @@ def zone_arrays(h, b, dims, frames, names):
        frames=st.integers(1, 3), halo=st.sampled_from([(0, 0, 0), (1, 1, 1), (2, 0, 1)]), grid=st.booleans(), reread=st.integers(1, 3))
 @example(seed=1, fmt="cgns", nblocks=3, ranks=2, real="f4", mode="rel", codec="", nvar=2, frames=2, halo=(1, 0, 1), grid=True, reread=3)
 @example(seed=2, fmt="hdf5", nblocks=3, ranks=3, real="f8", mode="rel", codec=":zstd", nvar=2, frames=2, halo=(1, 0, 1), grid=True, reread=2)
+@example(seed=5, fmt="hdf5", nblocks=2, ranks=2, real="f4", mode="lossless", codec="", nvar=1, frames=1, halo=(0, 0, 0), grid=False, reread=3)
+@example(seed=6, fmt="hdf5", nblocks=3, ranks=1, real="f8", mode="lossless", codec=":zstd", nvar=2, frames=1, halo=(1, 1, 1), grid=True, reread=2)
 def test_compressed_block_files_from_random_pieces(seed, fmt, nblocks, ranks, real, mode, codec, nvar, frames, halo, grid, reread):
     hdf5plugin = pytest.importorskip("hdf5plugin")  # noqa: F841  (h5py's zstd)
     rng = np.random.default_rng(seed)

@@ -74,7 +74,7 @@ def test_compressed_block_files_from_random_pieces(seed, fmt, nblocks, ranks, re
         out = tmp / ("out.cgns" if fmt == "cgns" else "out.h5")
         (tmp / "spec.py").write_text(repr(spec))
         (tmp / "run.py").write_text(SCRIPT)
-        conftest.assert_status(conftest.mpirun(ranks, sys.executable, tmp / "run.py", tmp / "spec.py", out), 0)
+        conftest.assert_status(conftest.mpirun(ranks, sys.executable, tmp / "run.py", tmp / "spec.py", out, env=gen.nodes(min(ranks, 2))), 0)
         decoded = {}
         with h5py.File(out, "r") as h:
             for b, d in enumerate(dims if fmt == "cgns" else []):
@@ -121,7 +121,7 @@ def test_compressed_block_files_from_random_pieces(seed, fmt, nblocks, ranks, re
         assert "compressed" in info.stdout and ("shuffle+zstd" if codec else "shuffle+deflate") in info.stdout, info.stdout
         # Read back by anabranch on another rank count, other pieces: the values h5py decoded.
         back = tmp / "back.dat"  # raw: the blocks one after another, each block's variables
-        conftest.assert_status(conftest.mpirun(reread, conftest.EXE, "convert", out, back), 0)
+        conftest.assert_status(conftest.mpirun(reread, conftest.EXE, "convert", out, back, env=gen.nodes(min(reread, 3))), 0)
         raw = back.read_bytes()
         pos = 0
         for f in range(frames):

@@ -1,6 +1,8 @@
 // The partitioner under mpiexec: PT-Scotch on the distributed dual graph.
 #include "partition/distributed_util.hpp"
 
+#include <memory>
+
 #include "core/error.hpp"
 
 #ifdef ANABRANCH_HAVE_PTSCOTCH
@@ -22,12 +24,11 @@ bool ptscotch_available() {
 std::vector<std::int32_t> partition_ptscotch_distributed(MPI_Comm comm, const serafin::Reader& mesh, MeshSlice& s, int nparts,
                                                          const std::vector<std::int32_t>& weights) {
   const std::int64_t n = s.count();
-  std::vector<std::int32_t> parts(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)), 0);
 #ifndef ANABRANCH_HAVE_PTSCOTCH
-  (void)comm, (void)mesh, (void)nparts, (void)weights;
+  (void)comm, (void)mesh, (void)n, (void)nparts, (void)weights;
   throw UsageError("--method ptscotch: this anabranch was built without PT-Scotch (Debian: libptscotch-dev, for the MPI it is built with)");
 #else
-  if (nparts <= 1 || s.nelem == 0) return parts;
+  if (nparts <= 1 || s.nelem == 0) return std::vector<std::int32_t>(static_cast<std::size_t>(n), 0);
   // The dual graph's arcs (both ways of each pair of elements sharing an edge): kept here
   // as (local element, global element) when the element is this slice's (most are: a
   // slice's inner edges are matched at home), sent to the element's rank otherwise.
@@ -77,11 +78,10 @@ std::vector<std::int32_t> partition_ptscotch_distributed(MPI_Comm comm, const se
   vert[static_cast<std::size_t>(n)] = kept;
   edge.resize(static_cast<std::size_t>(kept));
   if (!weights.empty()) velo.assign(weights.begin(), weights.end());
-  // PT-Scotch's answer straight into the parts where its integers are ours; the slice's
-  // IKLE is let go (the parts are written from the file's): neither is held twice beside
-  // PT-Scotch's own memory.
-  std::vector<SCOTCH_Num> wide(sizeof(SCOTCH_Num) == sizeof(std::int32_t) ? 0 : parts.size());
-  SCOTCH_Num* part = wide.empty() ? reinterpret_cast<SCOTCH_Num*>(parts.data()) : wide.data();
+  // PT-Scotch's answer goes to memory allocated and never touched before: PT-Scotch writes
+  // it once its own working memory is given back, so its pages are not held at the peak.
+  // The slice's IKLE is let go (the parts are written from the file's).
+  std::unique_ptr<SCOTCH_Num[]> answer(new SCOTCH_Num[static_cast<std::size_t>(n)]);
   std::vector<std::int32_t>().swap(s.ikle);
   int rc = 0;
   SCOTCH_Dgraph graph, bound;
@@ -89,6 +89,9 @@ std::vector<std::int32_t> partition_ptscotch_distributed(MPI_Comm comm, const se
   SCOTCH_Context context;
   SCOTCH_stratInit(&strat);
   SCOTCH_contextInit(&context);
+  // One thread a rank (SCOTCH would start one a core in each rank): the ranks are the
+  // parallelism, and each thread's working arrays cost the largest rank 5% of its peak.
+  SCOTCH_contextThreadSpawn(&context, 1, nullptr);
   // Debian's SCOTCH seeds from the clock: a fixed seed and deterministic threads make the
   // partition repeat for a given number of ranks.
   SCOTCH_contextOptionSetNum(&context, SCOTCH_OPTIONNUMDETERMINISTIC, 1);
@@ -108,7 +111,7 @@ std::vector<std::int32_t> partition_ptscotch_distributed(MPI_Comm comm, const se
   // time of the strict-balance strategy (whose cut is 23% larger).
   if (rc == 0) rc = SCOTCH_stratDgraphMapBuild(&strat, SCOTCH_STRATSPEED, comm_size(comm), nparts, 0.01);
   if (rc == 0) bound_ok = (rc = SCOTCH_contextBindDgraph(&context, &graph, &bound)) == 0;
-  if (rc == 0) rc = SCOTCH_dgraphPart(&bound, nparts, &strat, part);
+  if (rc == 0) rc = SCOTCH_dgraphPart(&bound, nparts, &strat, answer.get());
   if (bound_ok) SCOTCH_dgraphExit(&bound);
   if (built) SCOTCH_dgraphExit(&graph);
   SCOTCH_contextExit(&context);
@@ -116,9 +119,10 @@ std::vector<std::int32_t> partition_ptscotch_distributed(MPI_Comm comm, const se
   int failed = rc != 0, any = 0;
   MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm);
   if (any) throw Error("PT-Scotch could not partition the dual graph (SCOTCH_dgraphPart, code " + std::to_string(rc) + ")");
-  for (std::size_t i = 0; i < wide.size(); ++i) parts[i] = static_cast<std::int32_t>(wide[i]);
-  parts.resize(static_cast<std::size_t>(n));
-  return parts;
+  std::vector<SCOTCH_Num>().swap(edge);
+  std::vector<SCOTCH_Num>().swap(vert);
+  std::vector<SCOTCH_Num>().swap(velo);
+  return std::vector<std::int32_t>(answer.get(), answer.get() + n);
 #endif
 }
 

@@ -13,7 +13,10 @@ size (Pss of /proc/PID/smaps_rollup: a page shared by k processes counts 1/k in 
 shared libraries and MPI's shared-memory segments, which every rank's RSS counts whole, count
 once); "read" the bytes the largest reader read (rchar of /proc/PID/io, every read call, page
 cache included). The last column compares the run with the serial sfc run of the same level:
-the largest rank's peak and the ranks' sum over its peak, and the ranks' PSS over its PSS.
+the largest rank's peak and the ranks' sum over its peak, and the ranks' PSS over its PSS,
+then that PSS less what R processes hold on a tiny mesh (the same command on a mesh of a few
+thousand elements: MPI's start, the libraries, the binary; about 5 MiB a rank), over the serial
+run's: what the ranks hold for the mesh itself.
 Prints a table and writes JSON.
 Usage: bench/partition.py [--levels 3 4 5 6] [--ranks 2 4 8] [--work DIR] [--json OUT] [--quick]
        [--distributed-only]
@@ -104,24 +107,42 @@ def main():
         run_json("generate", "-n", 26000, "-o", base)
     rows = []
     header = (f"{'level':>5} {'elements':>12} {'P':>6} {'method':>12} {'layout':>8} {'ranks':>5} {'seconds':>8} {'peak RSS':>10} "
-              f"{'all ranks':>10} {'PSS':>10} {'read':>10} {'edge cut':>10} {'files':>6}  vs serial sfc (largest, all, PSS)")
+              f"{'all ranks':>10} {'PSS':>10} {'read':>10} {'edge cut':>10} {'files':>6}  vs serial sfc (largest, all, PSS, PSS less start)")
     print(header)
     print("-" * len(header))
     reference = {}
+    start = {}  # ranks -> what that many processes of the command hold on a tiny mesh (PSS, summed)
+
+    def start_cost(ranks):
+        if ranks not in start:
+            tiny = work / "tiny.slf"
+            if not tiny.exists():
+                run_json("generate", "-n", 4000, "-o", tiny)
+            out = work / "tiny-parts"
+            shutil.rmtree(out, ignore_errors=True)
+            out.mkdir()
+            m = measure(["mpiexec", "-n", ranks, AB, "-q", "partition", tiny, "--cli", tiny.with_suffix(".cli"), "-n", ranks,
+                         "--method", "sfc", "-o", out], AB)
+            start[ranks] = sum(m[4].values())
+            shutil.rmtree(out)
+        return start[ranks]
 
     def show(level, nelem, parts, method, layout, secs, peaks, files, ranks=1, cut=None, reads=None, pss=None):
         rss, total = max(peaks.values(), default=0), sum(peaks.values())
         read = max((reads or {}).values(), default=0)
         pss_total = sum((pss or {}).values())
+        fixed = start_cost(ranks) if ranks > 1 else 0
         rows.append(dict(level=level, nelem=nelem, parts=parts, method=method, layout=layout, ranks=ranks, seconds=secs,
                          peak_rss_bytes=rss, peak_rss_bytes_all_ranks=total, peak_rss_bytes_each=sorted(peaks.values()),
-                         peak_pss_bytes_all_ranks=pss_total, read_bytes_largest=read, edge_cut=cut, files=files))
+                         peak_pss_bytes_all_ranks=pss_total, start_pss_bytes_all_ranks=fixed, read_bytes_largest=read,
+                         edge_cut=cut, files=files))
         if method == "sfc" and ranks == 1 and layout == "telemac":
             reference[level] = (rss, secs, pss_total)
         ref = reference.get(level)
         vs = ""
         if ref and ranks > 1:
-            vs = f"{rss / ref[0]:.2f} {total / ref[0]:.2f} {pss_total / ref[2] if ref[2] else 0:.2f}, time {secs / ref[1]:.2f}"
+            vs = (f"{rss / ref[0]:.2f} {total / ref[0]:.2f} {pss_total / ref[2] if ref[2] else 0:.2f} "
+                  f"{(pss_total - fixed) / ref[2] if ref[2] else 0:.2f}, time {secs / ref[1]:.2f}")
         cut_s = f"{cut:>10,}" if cut is not None else f"{'-':>10}"
         print(f"{level:>5} {nelem:>12,} {parts:>6} {method:>12} {layout:>8} {ranks:>5} {secs:>8.2f} {rss / 2**20:>6.0f} MiB "
               f"{total / 2**20:>6.0f} MiB {pss_total / 2**20:>6.0f} MiB {read / 2**20:>6.0f} MiB {cut_s} {files:>6}  {vs}",

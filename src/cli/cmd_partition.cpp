@@ -333,8 +333,8 @@ int run_serial(PartitionOptions& o, bool json, std::chrono::steady_clock::time_p
 // the README explains, fitted to measured runs (26.6M and 106.5M triangles on 2 ranks). E
 // and N: the 2D elements and nodes per rank. sfc: the slice's IKLE and parts, the curve
 // keys (sorted, exchanged), its nodes' coordinates: 24 E + 20 N. ptscotch: the dual graph's
-// arcs and PT-Scotch's own memory, most of it (the slice's IKLE is let go meanwhile): 125 E
-// at 106.5M triangles, 132 E at 26.6M. Writing the per-part files (telemac, concat layouts):
+// arcs and PT-Scotch's own memory, most of it (the slice's IKLE is let go meanwhile, PT-Scotch
+// runs one thread a rank): 113 E at 6.66M triangles, 115 E at 26.6M and 106.5M. Writing the per-part files (telemac, concat layouts):
 // the parts' IKLE rows, nodes and where they sit, the coordinates in the file's precision,
 // one part's header and one record's values: 30 E + 18 N. Plus about 30 MiB of MPI and
 // program.
@@ -345,7 +345,7 @@ RankEstimate estimate(std::int64_t nelem, std::int64_t npoin, int ranks) {
   const double e = static_cast<double>(nelem) / ranks, n = static_cast<double>(npoin) / ranks, base = 30.0 * (1 << 20);
   RankEstimate r;
   r.sfc = static_cast<std::int64_t>(base + 24 * e + 20 * n);
-  r.ptscotch = static_cast<std::int64_t>(base + 132 * e);
+  r.ptscotch = static_cast<std::int64_t>(base + 116 * e);
   r.writer = static_cast<std::int64_t>(base + 30 * e + 18 * n);
   // The serial route with METIS, measured: about 112 bytes per triangle, the files included,
   // on top of the program's own.

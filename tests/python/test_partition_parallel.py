@@ -285,6 +285,28 @@ def test_dry_run_estimates_per_rank_and_partitions_nothing(ab, meshes, tmp_path)
     assert not (tmp_path / "o").exists()
 
 
+def test_dry_run_follows_the_documented_model(ab, meshes):
+    """--dry-run's figures are the model docs/commands/partition.md gives users to size R,
+    from the mesh's own sizes (read here): the method's bytes a rank alone with the partition
+    file, the larger of the method's and the writer's with the per-part files."""
+    import pathlib
+    import re
+    text = " ".join((pathlib.Path(__file__).parents[2] / "docs/commands/partition.md").read_text().split())
+    m = re.search(r"plus about (\d+) MiB: `sfc` (\d+) E \+ (\d+) N bytes, `ptscotch` (\d+) E, "
+                  r"writing the per-part files (\d+) E \+ (\d+) N", text)
+    assert m, "the sizing paragraph of docs/commands/partition.md"
+    base, sfc_e, sfc_n, pt_e, wr_e, wr_n = (int(v) for v in m.groups())
+    mesh = read(meshes / "m2.slf")
+    for ranks in (1, 3, 4):
+        e, n = mesh.nelem / ranks, mesh.npoin / ranks
+        sfc, pt, writer = (base * 2**20 + a * e + b * n for a, b in ((sfc_e, sfc_n), (pt_e, 0), (wr_e, wr_n)))
+        for layout, want in (("partition-file", {"sfc": sfc, "ptscotch": pt}),
+                             ("telemac", {"sfc": max(sfc, writer), "ptscotch": max(pt, writer)})):
+            j = ab("partition", meshes / "m2.slf", "-n", 8, "--dry-run", "--ranks", ranks, "--layout", layout, "--json").json()
+            for method, bytes_ in want.items():
+                assert abs(j["per_rank_bytes"][method] - bytes_) <= 1, (ranks, layout, method, j)
+
+
 @pytest.mark.faults
 @pytest.mark.parametrize("layout", ["partition-file", "telemac", "concat"])
 def test_a_full_disk_stops_every_rank_and_leaves_nothing(meshes, small_disk, layout):

@@ -120,6 +120,18 @@ def test_ptscotch_parts_are_balanced_and_repeat(meshes, tmp_path, ranks, parts):
     assert min(counts) > 0 and max(counts) <= 1.05 * n / parts, counts
 
 
+@pytest.mark.parametrize("method", ["sfc", "ptscotch"])
+def test_one_part_holds_every_element(meshes, tmp_path, method):
+    """-n 1 under mpiexec: part 0 for every element, whichever method, on an odd rank count."""
+    src = meshes / "m2.slf"
+    proc = mpirun(3, EXE, "partition", src, "-n", 1, "--method", method, "--layout", "partition-file", "-o", tmp_path / "o")
+    if method == "ptscotch" and not HAVE_PTSCOTCH:  # this build's MPI is not the one Debian's PT-Scotch is built for
+        assert_status(proc, 1)
+        return
+    assert proc.returncode == 0, proc.stderr
+    assert parts_of(partition_file(tmp_path / "o")) == [0] * read(src).nelem
+
+
 def same_as_serial(ab, tmp_path, ranks, mesh, parts, method, extra=(), layout="telemac"):
     """The files `mpiexec -n ranks partition` writes are the serial command's for the same
     partition file."""

@@ -334,8 +334,8 @@ int run_serial(PartitionOptions& o, bool json, std::chrono::steady_clock::time_p
 // and N: the 2D elements and nodes per rank. sfc: the slice's IKLE and parts, the curve
 // keys (sorted, exchanged), its nodes' coordinates: 24 E + 20 N. ptscotch: the dual graph's
 // arcs and PT-Scotch's own memory, most of it (the slice's IKLE is let go meanwhile, PT-Scotch
-// runs one thread a rank): 113 E at 6.66M triangles, 115 E at 26.6M and 106.5M. Writing the per-part files (telemac, concat layouts):
-// the parts' IKLE rows, nodes and where they sit, the coordinates in the file's precision,
+// runs one thread a rank): 113 E at 6.66M triangles, 115 E at 26.6M and 106.5M. Writing the
+// per-part files (telemac, concat layouts): the parts' IKLE rows, nodes and where they sit, the coordinates in the file's precision,
 // one part's header and one record's values: 30 E + 18 N. Plus about 30 MiB of MPI and
 // program.
 struct RankEstimate {

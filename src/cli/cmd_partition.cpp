@@ -335,9 +335,9 @@ int run_serial(PartitionOptions& o, bool json, std::chrono::steady_clock::time_p
 // keys (sorted, exchanged), its nodes' coordinates: 24 E + 20 N. ptscotch: the dual graph's
 // arcs and PT-Scotch's own memory, most of it (the slice's IKLE is let go meanwhile, PT-Scotch
 // runs one thread a rank): 113 E at 6.66M triangles, 115 E at 26.6M and 106.5M. Writing the
-// per-part files (telemac, concat layouts): the parts' IKLE rows, nodes and where they sit, the coordinates in the file's precision,
-// one part's header and one record's values: 30 E + 18 N. Plus about 30 MiB of MPI and
-// program.
+// per-part files (telemac, concat layouts): the parts' IKLE rows, nodes and where they sit,
+// the coordinates in the file's precision, one part's header and one record's values:
+// 30 E + 18 N. Plus about 30 MiB of MPI and program.
 struct RankEstimate {
   std::int64_t sfc = 0, ptscotch = 0, writer = 0, serial_metis = 0;
 };

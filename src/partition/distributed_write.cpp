@@ -594,20 +594,56 @@ partel::WriteReport write_parts_distributed(MPI_Comm comm, const serafin::Reader
   auto place = [&held_index](std::int64_t n) { return held_index.find(static_cast<std::int32_t>(n)); };
   std::optional<partel::FrictionZones> zones;  // their zones
   collective(comm, [&] {
-    // The rank's nodes once each, and where each part's sit among them.
+    // The rank's nodes once each, increasing, and where each part's sit among them: the
+    // parts' own lists (local_of, by node) merged through a heap of their heads, each node
+    // placed as it passes (no sort of every part's nodes, no search for them).
+    struct Head {
+      std::int32_t node;
+      std::uint32_t part, next;  // the part (in mine) and its next entry in local_of
+    };
+    std::vector<Head> heap;
     std::size_t all = 0;
-    for (const auto& lp : mine) all += lp.knolg.size() * static_cast<std::size_t>(nplan);
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      auto& lp = mine[i];
+      all += lp.local_of.size();
+      lp.at.assign(lp.knolg.size() * static_cast<std::size_t>(nplan), 0);
+      if (!lp.local_of.empty()) heap.push_back({lp.local_of[0].first, static_cast<std::uint32_t>(i), 1});
+    }
+    auto sift = [&heap](std::size_t i) {  // the smallest node on top
+      const std::size_t n = heap.size();
+      const Head h = heap[i];
+      for (std::size_t c; (c = 2 * i + 1) < n; i = c) {
+        if (c + 1 < n && heap[c + 1].node < heap[c].node) ++c;
+        if (heap[c].node >= h.node) break;
+        heap[i] = heap[c];
+      }
+      heap[i] = h;
+    };
+    for (std::size_t i = heap.size() / 2; i-- > 0;) sift(i);
     held.reserve(all);
-    for (const auto& lp : mine)
-      for (int j = 0; j < nplan; ++j)
-        for (auto node : lp.knolg) held.push_back(static_cast<std::int32_t>(node + j * npoin2));
-    std::sort(held.begin(), held.end());  // in place: a radix sort's second array would be the rank's peak
-    held.erase(std::unique(held.begin(), held.end()), held.end());
+    while (!heap.empty()) {
+      Head& h = heap.front();
+      if (held.empty() || held.back() != h.node) held.push_back(h.node);
+      auto& lp = mine[h.part];
+      lp.at[static_cast<std::size_t>(lp.local_of[h.next - 1].second)] = static_cast<std::uint32_t>(held.size() - 1);
+      if (h.next < lp.local_of.size()) {
+        h.node = lp.local_of[h.next++].first;
+      } else {
+        h = heap.back();
+        heap.pop_back();
+      }
+      if (!heap.empty()) sift(0);
+    }
+    // The other planes: the same nodes, NPOIN2 further each.
+    const std::size_t base = held.size();
+    held.resize(base * static_cast<std::size_t>(nplan));
+    for (int j = 1; j < nplan; ++j)
+      for (std::size_t k = 0; k < base; ++k) held[k + j * base] = held[k] + static_cast<std::int32_t>(j * npoin2);
     held_index = SortedIndex(held);
     for (auto& lp : mine) {
-      lp.at.reserve(lp.knolg.size() * static_cast<std::size_t>(nplan));
-      for (int j = 0; j < nplan; ++j)
-        for (auto node : lp.knolg) lp.at.push_back(static_cast<std::uint32_t>(place(node + j * npoin2)));
+      const std::size_t np = lp.knolg.size();
+      for (int j = 1; j < nplan; ++j)
+        for (std::size_t k = 0; k < np; ++k) lp.at[k + j * np] = lp.at[k] + static_cast<std::uint32_t>(j * base);
     }
     for (std::size_t src = 0; src < sources.size(); ++src) {
       const auto& sg = sources[src]->header();

@@ -13,9 +13,10 @@ namespace anabranch {
 
 // Sorts `items` by key(item), stably (equal keys keep their order). 11 bits a pass, up to
 // the keys' highest bit (node numbers: two or three passes, not six); a pass whose digit is
-// the same for every item is skipped. Uses a second array of items.size() while it runs.
+// the same for every item is skipped. Uses `other` (resized to items.size()) as its second
+// array: a caller's spare array of that size saves fresh memory.
 template <class T, class KeyOf>
-void radix_sort(std::vector<T>& items, KeyOf key) {
+void radix_sort(std::vector<T>& items, KeyOf key, std::vector<T>& other) {
   constexpr int kBits = 11, kPasses = (64 + kBits - 1) / kBits;
   constexpr std::size_t kBuckets = std::size_t{1} << kBits;
   const std::size_t n = items.size();
@@ -33,7 +34,7 @@ void radix_sort(std::vector<T>& items, KeyOf key) {
     const std::uint64_t k = key(item);
     for (int p = 0; p < passes; ++p) ++count[static_cast<std::size_t>(p)][(k >> (p * kBits)) & (kBuckets - 1)];
   }
-  std::vector<T> other(n);
+  other.resize(n);
   T* from = items.data();
   T* to = other.data();
   for (int p = 0; p < passes; ++p) {
@@ -50,6 +51,13 @@ void radix_sort(std::vector<T>& items, KeyOf key) {
     std::swap(from, to);
   }
   if (from != items.data()) items.swap(other);
+}
+
+// The same with a second array of its own.
+template <class T, class KeyOf>
+void radix_sort(std::vector<T>& items, KeyOf key) {
+  std::vector<T> other;
+  radix_sort(items, key, other);
 }
 
 // The same for plain keys.

@@ -117,23 +117,24 @@ std::vector<std::int32_t> partition_sfc_distributed(MPI_Comm comm, const serafin
   MPI_Exscan(mine, before, 2, MPI_INT64_T, MPI_SUM, comm);
   if (rank == 0) before[0] = before[1] = 0;  // MPI_Exscan leaves rank 0's undefined
   MPI_Allreduce(&mine[1], &total, 1, MPI_INT64_T, MPI_SUM, comm);
-  // (element, part) back to the element's rank, in the keys' place.
+  // (element, part) back to the element's rank, in the keys' place (over the keys themselves
+  // when unweighted).
   const std::uint64_t mask = SfcCurve(0, 0, 0, 0, s.nelem).element_mask();
-  std::vector<std::uint64_t> answers(held);
-  double w = static_cast<double>(before[1]);
-  for (std::size_t i = 0; i < held; ++i) {
-    std::int32_t p;
-    if (weights.empty()) {
-      p = sfc_part(before[0] + static_cast<std::int64_t>(i), s.nelem, nparts);
-      answers[i] = pair_word(static_cast<std::int64_t>(keys[i] & mask), p);
-    } else {
-      p = sfc_weighted_part(w, static_cast<std::int32_t>(weighted[i].weight), static_cast<double>(total), nparts);
+  std::vector<std::uint64_t> answers;
+  if (weights.empty()) {
+    for (std::size_t i = 0; i < held; ++i)
+      keys[i] = pair_word(static_cast<std::int64_t>(keys[i] & mask), sfc_part(before[0] + static_cast<std::int64_t>(i), s.nelem, nparts));
+    answers.swap(keys);
+  } else {
+    answers.resize(held);
+    double w = static_cast<double>(before[1]);
+    for (std::size_t i = 0; i < held; ++i) {
+      const std::int32_t p = sfc_weighted_part(w, static_cast<std::int32_t>(weighted[i].weight), static_cast<double>(total), nparts);
       w += static_cast<double>(weighted[i].weight);
       answers[i] = pair_word(static_cast<std::int64_t>(weighted[i].key & mask), p);
     }
+    std::vector<Weighted>().swap(weighted);
   }
-  std::vector<std::uint64_t>().swap(keys);
-  std::vector<Weighted>().swap(weighted);
   if (size > 1) {
     const Slices slices{s.nelem, size};
     std::vector<int> counts;

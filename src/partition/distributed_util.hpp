@@ -160,8 +160,10 @@ void sample_sort(MPI_Comm comm, std::vector<T>& items, KeyOf key) {
     for (int k = 1; k < size && !all.empty(); ++k) split.push_back(all[all.size() * static_cast<std::size_t>(k) / static_cast<std::size_t>(size)]);
     auto dest = [&](const T& t) { return static_cast<int>(std::upper_bound(split.begin(), split.end(), key(t)) - split.begin()); };
     std::vector<int> counts;
-    items = by_destination(std::move(items), size, dest, counts);
-    items = exchange(comm, items, counts);
+    std::vector<T> sent = by_destination(std::move(items), size, dest, counts);
+    exchange_into(comm, sent, counts, items);
+    radix_sort(items, key, sent);  // the sent array (about the received one's size) as its second
+    return;
   }
   radix_sort(items, key);
 }

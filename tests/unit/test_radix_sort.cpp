@@ -57,4 +57,18 @@ TEST(RadixSort, ByHighHalfKeepsPositions) {
   EXPECT_EQ(words, want);
 }
 
+// A caller's second array, of any size and content beforehand (a spare array from an
+// exchange): the same order, the items' own storage kept.
+TEST(RadixSort, CallersSecondArrayOfAnySize) {
+  std::mt19937_64 rng(11);
+  for (std::size_t spare : {0u, 10u, 4999u, 5000u, 80000u}) {
+    std::vector<std::uint64_t> keys(5000), other(spare, 0x5a5a5a5a5a5a5a5aull);
+    for (auto& k : keys) k = rng();
+    auto want = keys;
+    std::sort(want.begin(), want.end());
+    radix_sort(keys, [](std::uint64_t k) { return k; }, other);
+    EXPECT_EQ(keys, want) << spare;
+  }
+}
+
 }  // namespace

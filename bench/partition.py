@@ -16,7 +16,9 @@ cache included). The last column compares the run with the serial sfc run of the
 the largest rank's peak and the ranks' sum over its peak, and the ranks' PSS over its PSS,
 then that PSS less what R processes hold on a tiny mesh (the same command on a mesh of a few
 thousand elements: MPI's start, the libraries, the binary; about 5 MiB a rank), over the serial
-run's: what the ranks hold for the mesh itself.
+run's: what the ranks hold for the mesh itself; then the time over the serial run's, and the
+same less the tiny mesh's time under `mpiexec -n R` (MPI's start and end: 0.3 s at 2 ranks with
+Debian's Open MPI 4.1, 0.1 s with OMPI_MCA_pml=^cm, docs/benchmarks.md).
 Prints a table and writes JSON.
 Usage: bench/partition.py [--levels 3 4 5 6] [--ranks 2 4 8] [--work DIR] [--json OUT] [--quick]
        [--distributed-only]
@@ -107,7 +109,7 @@ def main():
         run_json("generate", "-n", 26000, "-o", base)
     rows = []
     header = (f"{'level':>5} {'elements':>12} {'P':>6} {'method':>12} {'layout':>8} {'ranks':>5} {'seconds':>8} {'peak RSS':>10} "
-              f"{'all ranks':>10} {'PSS':>10} {'read':>10} {'edge cut':>10} {'files':>6}  vs serial sfc (largest, all, PSS, PSS less start)")
+              f"{'all ranks':>10} {'PSS':>10} {'read':>10} {'edge cut':>10} {'files':>6}  vs serial sfc (largest, all, PSS, PSS less start; time)")
     print(header)
     print("-" * len(header))
     reference = {}
@@ -123,7 +125,7 @@ def main():
             out.mkdir()
             m = measure(["mpiexec", "-n", ranks, AB, "-q", "partition", tiny, "--cli", tiny.with_suffix(".cli"), "-n", ranks,
                          "--method", "sfc", "-o", out], AB)
-            start[ranks] = sum(m[4].values())
+            start[ranks] = (sum(m[4].values()), m[0])
             shutil.rmtree(out)
         return start[ranks]
 
@@ -131,10 +133,11 @@ def main():
         rss, total = max(peaks.values(), default=0), sum(peaks.values())
         read = max((reads or {}).values(), default=0)
         pss_total = sum((pss or {}).values())
-        fixed = start_cost(ranks) if ranks > 1 else 0
+        fixed, fixed_secs = start_cost(ranks) if ranks > 1 else (0, 0.0)
         rows.append(dict(level=level, nelem=nelem, parts=parts, method=method, layout=layout, ranks=ranks, seconds=secs,
                          peak_rss_bytes=rss, peak_rss_bytes_all_ranks=total, peak_rss_bytes_each=sorted(peaks.values()),
-                         peak_pss_bytes_all_ranks=pss_total, start_pss_bytes_all_ranks=fixed, read_bytes_largest=read,
+                         peak_pss_bytes_all_ranks=pss_total, start_pss_bytes_all_ranks=fixed, start_seconds=fixed_secs,
+                         read_bytes_largest=read,
                          edge_cut=cut, files=files))
         if method == "sfc" and ranks == 1 and layout == "telemac":
             reference[level] = (rss, secs, pss_total)
@@ -142,7 +145,8 @@ def main():
         vs = ""
         if ref and ranks > 1:
             vs = (f"{rss / ref[0]:.2f} {total / ref[0]:.2f} {pss_total / ref[2] if ref[2] else 0:.2f} "
-                  f"{(pss_total - fixed) / ref[2] if ref[2] else 0:.2f}, time {secs / ref[1]:.2f}")
+                  f"{(pss_total - fixed) / ref[2] if ref[2] else 0:.2f}, time {secs / ref[1]:.2f} "
+                  f"(less start {(secs - fixed_secs) / ref[1]:.2f})")
         cut_s = f"{cut:>10,}" if cut is not None else f"{'-':>10}"
         print(f"{level:>5} {nelem:>12,} {parts:>6} {method:>12} {layout:>8} {ranks:>5} {secs:>8.2f} {rss / 2**20:>6.0f} MiB "
               f"{total / 2**20:>6.0f} MiB {pss_total / 2**20:>6.0f} MiB {read / 2**20:>6.0f} MiB {cut_s} {files:>6}  {vs}",

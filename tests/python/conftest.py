@@ -20,9 +20,10 @@ MPIEXEC = os.environ.get("AB_MPIEXEC", "mpiexec")
 # A job whose ranks exit 1 (every refusal and fault test) ends at once, not after Open MPI's
 # one-second grace between SIGTERM and SIGKILL for ranks already gone (2.4 s a job, 0.4 s
 # without; a signal sent to mpiexec still reaches every rank first). Open MPI's ob1 messaging
-# layer (shared memory, TCP between hosts) unless the environment names one: UCX's start-up
-# probing costs 0.2 s a job here (0.33 s against 0.13 s for a 2-rank convert), and these
-# tests launch hundreds; the C++ and Python writer tests (ctest) keep Open MPI's default.
+# layer (shared memory, TCP between hosts) unless the environment names one: the default
+# opens the cm layer, whose PSM and PSM2 libraries sleep at load, 0.2 s a job here (0.33 s
+# against 0.13 s for a 2-rank convert), and these tests launch hundreds; the C++ and Python
+# writer tests (ctest) keep Open MPI's default.
 MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1", ANABRANCH_PROGRESS="0",
                OMPI_MCA_odls_base_sigkill_timeout="0", OMPI_MCA_pml=os.environ.get("OMPI_MCA_pml", "ob1"))

@@ -423,7 +423,7 @@ int run_distributed(PartitionOptions& o, bool json, std::chrono::steady_clock::t
                               : pio::partition_ptscotch_distributed(comm, *reader, slice, o.parts, weights);
   });
   const double part_s = seconds_since(t);
-  if (epart_only && slice.ikle.empty()) slice.ikle = pio::read_mesh_slice(comm, *reader).ikle;  // the edge cut is counted on the slice
+  if (epart_only) slice.ikle = pio::read_mesh_slice(comm, *reader).ikle;  // the edge cut is counted on the slice
   pio::DistributedQuality q = pio::distributed_quality(comm, slice, parts, o.parts, epart_only);
   t = std::chrono::steady_clock::now();
   std::int64_t files = 1, bytes = 0;

@@ -396,7 +396,7 @@ int run_distributed(PartitionOptions& o, bool json, std::chrono::steady_clock::t
   // heap's trim threshold at 128 KiB, so that a buffer of a few MiB freed at the heap's top
   // went back to the system and came again as fresh pages at the next round of an exchange
   // (28K of the 177K page faults of a rank at 2 ranks on 6.7M elements): up to the same
-  // 4 MiB stays, the phases' malloc_trim giving it back (0.75 MiB more a rank at 8 ranks).
+  // 4 MiB stays, the phases' malloc_trim giving it back (under 1 MiB more a rank at 8 ranks).
   ::mallopt(M_MMAP_THRESHOLD, 4 << 20);
   ::mallopt(M_TRIM_THRESHOLD, 4 << 20);
   pio::collective(comm, [&] {

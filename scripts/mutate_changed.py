@@ -90,7 +90,13 @@ def generate(path, lines, scratch, mutate_exe):
         f.write("\n".join(map(str, keep)))
     # universalmutator picks the language from the suffix; .F (fixed-form Fortran) it does not know.
     copy = os.path.join(folder, "source" + (".f" if language == "fortran" else os.path.splitext(path)[1]))
-    shutil.copy(os.path.join(ROOT, path), copy)
+    # It takes "{-" for the start of a Haskell block comment in every language and mutates
+    # nothing after it until a "-}": C++'s `std::int32_t{-1}` hid the rest of a file. The copy
+    # has "{ -" there (the same program); the mutants are read against the copy and given
+    # back the original spelling.
+    shown = [line.replace("{-", "{ -") if language != "haskell" else line for line in source]
+    with open(copy, "w", encoding="utf-8") as f:
+        f.write("\n".join(shown))
     subprocess.run([mutate_exe, copy, language, "--noCheck", "--lines", os.path.join(folder, "lines"), "--mutantDir", folder],
                    check=True, capture_output=True, text=True, cwd=folder)
     out = []
@@ -99,11 +105,13 @@ def generate(path, lines, scratch, mutate_exe):
             continue
         with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as f:
             mutated = f.read().split("\n")
-        diff = [i for i in range(min(len(source), len(mutated))) if source[i] != mutated[i]]
-        if len(diff) != 1 or len(source) != len(mutated):
+        diff = [i for i in range(min(len(shown), len(mutated))) if shown[i] != mutated[i]]
+        if len(diff) != 1 or len(shown) != len(mutated):
             continue
         i = diff[0]
-        out.append((path, i + 1, source[i], mutated[i]))
+        after = mutated[i].replace("{ -", "{-") if shown[i] != source[i] else mutated[i]
+        if after != source[i]:
+            out.append((path, i + 1, source[i], after))
     return out
 
 

@@ -149,6 +149,7 @@ std::vector<std::uint64_t> all_words(MPI_Comm comm, const std::vector<std::uint6
 template <class T, class KeyOf>
 void sample_sort(MPI_Comm comm, std::vector<T>& items, KeyOf key) {
   const int size = comm_size(comm);
+  std::vector<T> sent;  // the radix sort's second array: the sent one, about the received one's size
   if (size > 1) {
     constexpr std::size_t kSamples = 64;  // per rank and splitter
     const std::size_t n = items.size(), picks = std::min(n, kSamples * static_cast<std::size_t>(size));
@@ -160,12 +161,10 @@ void sample_sort(MPI_Comm comm, std::vector<T>& items, KeyOf key) {
     for (int k = 1; k < size && !all.empty(); ++k) split.push_back(all[all.size() * static_cast<std::size_t>(k) / static_cast<std::size_t>(size)]);
     auto dest = [&](const T& t) { return static_cast<int>(std::upper_bound(split.begin(), split.end(), key(t)) - split.begin()); };
     std::vector<int> counts;
-    std::vector<T> sent = by_destination(std::move(items), size, dest, counts);
+    sent = by_destination(std::move(items), size, dest, counts);
     exchange_into(comm, sent, counts, items);
-    radix_sort(items, key, sent);  // the sent array (about the received one's size) as its second
-    return;
   }
-  radix_sort(items, key);
+  radix_sort(items, key, sent);
 }
 
 

@@ -47,6 +47,13 @@ std::string thousands(long long v) {
   return v < 0 ? "-" + s : s;
 }
 
+void say_zstd_plugin(const std::string& compression, const char* indent) {
+  if (compression.find("zstd") == std::string::npos) return;
+  std::printf("%sother readers need HDF5's zstd filter (32015): h5py after `import hdf5plugin`; ParaView and h5dump with "
+              "HDF5_PLUGIN_PATH set to hdf5plugin's plugins folder (docs/formats/hdf5.md#compressed-frames)\n",
+              indent);
+}
+
 void report_integrity(const char* command, const serafin::Reader& reader) {
   const auto& i = reader.integrity();
   if (i.message.empty()) return;

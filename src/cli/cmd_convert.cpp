@@ -605,9 +605,12 @@ Runner add_convert(CLI::App& app, Common& common) {
       if (common.json)
         print_json(j);
       else
+      {
         std::printf("converted %s (%s, %lld frames) to %s (%s) in %.2f s\n", o->input.c_str(), j["input_format"].get<std::string>().c_str(),
                     static_cast<long long>(j["frames"].get<std::int64_t>()), o->output.c_str(), j["output_format"].get<std::string>().c_str(),
                     j["seconds"].get<double>());
+        say_zstd_plugin(o->compress, "  ");
+      }
       return 0;
     }
     pio::make_strategy(o->strategy);  // refuses unknown names, also when run alone (where it is not used)
@@ -659,6 +662,7 @@ Runner add_convert(CLI::App& app, Common& common) {
       std::printf("converted %s (%s, %lld frames) to %s (%s): %s in %.2f s\n", o->input.c_str(), in->format(),
                   static_cast<long long>(in->frame_count()), o->output.c_str(), format.c_str(),
                   human_bytes(static_cast<double>(bytes)).c_str(), seconds);
+      say_zstd_plugin(o->compress, "  ");
     }
     return 0;
   };

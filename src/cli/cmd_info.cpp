@@ -261,7 +261,12 @@ void print_blocks(const nlohmann::json& j, int max_times) {
   std::printf("%s\n", t.size() > static_cast<std::size_t>(max_times) ? ", ..." : "");
   if (j.contains("compression")) {
     std::printf("  compressed\n");
-    for (const auto& [k, v] : j["compression"].items()) std::printf("    %-17s %s\n", k.c_str(), v.get<std::string>().c_str());
+    std::string all;
+    for (const auto& [k, v] : j["compression"].items()) {
+      std::printf("    %-17s %s\n", k.c_str(), v.get<std::string>().c_str());
+      all += v.get<std::string>();
+    }
+    say_zstd_plugin(all, "    ");
   }
   if (j.contains("free_stream"))
     std::printf("  Mach %g, angle of attack %g, Reynolds number %g\n", j["free_stream"]["mach"].get<double>(),
@@ -535,7 +540,12 @@ void print_text(const nlohmann::json& j, int max_times) {
   std::printf("\n");
   if (j.contains("compression")) {
     std::printf("  compressed\n");
-    for (const auto& [k, v] : j["compression"].items()) std::printf("    %-17s %s\n", k.c_str(), v.get<std::string>().c_str());
+    std::string all;
+    for (const auto& [k, v] : j["compression"].items()) {
+      std::printf("    %-17s %s\n", k.c_str(), v.get<std::string>().c_str());
+      all += v.get<std::string>();
+    }
+    say_zstd_plugin(all, "    ");
   }
   if (j.contains("provenance")) {
     std::printf("  provenance\n");

@@ -62,6 +62,11 @@ bool in_library();
 // some tools leave, ignored as partel ignores it) only a note, in plain words.
 void report_integrity(const char* command, const serafin::Reader& reader);
 
+// What other readers need to read a file compressed with zstd (HDF5's filter 32015, which
+// their HDF5 library does not have built in): one indented line, printed when `compression`
+// (a SPEC, or info's description of the filters) names zstd.
+void say_zstd_plugin(const std::string& compression, const char* indent);
+
 // Prints j (indented) on stdout (or hands it to run_for_report).
 void print_json(const nlohmann::json& j);
 // "12,345,678"

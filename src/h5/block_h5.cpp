@@ -11,8 +11,8 @@
 #include "core/error.hpp"
 #include "core/io.hpp"
 #include "h5/h5.hpp"
+#include "h5/xdmf.hpp"
 #include "parallel/mpi_util.hpp"
-#include "formats/vtu.hpp"
 #include "h5/vtkhdf.hpp"
 
 namespace anabranch::pio::block_h5 {
@@ -52,6 +52,24 @@ std::int64_t contiguous(hid_t loc, const std::string& name, hid_t type, std::int
   const haddr_t at = H5Dget_offset(d);
   if (at == HADDR_UNDEF) throw IoError("cannot locate dataset " + name + " in " + f + " (no space allocated)");
   return static_cast<std::int64_t>(at);
+}
+
+// "xyz": the points interleaved (total x 3), a virtual dataset over "x", "y" and "z" (its
+// columns), for XDMF's XYZ geometry: ParaView's XDMF 3 readers see no points in a geometry
+// of three arrays (X_Y_Z). Metadata only: no value is stored twice.
+void interleaved_view(hid_t grid, hid_t type, std::int64_t total, const std::string& f) {
+  const hsize_t dims[2] = {static_cast<hsize_t>(total), 3}, n[1] = {static_cast<hsize_t>(total)};
+  Handle view(check(H5Screate_simple(2, dims, nullptr), "H5Screate_simple", f));
+  Handle source(check(H5Screate_simple(1, n, nullptr), "H5Screate_simple", f));
+  Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate", f));
+  const char* columns[3] = {"x", "y", "z"};
+  for (hsize_t c = 0; c < 3; ++c) {
+    const hsize_t start[2] = {0, c}, count[2] = {static_cast<hsize_t>(total), 1};
+    check_status(H5Sselect_hyperslab(view, H5S_SELECT_SET, start, nullptr, count, nullptr), "H5Sselect_hyperslab", f);
+    check_status(H5Pset_virtual(dcpl, view, ".", (std::string("/grid/") + columns[c]).c_str(), source), "H5Pset_virtual", f);
+  }
+  check_status(H5Sselect_none(view), "H5Sselect_none", f);
+  Handle d(check(H5Dcreate2(grid, "xyz", type, view, H5P_DEFAULT, dcpl, H5P_DEFAULT), "cannot create dataset /grid/xyz in", f));
 }
 
 // Writes a small dataset whole from rank 0 (the others select nothing), collectively.
@@ -196,6 +214,7 @@ std::vector<std::int64_t> File::add_grid() {
     for (const char* c : {"x", "y", "z"})
       if (m.compress.on()) m.chunked(g, c);
       else out.push_back(contiguous(g, c, file_real(m.real_bytes), m.total, m.name));
+    interleaved_view(g, file_real(m.real_bytes), m.total, m.name);
   });
   for (auto at : out) m.end = std::max(m.end, at + m.total * m.real_bytes);
   if (m.compress.on()) m.end += 3 * m.total * m.real_bytes;
@@ -315,65 +334,55 @@ BlockFileInfo describe(const std::string& path) {
 }
 
 void write_xdmf(const std::string& final_path, const BlockFileInfo& info) {
-  const std::string xmf = final_path + ".xmf", tmp = xmf + ".tmp." + std::to_string(::getpid());
-  std::string h5 = final_path.substr(final_path.find_last_of('/') + 1);
-  std::FILE* out = std::fopen(tmp.c_str(), "w");
-  if (!out) throw IoError::from_errno("cannot write", xmf);
-  const char* prec = info.real_bytes == 8 ? "8" : "4";
+  const std::string h5 = final_path.substr(final_path.find_last_of('/') + 1);
   std::int64_t total = 0;
   for (const auto& b : info.blocks) total += b.points();
-  // A block's slice of a concatenated dataset, shaped as the block.
-  auto slab = [&](std::int64_t first, const BlockShape& b, const std::string& dataset) {
-    std::fprintf(out,
-                 "      <DataItem ItemType=\"HyperSlab\" Dimensions=\"%lld %lld %lld\" Type=\"HyperSlab\">\n"
-                 "       <DataItem Dimensions=\"3 1\" Format=\"XML\">%lld 1 %lld</DataItem>\n"
-                 "       <DataItem Dimensions=\"%lld\" NumberType=\"Float\" Precision=\"%s\" Format=\"HDF\">%s:%s</DataItem>\n"
-                 "      </DataItem>\n",
-                 static_cast<long long>(b.dims[2]), static_cast<long long>(b.dims[1]), static_cast<long long>(b.dims[0]),
-                 static_cast<long long>(first), static_cast<long long>(b.points()), static_cast<long long>(total), prec, h5.c_str(),
-                 dataset.c_str());
-  };
-  std::fprintf(out, "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n");
-  std::fprintf(out, "  <Grid Name=\"frames\" GridType=\"Collection\" CollectionType=\"Temporal\">\n");
-  const std::int64_t frames = std::max<std::int64_t>(info.frames(), 1);
-  for (std::int64_t f = 0; f < frames; ++f) {
-    std::fprintf(out, "  <Grid Name=\"frame %lld\" GridType=\"Collection\" CollectionType=\"Spatial\">\n", static_cast<long long>(f));
-    if (info.frames() > 0) std::fprintf(out, "   <Time Value=\"%.17g\"/>\n", info.times[static_cast<std::size_t>(f)]);
-    std::int64_t first = 0;
-    for (const auto& b : info.blocks) {
-      std::fprintf(out, "   <Grid Name=\"block %lld\" GridType=\"Uniform\">\n", static_cast<long long>(b.id));
-      if (info.has_grid) {
-        std::fprintf(out, "    <Topology TopologyType=\"3DSMesh\" Dimensions=\"%lld %lld %lld\"/>\n    <Geometry GeometryType=\"X_Y_Z\">\n",
-                     static_cast<long long>(b.dims[2]), static_cast<long long>(b.dims[1]), static_cast<long long>(b.dims[0]));
-        for (const char* c : {"x", "y", "z"}) slab(first, b, std::string("/grid/") + c);
-        std::fprintf(out, "    </Geometry>\n");
-      } else {  // no coordinates: the index space, block after block along i
-        std::fprintf(out,
-                     "    <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"%lld %lld %lld\"/>\n"
-                     "    <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
-                     "     <DataItem Dimensions=\"3\" Format=\"XML\">0 0 %lld</DataItem>\n"
-                     "     <DataItem Dimensions=\"3\" Format=\"XML\">1 1 1</DataItem>\n    </Geometry>\n",
-                     static_cast<long long>(b.dims[2]), static_cast<long long>(b.dims[1]), static_cast<long long>(b.dims[0]),
-                     static_cast<long long>(first));
-      }
-      if (info.frames() > 0)
-        for (const auto& v : info.variables) {
-          std::fprintf(out, "    <Attribute Name=\"%s\" AttributeType=\"Scalar\" Center=\"Node\">\n", vtu::xml_escape(v).c_str());
-          slab(first, b, "/frames/" + frame_name(f) + "/" + v);
-          std::fprintf(out, "    </Attribute>\n");
+  bool xyz = false;
+  if (info.has_grid) {
+    h5::quiet();
+    Handle file(check(H5Fopen(final_path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "cannot open", final_path));
+    xyz = h5::exists(file, "/grid/xyz");
+  }
+  xdmf::write_file(final_path + ".xmf", [&](std::FILE* out) {
+    std::fprintf(out, "  <Grid Name=\"frames\" GridType=\"Collection\" CollectionType=\"Temporal\">\n");
+    const std::int64_t frames = std::max<std::int64_t>(info.frames(), 1);
+    for (std::int64_t f = 0; f < frames; ++f) {
+      std::fprintf(out, "  <Grid Name=\"frame %lld\" GridType=\"Collection\" CollectionType=\"Spatial\">\n", static_cast<long long>(f));
+      if (info.frames() > 0) std::fprintf(out, "   <Time Value=\"%.17g\"/>\n", info.times[static_cast<std::size_t>(f)]);
+      std::int64_t first = 0;
+      for (const auto& b : info.blocks) {
+        // A block's slice of a concatenated dataset, shaped as the block (k, j, i).
+        const std::string dims = std::to_string(b.dims[2]) + " " + std::to_string(b.dims[1]) + " " + std::to_string(b.dims[0]);
+        std::fprintf(out, "   <Grid Name=\"block %lld\" GridType=\"Uniform\">\n", static_cast<long long>(b.id));
+        if (info.has_grid && xyz) {
+          std::fprintf(out, "    <Topology TopologyType=\"3DSMesh\" Dimensions=\"%s\"/>\n    <Geometry GeometryType=\"XYZ\">\n", dims.c_str());
+          xdmf::slice(out, 5, dims + " 3", info.real_bytes, h5, "/grid/xyz", first, b.points(), total, 3);
+          std::fprintf(out, "    </Geometry>\n");
+        } else if (info.has_grid) {  // a file without the interleaved view: XDMF 2 readers only
+          std::fprintf(out, "    <Topology TopologyType=\"3DSMesh\" Dimensions=\"%s\"/>\n    <Geometry GeometryType=\"X_Y_Z\">\n", dims.c_str());
+          for (const char* c : {"x", "y", "z"}) xdmf::slice(out, 5, dims, info.real_bytes, h5, std::string("/grid/") + c, first, b.points(), total);
+          std::fprintf(out, "    </Geometry>\n");
+        } else {  // no coordinates: the index space, block after block along i
+          std::fprintf(out,
+                       "    <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"%s\"/>\n"
+                       "    <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
+                       "     <DataItem Dimensions=\"3\" Format=\"XML\">0 0 %lld</DataItem>\n"
+                       "     <DataItem Dimensions=\"3\" Format=\"XML\">1 1 1</DataItem>\n    </Geometry>\n",
+                       dims.c_str(), static_cast<long long>(first));
         }
-      std::fprintf(out, "   </Grid>\n");
-      first += b.points();
+        if (info.frames() > 0)
+          for (const auto& v : info.variables) {
+            std::fprintf(out, "    <Attribute Name=\"%s\" AttributeType=\"Scalar\" Center=\"Node\">\n", xdmf::escape(v).c_str());
+            xdmf::slice(out, 5, dims, info.real_bytes, h5, "/frames/" + frame_name(f) + "/" + v, first, b.points(), total);
+            std::fprintf(out, "    </Attribute>\n");
+          }
+        std::fprintf(out, "   </Grid>\n");
+        first += b.points();
+      }
+      std::fprintf(out, "  </Grid>\n");
     }
     std::fprintf(out, "  </Grid>\n");
-  }
-  std::fprintf(out, "  </Grid>\n </Domain>\n</Xdmf>\n");
-  const bool ok = std::fflush(out) == 0 && !std::ferror(out);
-  std::fclose(out);
-  if (!ok || std::rename(tmp.c_str(), xmf.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw IoError::from_errno("cannot write", xmf);
-  }
+  });
 }
 
 }  // namespace anabranch::pio::block_h5

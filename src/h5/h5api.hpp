@@ -52,7 +52,7 @@ struct Global {
   X(H5Pget_chunk) X(H5Pget_filter2) X(H5Pget_layout) X(H5Pget_link_creation_order) X(H5Pget_nfilters) X(H5Pset_deflate) X(H5Pset_shuffle) \
   X(H5Pclose) X(H5Pcreate) X(H5Pset_alignment) X(H5Pset_all_coll_metadata_ops) X(H5Pset_alloc_time) \
   X(H5Pset_chunk) X(H5Pset_chunk_cache) X(H5Pset_coll_metadata_write) X(H5Pset_dxpl_mpio) X(H5Pget_mdc_config) X(H5Pset_mdc_config) \
-  X(H5Pset_fapl_mpio) X(H5Pset_fill_time) X(H5Pset_filter) X(H5Pset_layout) X(H5Zfilter_avail) \
+  X(H5Pset_fapl_mpio) X(H5Pset_fill_time) X(H5Pset_filter) X(H5Pset_layout) X(H5Pset_virtual) X(H5Zfilter_avail) \
   X(H5Sclose) X(H5Scopy) X(H5Screate) X(H5Screate_simple) X(H5Sget_simple_extent_dims) \
   X(H5Sget_simple_extent_ndims) X(H5Sget_simple_extent_npoints) X(H5Sselect_elements) \
   X(H5Sselect_hyperslab) X(H5Sselect_none) \
@@ -146,6 +146,7 @@ AB_H5_GLOBALS(AB_H5_NAME)
 #define H5Pset_fapl_mpio AB_H5_LAZY(H5Pset_fapl_mpio)
 #define H5Pset_fill_time AB_H5_LAZY(H5Pset_fill_time)
 #define H5Pset_layout AB_H5_LAZY(H5Pset_layout)
+#define H5Pset_virtual AB_H5_LAZY(H5Pset_virtual)
 #define H5Sclose AB_H5_LAZY(H5Sclose)
 #define H5Scopy AB_H5_LAZY(H5Scopy)
 #define H5Screate AB_H5_LAZY(H5Screate)

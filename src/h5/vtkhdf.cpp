@@ -23,6 +23,7 @@
 #include "formats/vtu.hpp"
 #include "h5/codecs.hpp"
 #include "h5/h5.hpp"
+#include "h5/xdmf.hpp"
 #include "parallel/mpi_util.hpp"
 #include "h5/results.hpp"
 #include "parallel/rounding.hpp"
@@ -85,20 +86,6 @@ hid_t real_type(Precision p) { return p == Precision::Double ? H5T_NATIVE_DOUBLE
 std::string base_name(const std::string& path) {
   const auto slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -245,60 +232,33 @@ std::string step_path(const std::string& path, std::int64_t step) {
 
 void write_xdmf(const std::string& xmf, const serafin::Header& h, const std::vector<XdmfFrame>& frames) {
   const std::vector<std::string> names = point_data_names_for(h);
-  const char* number = h.precision == Precision::Double ? "Precision=\"8\"" : "Precision=\"4\"";
-  const std::string tmp = xmf + ".tmp." + std::to_string(::getpid());
-  register_temporary(tmp);  // a signal while it is written removes it
-  std::FILE* out = nullptr;
-  {
-    const CreatingTemporary creating;
-    out = std::fopen(tmp.c_str(), "w");
-  }
-  if (!out) {
-    release_temporary(tmp);
-    throw IoError::from_errno("cannot create", tmp);
-  }
-  const std::string mesh_file = xml_escape(frames.empty() ? std::string() : frames[0].file);
-  std::fprintf(out, "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n");
-  std::fprintf(out, "  <Grid Name=\"%s\" GridType=\"Collection\" CollectionType=\"Temporal\">\n", mesh_file.c_str());
-  for (std::size_t k = 0; k < frames.size(); ++k) {
-    const XdmfFrame& fr = frames[k];
-    const std::string file = xml_escape(fr.file);
-    std::fprintf(out, "   <Grid Name=\"frame %zu\" GridType=\"Uniform\">\n", k);
-    std::fprintf(out, "    <Time Value=\"%.17g\"/>\n", fr.time);
-    std::fprintf(out,
-                 "    <Topology TopologyType=\"%s\" NumberOfElements=\"%lld\">\n"
-                 "     <DataItem Dimensions=\"%lld\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">%s:/VTKHDF/Connectivity</DataItem>\n"
-                 "    </Topology>\n",
-                 xdmf_topology(h.ndp, h.nplan()), static_cast<long long>(h.nelem), static_cast<long long>(h.nelem * h.ndp),
-                 mesh_file.c_str());
-    std::fprintf(out,
-                 "    <Geometry GeometryType=\"XYZ\">\n"
-                 "     <DataItem Dimensions=\"%lld 3\" NumberType=\"Float\" %s Format=\"HDF\">%s:/VTKHDF/Points</DataItem>\n"
-                 "    </Geometry>\n",
-                 static_cast<long long>(h.npoin), number, mesh_file.c_str());
-    for (const auto& name : names) {
+  const int rb = h.precision == Precision::Double ? 8 : 4;
+  const std::string mesh_file = frames.empty() ? std::string() : frames[0].file;
+  const std::string npoin = std::to_string(h.npoin);
+  xdmf::write_file(xmf, [&](std::FILE* out) {
+    std::fprintf(out, "  <Grid Name=\"%s\" GridType=\"Collection\" CollectionType=\"Temporal\">\n", xdmf::escape(mesh_file).c_str());
+    for (std::size_t k = 0; k < frames.size(); ++k) {
+      const XdmfFrame& fr = frames[k];
+      std::fprintf(out, "   <Grid Name=\"frame %zu\" GridType=\"Uniform\">\n", k);
+      std::fprintf(out, "    <Time Value=\"%.17g\"/>\n", fr.time);
       std::fprintf(out,
-                   "    <Attribute Name=\"%s\" AttributeType=\"Scalar\" Center=\"Node\">\n"
-                   "     <DataItem ItemType=\"HyperSlab\" Dimensions=\"%lld\">\n"
-                   "      <DataItem Dimensions=\"3 1\" Format=\"XML\">%lld 1 %lld</DataItem>\n"
-                   "      <DataItem Dimensions=\"%lld\" NumberType=\"Float\" %s Format=\"HDF\">%s:/VTKHDF/PointData/%s</DataItem>\n"
-                   "     </DataItem>\n"
-                   "    </Attribute>\n",
-                   xml_escape(name).c_str(), static_cast<long long>(h.npoin), static_cast<long long>(fr.index * h.npoin),
-                   static_cast<long long>(h.npoin), static_cast<long long>(fr.frames_in_file * h.npoin), number, file.c_str(),
-                   xml_escape(name).c_str());
+                   "    <Topology TopologyType=\"%s\" NumberOfElements=\"%lld\">\n"
+                   "     <DataItem Dimensions=\"%lld\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">%s:/VTKHDF/Connectivity</DataItem>\n"
+                   "    </Topology>\n",
+                   xdmf_topology(h.ndp, h.nplan()), static_cast<long long>(h.nelem), static_cast<long long>(h.nelem * h.ndp),
+                   xdmf::escape(mesh_file).c_str());
+      std::fprintf(out, "    <Geometry GeometryType=\"XYZ\">\n");
+      xdmf::slice(out, 5, npoin + " 3", rb, mesh_file, "/VTKHDF/Points", 0, 3 * h.npoin, 3 * h.npoin);
+      std::fprintf(out, "    </Geometry>\n");
+      for (const auto& name : names) {
+        std::fprintf(out, "    <Attribute Name=\"%s\" AttributeType=\"Scalar\" Center=\"Node\">\n", xdmf::escape(name).c_str());
+        xdmf::slice(out, 5, npoin, rb, fr.file, "/VTKHDF/PointData/" + name, fr.index * h.npoin, h.npoin, fr.frames_in_file * h.npoin);
+        std::fprintf(out, "    </Attribute>\n");
+      }
+      std::fprintf(out, "   </Grid>\n");
     }
-    std::fprintf(out, "   </Grid>\n");
-  }
-  std::fprintf(out, "  </Grid>\n </Domain>\n</Xdmf>\n");
-  const bool ok = std::fflush(out) == 0 && !std::ferror(out);
-  std::fclose(out);
-  if (!ok || std::rename(tmp.c_str(), xmf.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    release_temporary(tmp);
-    throw IoError::from_errno("cannot write", xmf);
-  }
-  release_temporary(tmp);
+    std::fprintf(out, "  </Grid>\n");
+  });
 }
 
 // ---------------------------------------------------------------------------------------

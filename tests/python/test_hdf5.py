@@ -271,7 +271,7 @@ PARAVIEW_CHECK = r"""
 import json, sys
 from paraview import simple, servermanager as sm
 path, kind, t = sys.argv[1], sys.argv[2], float(sys.argv[3])
-r = {"vtkhdf": lambda: simple.VTKHDFReader(FileName=[path]), "xdmf": lambda: simple.XDMFReader(FileNames=[path]),
+r = {"vtkhdf": lambda: simple.VTKHDFReader(FileName=[path]),
      "vtu": lambda: simple.XMLUnstructuredGridReader(FileName=[path])}[kind]()
 times = list(getattr(r, "TimestepValues", None) or [])
 r.UpdatePipeline(t)
@@ -305,8 +305,8 @@ def test_paraview_opens_vtkhdf_xdmf_and_vtu(ab, data, tmp_path):
     script = tmp_path / "check.py"
     script.write_text(PARAVIEW_CHECK)
     var, node = s.vars[0][:16].strip(), 123
-    cases = [("g.hdf", "vtkhdf", 0, 0), ("g.hdf.xmf", "xdmf", s.frames[-1][0], len(s.frames) - 1), ("g.vtu", "vtu", 0, 4),
-             ("c.hdf", "vtkhdf", 0, 0)]
+    # (the XDMF sidecars: test_paraview.py, with each of ParaView's three XDMF readers)
+    cases = [("g.hdf", "vtkhdf", 0, 0), ("g.vtu", "vtu", 0, 4), ("c.hdf", "vtkhdf", 0, 0)]
     for name, kind, t, frame in cases:
         proc = subprocess.run([py, script, tmp_path / name, kind, repr(float(t)), var, str(node)], capture_output=True, text=True,
                               timeout=300)
@@ -316,8 +316,6 @@ def test_paraview_opens_vtkhdf_xdmf_and_vtu(ab, data, tmp_path):
         want = np.asarray(s.frames[frame][1][0], dtype=np.float64)
         tol = 1e-4 * (want.max() - want.min()) if name == "c.hdf" else 1e-6 * abs(want[node])
         assert abs(got["value"] - want[node]) <= tol, kind
-        if kind == "xdmf":
-            assert len(got["times"]) == len(s.frames)
 
 
 def test_split_from_hdf5_restarts_on_another_process_count(ab, data, tmp_path):

@@ -37,9 +37,10 @@ Per run it reports:
             (JSON owner_pwrites), against 3 a dump in CFL3D's route; a stop costs some tens
             of microseconds. trunc: rank 0's seconds inside ftruncate of the file (up to some
             tenths of a second when the previous dump is still being written back). CFL3D's
-            truncation is inside its write span; anabranch's host empties the file as the
-            dump starts, while the owners still iterate, so its truncation is in the window
-            but not in the span;
+            truncation is inside its write span; anabranch's host makes the dump's file
+            (restart.bin.part, renamed restart.bin at the dump's last block) as the dump
+            starts, while the owners still iterate, so its truncation is in the window but
+            not in the span;
   messages  through rank 0 in the anabranch build's dumps: 3 a block in the run's first dump
             (block by block), the host's own count in each later one (written at once: 3 a
             rank that owns blocks);
@@ -228,9 +229,10 @@ def dump_spans(tdir, restart, n, modified):
     traced pwrite calls into the file per dump."""
     path = os.path.realpath(restart)
     opened = re.compile(r'\bopen(?:at)?\((?:[^,]*, )?"' + re.escape(restart.name) + '"')
-    closed = re.compile(r"\bclose\(\d+<" + re.escape(path) + ">")
-    wrote = re.compile(r"\bpwrite(?:v|v2|64)\(\d+<" + re.escape(path) + ">")
-    trunc = re.compile(r"\bftruncate\(\d+<" + re.escape(path) + ">")
+    # anabranch writes a dump to restart.bin.part, renamed restart.bin at its last block
+    closed = re.compile(r"\bclose\(\d+<" + re.escape(path) + "(?:\\.part)?>")
+    wrote = re.compile(r"\bpwrite(?:v|v2|64)\(\d+<" + re.escape(path) + "(?:\\.part)?>")
+    trunc = re.compile(r"\bftruncate\(\d+<" + re.escape(path) + "(?:\\.part)?>")
     host, others = None, []
     for f in sorted(tdir.glob("trace.*")):
         ev = []
@@ -291,9 +293,10 @@ def run_case(a, build, exe, case, ranks, name, deck_edit, start=None):
     os.sync()
     watch = Modified(d, restart_name) if a.strace else None
     t0 = time.perf_counter()
-    with open(d / "run.log", "w") as out, open(d / "run.err", "w") as err:
+    # the deck on standard input, as CFL3D is run (its host copies it to tempz3y2x1.inp)
+    with open(d / "cfl3d.inp") as deck_in, open(d / "run.log", "w") as out, open(d / "run.err", "w") as err:
         try:
-            rc = subprocess.run(cmd, cwd=d, env=env, stdout=out, stderr=err, timeout=a.timeout).returncode
+            rc = subprocess.run(cmd, cwd=d, env=env, stdin=deck_in, stdout=out, stderr=err, timeout=a.timeout).returncode
         except subprocess.TimeoutExpired:
             rc = "timeout"
     wall = time.perf_counter() - t0

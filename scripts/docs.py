@@ -21,7 +21,7 @@
    that build and run it run it. A block right after `<!-- file: NAME -->` (a program in
    another language) is saved as NAME in the page's directory, for the blocks after it to
    build and run. A block fails when it exits non-zero; every failure is
-   reported with its page and line. docs/cfl3d.md's blocks run with CFL3D and CFL3D_CASE
+   reported with its page and line. docs/cfl3d.md's blocks run with CFL3D, CFL3D_CASE and CFL3D_CASE9
    naming the stand-in CFL3D tree the build makes (BUILD/tests/cfl3d_tree), unless CFL3D is
    set; without either they are shown only.
 
@@ -408,7 +408,7 @@ def run_examples(args, stage_dir, out, only):
     # unless CFL3D names a CFL3D tree (and CFL3D_CASE a case folder)
     standin = args.build / "tests" / "cfl3d_tree"
     if "CFL3D" not in env and (standin / "stamp").exists():
-        env.update(CFL3D=str(standin), CFL3D_CASE=str(standin / "case"))
+        env.update(CFL3D=str(standin), CFL3D_CASE=str(standin / "case"), CFL3D_CASE9=str(standin / "case"))
     failures, ran = [], 0
     for page in sorted(stage_dir.rglob("*.md")):
         rel = page.relative_to(stage_dir)

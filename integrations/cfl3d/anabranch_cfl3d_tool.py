@@ -3,6 +3,7 @@
 
     anabranch-cfl3d build CFL3D_DIR [-o DIR] [--only mpi|seq] [--fc MPIF90] [--dry-run]
     anabranch-cfl3d check EXECUTABLE
+    anabranch-cfl3d cgns-dir DIR
     anabranch-cfl3d restart-deck DECK [-o OUT] [--cycles N]
     anabranch-cfl3d periodic-self DECK [-o OUT]
 
@@ -17,7 +18,16 @@ build   compiles share/anabranch/cfl3d/anabranch_cfl3d.F and CFL3D's own wrest.F
         owners write a CGNS dump's arrays. CFL3D's build tree is read, never changed: build
         CFL3D first (make cfl3d_mpi, make cfl3d_seq in its build/). Each command is printed.
 check   says whether an executable was linked by `build` (CFL3D's own routines renamed in it,
-        libanabranch_c found by the loader): status 0 when it was, 1 otherwise.
+        libanabranch_c found by the loader): status 0 when it was, 1 otherwise. It warns of a
+        CFL3D built with -DNOREDIRECT, which reads ./cfl3d.inp and ignores standard input.
+cgns-dir
+        a folder to give CFL3D's Install as -cgnsdir= for a build with Debian's CGNS
+        (libcgns-dev), which lacks what CFL3D's CGNS routines were written against: the Fortran
+        header cgnslib_f.h (here: `use cgns`, CGNS's own module, with cgns.mod beside it), the
+        module's object in the shared library, and cg_close_f_ and cg_error_print_f_ (the
+        names CFL3D's main.F, mgblk.F and setup.F call without the header). DIR/lib/libcgns.so
+        is a linker script naming Debian's libcgns.so and DIR/lib/libcgnsfix.a (the module's
+        object out of libcgns.a, and those two names calling CGNS's).
 restart-deck
         the deck of a restart from the run's restart file: irest 1, one mesh level (mseq 1,
         the finest level's ncyc and mit lines kept), --cycles the finest level's cycles.
@@ -69,11 +79,11 @@ def say(cmd):
     print("+ " + " ".join(shlex.quote(str(c)) for c in cmd), flush=True)
 
 
-def run(cmd, dry):
+def run(cmd, dry, cwd=None):
     say(cmd)
     if dry:
         return
-    r = subprocess.run([str(c) for c in cmd])
+    r = subprocess.run([str(c) for c in cmd], cwd=cwd)
     if r.returncode != 0:
         raise Error(f"{cmd[0]} failed (status {r.returncode})")
 
@@ -229,6 +239,8 @@ def cmd_build(a):
     if not flavours:
         raise Error(f"{cfl3d / 'build' / 'cfl'}: neither mpi/main.o nor seq/main.o (make cfl3d_mpi or make cfl3d_seq "
                     "in CFL3D's build/ first)")
+    if "-DNOREDIRECT" in shlex.split(v["CPPOPT_SP"]) + shlex.split(v["CPPOPT"]):
+        print(f"anabranch-cfl3d: warning: {cfl3d / 'build' / 'makefile'}: {NOREDIRECT_WARNING}", file=sys.stderr)
     for flavour in flavours:
         # anabranch needs MPI in both builds: CFL3D's compiler when it is an MPI wrapper
         fc = a.fc or (v["FTN"] if os.path.basename(v["FTN"].split()[0] if v["FTN"] else "").startswith("mpi")
@@ -236,6 +248,13 @@ def cmd_build(a):
         exe = build_one(a, v, cfl3d, flavour, fc, source, libdir, out)
         print(f"anabranch-cfl3d: {exe}" + (" (not built: --dry-run)" if a.dry_run else ""), flush=True)
     return 0
+
+
+# -DNOREDIRECT in CFL3D's flags: its main.F opens ./cfl3d.inp instead of copying standard input
+# to this file; the file name is in every other build's executable.
+NOREDIRECT_WARNING = ("CFL3D is built with -DNOREDIRECT: it reads its deck from ./cfl3d.inp and ignores standard "
+                      "input, so `cfl3d_mpi < restart.inp` runs cfl3d.inp again; build CFL3D without it (its "
+                      "makefile's CPPOPT_SP), or copy each deck to cfl3d.inp")
 
 
 # --- check ----------------------------------------------------------------------------------
@@ -261,6 +280,57 @@ def cmd_check(a):
         print(f"{exe}: linked with anabranch's routines, but the loader does not find libanabranch_c")
         return 1
     print(f"{exe}: restart and PLOT3D files through anabranch ({lib})")
+    if b"tempz3y2x1.inp" not in exe.read_bytes():
+        print(f"anabranch-cfl3d: warning: {exe}: {NOREDIRECT_WARNING}", file=sys.stderr)
+    return 0
+
+
+# --- CGNS -------------------------------------------------------------------------------------
+
+SHIM = """/* CFL3D's main.F, mgblk.F and setup.F call cg_close_f and cg_error_print_f without
+   cgnslib_f.h: gfortran calls cg_close_f_ and cg_error_print_f_, which CGNS 3.4 defines
+   under its own (BIND(C)) names only. */
+void cg_close_f(int *fn, int *ier);
+void cg_error_print_f(void);
+void cg_close_f_(int *fn, int *ier) { cg_close_f(fn, ier); }
+void cg_error_print_f_(void) { cg_error_print_f(); }
+"""
+
+
+def cmd_cgns_dir(a):
+    out = pathlib.Path(a.dir).resolve()
+    libdir = next((d for d in (pathlib.Path(p) for p in a.cgns_libdir) if (d / "libcgns.so").exists()), None)
+    if libdir is None:
+        raise Error(f"no libcgns.so in {', '.join(a.cgns_libdir)} (Debian: apt install libcgns-dev; --cgns-libdir)")
+    mod = pathlib.Path(a.cgns_include) / "cgns.mod"
+    if not mod.exists():
+        raise Error(f"{mod}: no such file (CGNS's Fortran module; --cgns-include)")
+    (out / "lib").mkdir(parents=True, exist_ok=True)
+    (out / "cgnslib_f.h").write_text("      use cgns\n")
+    link = out / "cgns.mod"
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(mod)
+    work = out / "lib" / "shim"
+    work.mkdir(exist_ok=True)
+    (work / "cgns_f_shim.c").write_text(SHIM)
+    cc = a.cc or shutil.which("cc") or "cc"
+    run([cc, "-O2", "-fPIC", "-c", work / "cgns_f_shim.c", "-o", work / "cgns_f_shim.o"], False)
+    members = [work / "cgns_f_shim.o"]
+    static = libdir / "libcgns.a"
+    if static.exists():
+        listed = subprocess.run(["ar", "t", str(static)], capture_output=True, text=True).stdout.split()
+        module = next((m for m in listed if m.startswith("cgns_f.")), None)
+        if module:
+            run(["ar", "x", static, module], False, cwd=work)
+            members.append(work / module)
+    fix = out / "lib" / "libcgnsfix.a"
+    if fix.exists():
+        fix.unlink()
+    run(["ar", "rcs", fix, *members], False)
+    (out / "lib" / "libcgns.so").write_text(f"/* anabranch-cfl3d cgns-dir: CGNS with what CFL3D needs of it */\n"
+                                           f"INPUT({(libdir / 'libcgns.so').resolve()} {fix})\n")
+    print(f"anabranch-cfl3d: {out}: give CFL3D's Install -cgnsdir={out}")
     return 0
 
 
@@ -398,6 +468,12 @@ def main(argv=None):
     b.add_argument("-n", "--dry-run", action="store_true", help="print the commands only")
     c = sub.add_parser("check", help="whether an executable was linked with anabranch's routines")
     c.add_argument("executable")
+    g = sub.add_parser("cgns-dir", help="a -cgnsdir= folder for CFL3D's Install over Debian's CGNS")
+    g.add_argument("dir", metavar="DIR")
+    g.add_argument("--cgns-libdir", action="append", default=None,
+                   help="where libcgns.so and libcgns.a are (default: /usr/lib/x86_64-linux-gnu, /usr/lib, /usr/local/lib)")
+    g.add_argument("--cgns-include", default="/usr/include", help="where cgns.mod is (default: /usr/include)")
+    g.add_argument("--cc", help="the C compiler (default: cc)")
     r = sub.add_parser("restart-deck", help="a deck that restarts from the run's restart file")
     r.add_argument("deck")
     r.add_argument("-o", "--out", help="the new deck (default: standard output)")
@@ -407,7 +483,9 @@ def main(argv=None):
     f.add_argument("-o", "--out", help="the new deck (default: standard output)")
     a = p.parse_args(argv)
     try:
-        return {"build": cmd_build, "check": cmd_check, "restart-deck": cmd_restart_deck,
+        if a.cmd == "cgns-dir" and not a.cgns_libdir:
+            a.cgns_libdir = ["/usr/lib/x86_64-linux-gnu", "/usr/lib", "/usr/local/lib"]
+        return {"build": cmd_build, "check": cmd_check, "cgns-dir": cmd_cgns_dir, "restart-deck": cmd_restart_deck,
                 "periodic-self": cmd_periodic_self}[a.cmd](a)
     except Error as e:
         print(f"anabranch-cfl3d: error: {e}", file=sys.stderr)

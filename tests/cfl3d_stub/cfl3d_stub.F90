@@ -20,6 +20,9 @@
 !                                      iskip=1), then the host closes unit 2. The second
 !                                      dump is the one left in the file; the host checks
 !                                      what WREST tells it (thetay, the eddy-viscosity flag).
+!   cfl3d_stub levels PREFIX [CASE...] as write, the first dump on the coarser mesh level's
+!                                      blocks, the second on the finest's: each the first
+!                                      dump of its level (AB_STUB_DUMPS=1: the first only).
 !   cfl3d_stub ref PREFIX [CASE...]    one process: the last dump's records written with
 !                                      plain Fortran WRITE(2) statements, following CFL3D's
 !                                      record layout (the reference file).
@@ -101,6 +104,9 @@ module stub_commons
   ! what CFL3D's CGNS dump reads (mode cgns)
   real :: gamma, gm1, gp1, gm1g, gp1g, ggm1
   common /fluid/ gamma, gm1, gp1, gm1g, gp1g, ggm1
+  ! the deck CFL3D's host keeps open (its copy of standard input) on this unit
+  integer :: iunit5
+  common /unit5/ iunit5
   ! calls of the fallback stand-ins (cfl3d_fallback.F90)
   integer :: nfallback
   common /stubfb/ nfallback
@@ -136,6 +142,7 @@ module stub_data
   logical :: host
   character(len=8) :: case_name
   logical :: deck_run = .false.  ! run as CFL3D is (a deck on stdin): the file is restart.bin
+  integer :: lev = 0  ! the mesh level of the dump: 0 the finest (blocks nblg(g)), 1 the coarser (nblg(g) + 1)
   real :: rms(NCYCMAX), clw(NCYCMAX), cdw(NCYCMAX), cdpw(NCYCMAX), cdvw(NCYCMAX), cxw(NCYCMAX), cyw(NCYCMAX)
   real :: czw(NCYCMAX), cmxw(NCYCMAX), cmyw(NCYCMAX), cmzw(NCYCMAX), fmdotw(NCYCMAX), cftmomw(NCYCMAX)
   real :: cftpw(NCYCMAX), cftvw(NCYCMAX), cfttotw(NCYCMAX), clcd(2, 1, NCYCMAX), thetay(MAXBL), wk(4096)
@@ -439,7 +446,7 @@ contains
     do g = 1, NGRID
       iskipz = 0
       if (g .eq. 1) iskipz = 1
-      nbl = nblg(g)
+      nbl = nblg(g) + lev
       if (mblk2nd(nbl) .eq. myid .or. myid .eq. myhost) then
         associate (a => b(g))
           call wrest(nbl, a%jdim, a%kdim, a%idim, a%q, a%qj0, a%qk0, a%qi0, NCYCMAX, rms, &
@@ -501,6 +508,85 @@ contains
       call free_block(b(g))
     end do
   end subroutine mode_write
+
+  ! Two dumps as a run over two mesh levels makes them (mseq 2): the coarser level's blocks
+  ! (nblg(g) + 1), then the finest's (nblg(g)), each the first dump of its level and so
+  ! written block by block. The second is the reference's; AB_STUB_DUMPS=1 stops after the
+  ! first. The host checks each block's thetay as in mode_write.
+  subroutine mode_levels(prefix, ic)
+    character(len=*), intent(in) :: prefix
+    integer, intent(in) :: ic
+    integer :: g, d, nd, l, st, nbl
+    character(len=8) :: v
+    call set_case(ic)
+    call fixed_settings()
+    nd = NDUMP
+    call get_environment_variable('AB_STUB_DUMPS', v, l, st)
+    if (st .eq. 0 .and. l .gt. 0) read(v, *) nd
+    do g = 1, NGRID
+      call alloc_block(b(g), g)
+    end do
+    do d = 1, nd
+      lev = NDUMP - d
+      call header_values(d, host)
+      do g = 1, NGRID
+        nbl = nblg(g) + lev
+        call setall(b(g), SENT)
+        if (owns(g)) then
+          call fill_block(b(g), g, 0.)
+          thetay(nbl) = theta_of(nbl)
+        else
+          thetay(nbl) = SENT
+        end if
+      end do
+      iwarneddy = -1
+      call dump(fpath(prefix))
+      if (host .and. nfallback .eq. 0) then
+        do g = 1, NGRID
+          call expect(thetay(nblg(g) + lev) .eq. theta_of(nblg(g) + lev), trim(blkname(g))//' thetay is not the owner''s')
+        end do
+      end if
+    end do
+    lev = 0
+    do g = 1, NGRID
+      call free_block(b(g))
+    end do
+  end subroutine mode_levels
+
+  ! The deck CFL3D's host reads and keeps open on unit iunit5 (32), in CFL3D's layout (14
+  ! lines of file names, the title, the free stream, the reference values, dt and irest,
+  ! ngrid, then a line per grid: ncg, iem, ...), for the stand-in's grids: what the
+  ! replacement reads to know which block ends a dump. With a deck on standard input (CFL3D's
+  ! way) that deck's copy, tempz3y2x1.inp, as CFL3D makes it.
+  subroutine open_deck(prefix)
+    character(len=*), intent(in) :: prefix
+    integer :: g
+    iunit5 = 32
+    if (deck_run) then
+      open(iunit5, file='tempz3y2x1.inp', form='formatted', status='old')
+      return
+    end if
+    open(iunit5, file=trim(prefix)//'.inp', form='formatted', status='replace')
+    write(iunit5, '(a)') 'input/output files:'
+    do g = 1, 13
+      write(iunit5, '(a,i0)') 'file', g
+    end do
+    write(iunit5, '(a)') '     The CFL3D stand-in''s deck'
+    write(iunit5, '(a)') '      Mach     alpha      beta      ReUe   Tinf,dR     ialph    ihstry'
+    write(iunit5, '(a)') '   0.85000   3.00000   0.00000 0.250E+01 460.00000         0         0'
+    write(iunit5, '(a)') '      sref      cref      bref       xmc       ymc       zmc'
+    write(iunit5, '(a)') '   1.00000   1.00000   1.00000   0.00000   0.00000   0.00000'
+    write(iunit5, '(a)') '        dt     irest   iflagts      fmax     iunst   cfl_tau'
+    write(iunit5, '(a)') '  -5.00000         0         0   5.00000         0  10.00000'
+    write(iunit5, '(a)') '     ngrid   nplot3d    nprint    nwrest      ichk       i2d    ntstep       ita'
+    write(iunit5, '(a,i10,a)') '', NGRID, '         0         0        20         0         0         1         1'
+    write(iunit5, '(a)') '       ncg       iem  iadvance    iforce  ivisc(i)  ivisc(j)  ivisc(k)'
+    do g = 1, NGRID
+      write(iunit5, '(a)') '         1         0         0         1         0         0         7'
+    end do
+    flush(iunit5)
+    rewind(iunit5)
+  end subroutine open_deck
 
   ! The reference: the last dump's records, written by one process with Fortran WRITE
   ! statements in the order and form of CFL3D's restart file (its dist/wrest.F).
@@ -1111,8 +1197,8 @@ program cfl3d_stub
   na = command_argument_count()
   if (na .eq. 0) call deck_mode()
   if (na .lt. 2 .or. (mode .ne. 'write' .and. mode .ne. 'ref' .and. mode .ne. 'read' .and. &
-                      mode .ne. 'plot3d' .and. mode .ne. 'cgns')) then
-    if (host) write(0, '(a)') 'usage: cfl3d_stub write|ref|read|plot3d|cgns PREFIX [CASE...]'
+                      mode .ne. 'plot3d' .and. mode .ne. 'cgns' .and. mode .ne. 'levels')) then
+    if (host) write(0, '(a)') 'usage: cfl3d_stub write|levels|ref|read|plot3d|cgns PREFIX [CASE...]'
     call finish(2)
   end if
 #if !defined CGNS
@@ -1149,6 +1235,8 @@ program cfl3d_stub
 #endif
   call assign_map()
   if (host) open(unit=11, file=trim(prefix)//'.out', form='formatted', status='unknown')
+  call get_environment_variable('AB_STUB_NODECK', arg, k)
+  if (host .and. mode .ne. 'ref' .and. k .eq. 0) call open_deck(prefix)
   do ic = 1, ncases
     if (.not. chosen(ic)) cycle
     select case (trim(mode))
@@ -1156,6 +1244,8 @@ program cfl3d_stub
       call mode_plot3d(prefix, ic)
     case ('write')
       call mode_write(prefix, ic)
+    case ('levels')
+      call mode_levels(prefix, ic)
     case ('read')
       call mode_read(prefix, ic)
     case ('ref')
@@ -1194,10 +1284,13 @@ contains
     logical :: next
     irest = -1
     next = .false.
+    ! copied, as CFL3D copies it, for the deck's unit (open_deck)
+    if (host) open(33, file='tempz3y2x1.inp', form='formatted', status='replace')
     do
       if (.not. host) exit
       read(5, '(a)', iostat=st) line
       if (st .ne. 0) exit
+      write(33, '(a)') trim(line)
       if (next) then
         w = ' '
         read(line, *, iostat=st) w(1:2)
@@ -1210,6 +1303,7 @@ contains
         if (w(k) .eq. 'irest' .or. w(k) .eq. 'IREST') next = .true.
       end do
     end do
+    if (host) close(33)
 #if defined DIST_MPI
     call MPI_Bcast(irest, 1, MPI_INTEGER, myhost, MPI_COMM_WORLD, st)
 #endif
@@ -1228,6 +1322,15 @@ contains
     integer, intent(in) :: code
 #if defined DIST_MPI
     integer :: ierr2
+#endif
+    ! run as CFL3D is: its cfl3d.error, as CFL3D's termn8 writes it
+    if (deck_run .and. host) then
+      open(unit=99, file='cfl3d.error', form='formatted', status='replace')
+      write(99, '(a,/,i4)') ' error code:', code
+      if (code .eq. 0) write(99, '(/,a)') ' execution terminated normally'
+      close(99)
+    end if
+#if defined DIST_MPI
     call MPI_Finalize(ierr2)
 #endif
     select case (code)

@@ -172,6 +172,66 @@ def test_owners_write_at_once_with_one_message_each_way(tmp_path, reference, ran
     assert not list(tmp_path.glob("*.part")), sorted(p.name for p in tmp_path.iterdir())
 
 
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+def test_each_levels_first_dump_goes_under_another_name(tmp_path, reference, ranks):
+    """A run over two mesh levels (the stand-in's levels mode): each level's first dump has
+    blocks the last dump did not, so it goes block by block; it is written to
+    restart.bin.part and renamed at its last block, which the host knows from the deck
+    CFL3D keeps open (its grids). The file is the reference's, with nothing left beside it."""
+    for case in ("lam", "sst"):
+        (tmp_path / f"w-{case}.bin").write_bytes(b"\xff" * 200000)  # an older, longer file
+    proc = stub(ranks, "levels", tmp_path / "w", "lam", "sst", env={"ANABRANCH_CFL3D_VERBOSE": "1"})
+    assert_status(proc, 0)
+    assert "every check passed" in proc.stdout, proc.stdout
+    for case in ("lam", "sst"):
+        assert (tmp_path / f"w-{case}.bin").read_bytes() == reference[case].read_bytes(), case
+    renamed = [line.split() for line in proc.stderr.splitlines() if "dump renamed at block" in line]
+    assert [int(w[6]) for w in renamed] == [8, 7] * 2, proc.stderr  # the coarser level's last block, the finest's
+    assert not list(tmp_path.glob("*.part")), sorted(p.name for p in tmp_path.iterdir())
+
+
+def test_without_the_deck_a_dump_block_by_block_goes_in_place(tmp_path, reference):
+    """No deck on CFL3D's unit (AB_STUB_NODECK: a main that is not CFL3D's): the host cannot
+    know a block-by-block dump's end, so the dump is written in place, as CFL3D writes it."""
+    proc = stub(3, "levels", tmp_path / "w", "sst", env={"ANABRANCH_CFL3D_VERBOSE": "1", "AB_STUB_NODECK": "1"})
+    assert_status(proc, 0)
+    assert (tmp_path / "w-sst.bin").read_bytes() == reference["sst"].read_bytes()
+    assert "renamed" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.faults
+@pytest.mark.parametrize("ranks", [1, 3])
+def test_file_size_limit_at_a_later_levels_first_dump_keeps_the_last_restart(tmp_path, ranks):
+    """The finer level's first dump (block by block) stopped by the file-size limit: one line
+    naming restart.bin.part, status 1 on every rank, and restart.bin is still the coarser
+    level's dump, whole (the file a run of that dump alone leaves); no .part is left. (Open
+    MPI's shared memory and PMIx's data store are files too: the run uses TCP and PMIx's
+    in-memory store, so that the limit meets the dump first.)"""
+    import resource
+
+    one = tmp_path / "one"
+    one.mkdir()
+    proc = stub(ranks, "levels", one / "w", "sst", env={"AB_STUB_DUMPS": "1"})
+    assert_status(proc, 0)
+    first = (one / "w-sst.bin").read_bytes()
+    limit = len(first) + 200  # the second dump's file is longer (its histories: ntt 7 against 4)
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    env = dict(conftest.MPI_ENV, OMPI_MCA_btl="self,tcp", PMIX_MCA_gds="hash")
+    if ranks == 1:
+        proc = run([exe("seq"), "levels", tmp_path / "w", "sst"], capture_output=True, text=True, timeout=120, env=env,
+                   preexec_fn=limited)
+    else:
+        proc = mpirun(ranks, exe("mpi"), "levels", tmp_path / "w", "sst", env=env, preexec_fn=limited)
+    assert_status(proc, 1)
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("anabranch_cfl3d: ")]
+    assert len(lines) == 1 and f"{tmp_path}/w-sst.bin.part" in lines[0] and "File too large" in lines[0], proc.stderr
+    assert (tmp_path / "w-sst.bin").read_bytes() == first
+    assert not list(tmp_path.glob("*.part")), sorted(p.name for p in tmp_path.iterdir())
+
+
 def test_off_by_environment_is_cfl3ds_own(tmp_path, reference):
     """ANABRANCH_CFL3D=0: CFL3D's own WREST and RREST (the stand-in's stubs) on the host and on
     each block's owner, for every block; nothing written through anabranch."""

@@ -248,7 +248,7 @@ void write_xdmf(const std::string& xmf, const serafin::Header& h, const std::vec
                    xdmf_topology(h.ndp, h.nplan()), static_cast<long long>(h.nelem), static_cast<long long>(h.nelem * h.ndp),
                    xdmf::escape(mesh_file).c_str());
       std::fprintf(out, "    <Geometry GeometryType=\"XYZ\">\n");
-      xdmf::slice(out, 5, npoin + " 3", rb, mesh_file, "/VTKHDF/Points", 0, 3 * h.npoin, 3 * h.npoin);
+      xdmf::slice(out, 5, npoin + " 3", rb, mesh_file, "/VTKHDF/Points", 0, h.npoin, h.npoin, 3);
       std::fprintf(out, "    </Geometry>\n");
       for (const auto& name : names) {
         std::fprintf(out, "    <Attribute Name=\"%s\" AttributeType=\"Scalar\" Center=\"Node\">\n", xdmf::escape(name).c_str());

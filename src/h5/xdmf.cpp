@@ -66,26 +66,25 @@ void slice(std::FILE* out, int indent, const std::string& dims, int real_bytes, 
            std::int64_t start, std::int64_t count, std::int64_t total, int columns) {
   const std::string where = escape(file + ":" + dataset);
   const char* number = real_bytes == 8 ? "8" : "4";
-  if (start == 0 && count == total) {
+  const std::string shape = columns == 1 ? std::to_string(total) : std::to_string(total) + " " + std::to_string(columns);
+  if (start == 0 && count == total && dims == shape) {  // the whole dataset, as it is shaped
     std::fprintf(out, "%*s<DataItem Dimensions=\"%s\" NumberType=\"Float\" Precision=\"%s\" Format=\"HDF\">%s</DataItem>\n", indent,
                  "", dims.c_str(), number, where.c_str());
     return;
   }
   const long long s = start, c = count, t = total, w = columns;
-  std::string xdmf3, xdmf2, shape;  // the selection as each library writes it; the dataset's shape
+  std::string xdmf3, xdmf2;  // the selection as each library writes it
   char buf[256];
   if (columns == 1) {
     std::snprintf(buf, sizeof buf, "%lld:1:%lld:%lld", s, c, t);
     xdmf3 = buf;
     std::snprintf(buf, sizeof buf, "<DataItem Dimensions=\"3 1\" Format=\"XML\">%lld 1 %lld</DataItem>", s, c);
     xdmf2 = buf;
-    shape = std::to_string(t);
   } else {  // rows [start, start + count) of a total x columns dataset
     std::snprintf(buf, sizeof buf, "%lld 0:1 1:%lld %lld:%lld %lld", s, c, w, t, w);
     xdmf3 = buf;
     std::snprintf(buf, sizeof buf, "<DataItem Dimensions=\"3 2\" Format=\"XML\">%lld 0 1 1 %lld %lld</DataItem>", s, c, w);
     xdmf2 = buf;
-    shape = std::to_string(t) + " " + std::to_string(w);
   }
   // XDMF 3 reads the text before the children, XDMF 2 the children.
   std::fprintf(out,

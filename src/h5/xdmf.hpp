@@ -26,8 +26,8 @@ void write_file(const std::string& xmf, const std::function<void(std::FILE*)>& b
 
 // A DataItem holding rows [start, start + count) of the dataset "file:dataset" of total rows
 // of `columns` values (one-dimensional when columns is 1), shaped dims ("13541", "4 5 6",
-// "4 5 6 3"); real_bytes 4 or 8. The whole dataset (start 0, count total) is a plain HDF
-// item. indent: leading spaces.
+// "4 5 6 3"); real_bytes 4 or 8. The whole dataset in its own shape is a plain HDF item.
+// indent: leading spaces.
 void slice(std::FILE* out, int indent, const std::string& dims, int real_bytes, const std::string& file, const std::string& dataset,
            std::int64_t start, std::int64_t count, std::int64_t total, int columns = 1);
 

@@ -132,6 +132,11 @@ def opened(tmp_path_factory):
         conftest.assert_status(conftest.mpirun(2, BLOCKS, work / "a2.json", work / "b.dat", 2), 0)
         ab_ok("convert", work / "b.dat", work / "nogrid.h5")  # a raw file has no grid
         cases["nogrid"] = ("blocks", work / "nogrid.h5.xmf", [work / "nogrid.h5"], None)
+        # one block (split between the ranks): its slices are whole datasets, reshaped
+        (work / "one.txt").write_text("# id ni nj nk\n1 6 5 4\n")
+        (work / "o2.json").write_text(ab("balance", work / "one.txt", "-n", "2", "--json").stdout)
+        conftest.assert_status(conftest.mpirun(2, BLOCKS, work / "o2.json", work / "one.h5", 2), 0)
+        cases["one"] = ("blocks", work / "one.h5.xmf", [work / "one.h5"], None)
     (work / "cases.json").write_text(json.dumps([str(c[1]) for c in cases.values()]))
     import hdf5plugin
     env = dict(os.environ, HDF5_PLUGIN_PATH=hdf5plugin.PLUGIN_PATH)
@@ -177,7 +182,7 @@ def test_every_variable_of_every_frame_of_a_mesh_result(opened, case, reader):
 
 
 @pytest.mark.parametrize("reader", READERS)
-@pytest.mark.parametrize("case", ["blocks", "nogrid"])
+@pytest.mark.parametrize("case", ["blocks", "nogrid", "one"])
 def test_every_block_of_every_frame(opened, case, reader):
     """Each block a curvilinear grid (its points from the grid), or without a grid a
     rectilinear one of unit spacing, the blocks one after another."""
@@ -196,7 +201,7 @@ def test_every_block_of_every_frame(opened, case, reader):
             for b in range(len(dims)):
                 arrays = leaf_arrays(got, xmf, reader, step, b)
                 assert sorted(k for k in arrays if k != "points") == sorted(names), (reader, step, b)
-                if case == "blocks":
+                if case != "nogrid":
                     xyz = np.stack([f[f"grid/{c}"][off[b]:off[b + 1]] for c in "xyz"], axis=1)
                     np.testing.assert_array_equal(arrays["points"], xyz.astype(arrays["points"].dtype))
                 else:

@@ -190,14 +190,36 @@ def hdf_item(item, h5):
     return ds.shape
 
 
-def hyperslab(item, h5):
-    """(start, count, dataset shape, dataset path) of a 1-D HyperSlab DataItem, every part checked."""
+def hyperslab(item, h5, columns=1):
+    """(start, count, dataset path) of a slice DataItem, every part checked: rows
+    [start, start + count) of a dataset of `columns` values a row (one-dimensional when 1).
+    A slice is written in two forms at once (docs/formats/hdf5.md#xdmf-sidecar): XDMF 2's
+    (Type HyperSlab, its two children: start, stride, count; the dataset) and XDMF 3's (the
+    item's own text, file:/dataset|start:stride:count:size), which must name the same rows;
+    the whole dataset is a plain HDF item."""
+    if item.get("Type") != "HyperSlab":
+        shape = hdf_item(item, h5)
+        assert item.get("ItemType") is None and shape[0] * (columns if len(shape) == 1 else 1) >= 1, item.attrib
+        return 0, shape[0], item.text.strip().split(":", 1)[1]
+    assert item.get("ItemType") is None, item.attrib  # XDMF 3 would take the item as a reference VTK skips
     sel, src = list(item)
-    assert sel.get("Format") == "XML" and sel.get("Dimensions") == "3 1"
-    start, stride, count = (int(x) for x in sel.text.split())
+    ranks = 1 if columns == 1 else 2
+    assert sel.get("Format") == "XML" and sel.get("Dimensions") == f"3 {ranks}"
+    v = [int(x) for x in sel.text.split()]
+    start, stride, count = v[0], v[ranks], v[2 * ranks]
+    if columns > 1:
+        assert (v[1], v[3], v[5]) == (0, 1, columns), sel.text  # whole rows
     shape = hdf_item(src, h5)
-    assert stride == 1 and len(shape) == 1 and 0 <= start and start + count <= shape[0], (sel.text, shape)
-    assert int(np.prod([int(x) for x in item.get("Dimensions").split()])) == count, (item.get("Dimensions"), count)
+    assert stride == 1 and len(shape) == ranks and 0 <= start and start + count <= shape[0], (sel.text, shape)
+    assert int(np.prod([int(x) for x in item.get("Dimensions").split()])) == count * columns, (item.get("Dimensions"), count)
+    # XDMF 3's form: the same dataset, the same rows
+    where, xdmf3 = item.text.strip().split("|")
+    assert where == src.text.strip(), (where, src.text)
+    fields = [f.split() for f in xdmf3.split(":")]
+    want = [[start, 0], [1, 1], [count, columns], list(shape)] if columns > 1 else [[start], [1], [count], list(shape)]
+    assert [[int(x) for x in f] for f in fields] == want, (xdmf3, want)
+    for k in ("NumberType", "Precision"):
+        assert item.get(k) == src.get(k), (k, item.attrib, src.attrib)
     return start, count, src.text.strip().split(":", 1)[1]
 
 
@@ -223,13 +245,14 @@ def check_block_xdmf(path, blocks, frames, variables, has_grid):
                 topo = g.find("Topology")
                 assert topo.get("Dimensions") == want, (path.name, bid, topo.get("Dimensions"), (ni, nj, nk))
                 geo = g.find("Geometry")
-                if has_grid:
-                    assert topo.get("TopologyType") == "3DSMesh" and geo.get("GeometryType") == "X_Y_Z"
+                if has_grid:  # the rows of the interleaved view of x, y, z
+                    assert topo.get("TopologyType") == "3DSMesh" and geo.get("GeometryType") == "XYZ"
                     slabs = geo.findall("DataItem")
-                    assert len(slabs) == 3
-                    for axis, s in zip("xyz", slabs):
-                        assert s.get("Dimensions") == want
-                        assert hyperslab(s, h5) == (off[b], ni * nj * nk, f"/grid/{axis}")
+                    assert len(slabs) == 1 and slabs[0].get("Dimensions") == want + " 3"
+                    assert hyperslab(slabs[0], h5, 3) == (off[b], ni * nj * nk, "/grid/xyz")
+                    view = h5["grid/xyz"]
+                    assert view.is_virtual and view.shape == (off[-1], 3)
+                    np.testing.assert_array_equal(view[:], np.stack([h5[f"grid/{c}"][:] for c in "xyz"], axis=1))
                 else:
                     assert topo.get("TopologyType") == "3DCoRectMesh"
                 attrs = g.findall("Attribute")

@@ -466,7 +466,11 @@ void BlockWriter::write_grid(const T* const* xyz) {
     // Through the engine as a frame of its own: x, y, z.
     const BlockFrame grid(m.layout, m.info, true);
     const auto strategy = make_strategy(m.options.strategy);
-    strategy->open(m.setup(grid));
+    // The file was made (a file left from before truncated) when the writer opened: the
+    // frames written since stay (CGNS's grid of the index space goes in at close).
+    StrategySetup s = m.setup(grid);
+    s.truncate = false;
+    strategy->open(s);
     const ArrayEncoder<T> values(xyz, m.info.real_bytes);
     strategy->write({0, 0.0, &values, nullptr});
     strategy->close();

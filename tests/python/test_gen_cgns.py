@@ -59,10 +59,15 @@ SIDS_EXPONENTS = {"Density": [1, -3, 0, 0, 0], "VelocityX": [0, 1, -1, 0, 0], "V
 @given(seed=st.integers(0, 2**32 - 1), nblocks=st.integers(1, 4), nvar=st.integers(1, 3), frames=st.integers(1, 3),
        names=st.sampled_from([["rho", "u", "p"], ["Density", "MomentumX", "myvar"], ["a", "b", "c"],
                               ["water depth above the bed, metres", "water depth above the bed, metres (2)", "VELOCITY U"],
-                              ["pressure", "density", "temperature"]]))
-@example(seed=3, nblocks=2, nvar=3, frames=1, names=["rho", "u", "p"])
-@example(seed=4, nblocks=1, nvar=3, frames=1, names=["pressure", "density", "temperature"])
-def test_block_files_to_cgns_and_back(seed, nblocks, nvar, frames, names):
+                              ["pressure", "density", "temperature"]]), grid=st.booleans(), direct=st.booleans())
+@example(seed=3, nblocks=2, nvar=3, frames=1, names=["rho", "u", "p"], grid=True, direct=False)
+@example(seed=4, nblocks=1, nvar=3, frames=1, names=["pressure", "density", "temperature"], grid=True, direct=False)
+@example(seed=5, nblocks=2, nvar=2, frames=2, names=["rho", "u", "p"], grid=False, direct=True)
+@example(seed=6, nblocks=1, nvar=2, frames=1, names=["a", "b", "c"], grid=False, direct=False)
+def test_block_files_to_cgns_and_back(seed, nblocks, nvar, frames, names, grid, direct):
+    """A block file converted to CGNS, or CGNS written by the block writer itself (direct),
+    with its grid or without (CGNS then gets the index space, the blocks one after another
+    along x, written at close after the frames)."""
     rng = np.random.default_rng(seed)
     layout = anabranch.BlockLayout()
     dims = []
@@ -81,13 +86,21 @@ def test_block_files_to_cgns_and_back(seed, nblocks, nvar, frames, names):
     vals = [[[rng.uniform(-1, 1, int(np.prod(d))) * 10.0 ** rng.integers(-3, 4) for _ in range(nvar)] for d in dims]
             for _ in range(frames)]
     times = sorted(float(t) for t in rng.uniform(0, 10, frames))
+    if not grid:  # the index space, the blocks one after another along x (from each block's first point)
+        first = np.cumsum([0] + [int(np.prod(d)) for d in dims])  # x from each block's first point
+        for b, d in enumerate(dims):
+            k, j, i = np.meshgrid(np.arange(d[2]), np.arange(d[1]), np.arange(d[0]), indexing="ij")
+            xyz[b] = [(i + first[b]).ravel().astype(float), j.ravel().astype(float), k.ravel().astype(float)]
     with gen.scratch() as tmp:
-        with anabranch.BlockWriter(None, tmp / "in.h5", layout, names) as w:
-            w.write_grid(xyz)
-            for t, v in zip(times, vals):
-                w.write_frame(t, v)
-        r = gen.ab("convert", tmp / "in.h5", tmp / "out.cgns")
-        conftest.assert_status(r, 0)
+        for out in (["in.h5", "out.cgns"] if direct else ["in.h5"]):
+            with anabranch.BlockWriter(None, tmp / out, layout, names) as w:
+                if grid:
+                    w.write_grid(xyz)
+                for t, v in zip(times, vals):
+                    w.write_frame(t, v)
+        if not direct:
+            r = gen.ab("convert", tmp / "in.h5", tmp / "out.cgns")
+            conftest.assert_status(r, 0)
         with h5py.File(tmp / "out.cgns") as f:
             zones = zones_of(f)
             assert sorted(zones) == sorted(f"block_{b + 1}" for b in range(nblocks))

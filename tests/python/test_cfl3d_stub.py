@@ -204,9 +204,9 @@ def test_without_the_deck_a_dump_block_by_block_goes_in_place(tmp_path, referenc
 def test_file_size_limit_at_a_later_levels_first_dump_keeps_the_last_restart(tmp_path, ranks):
     """The finer level's first dump (block by block) stopped by the file-size limit: one line
     naming restart.bin.part, status 1 on every rank, and restart.bin is still the coarser
-    level's dump, whole (the file a run of that dump alone leaves); no .part is left. (Open
-    MPI's shared memory and PMIx's data store are files too: the run uses TCP and PMIx's
-    in-memory store, so that the limit meets the dump first.)"""
+    level's dump, whole (the file a run of that dump alone leaves); no .part is left. (MPI's
+    shared memory is files too: Open MPI's and PMIx's data store, MPICH's and UCX's; the run
+    uses TCP and PMIx's in-memory store, so that the limit meets the dump first.)"""
     import resource
 
     one = tmp_path / "one"
@@ -219,7 +219,7 @@ def test_file_size_limit_at_a_later_levels_first_dump_keeps_the_last_restart(tmp
     def limited():
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    env = dict(conftest.MPI_ENV, OMPI_MCA_btl="self,tcp", PMIX_MCA_gds="hash")
+    env = dict(conftest.MPI_ENV, OMPI_MCA_btl="self,tcp", PMIX_MCA_gds="hash", UCX_TLS="self,tcp", MPIR_CVAR_NOLOCAL="1")
     if ranks == 1:
         proc = run([exe("seq"), "levels", tmp_path / "w", "sst"], capture_output=True, text=True, timeout=120, env=env,
                    preexec_fn=limited)

@@ -22,11 +22,16 @@
  * Compiled by `anabranch-cfl3d build` when CFL3D's build defines CGNS; CGNS's library of that
  * build (cgnslib.h, int-sized cgsize_t as CFL3D's Fortran passes) is the one called.
  */
+#define _GNU_SOURCE
 #include <cgnslib.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int ab_h5_extents(const char* path, int64_t n, const char* const* datasets, int64_t* offsets, int64_t* bytes);
 
@@ -107,6 +112,49 @@ int abc_cg_extents(int64_t first, int64_t n, int64_t* offsets, int64_t* bytes) {
   const int r = ab_h5_extents(path_, n, names, offsets, bytes);
   free(names);
   return r;
+}
+
+/* A copy of the CGNS file `from` as `to` (the last good file, before a dump changes it): made
+ * as to.tmp (copy_file_range, which a file system may share blocks for, else read and
+ * write), synced and renamed, so that `to` is whole or absent. 0, or errno. */
+int abc_cg_keep(const char* from, const char* to) {
+  char tmp[4200];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp", to) >= (int)sizeof tmp) return ENAMETOOLONG;
+  const int in = open(from, O_RDONLY);
+  if (in < 0) return errno;
+  const int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (out < 0) {
+    const int e = errno;
+    close(in);
+    return e;
+  }
+  int e = 0;
+  struct stat st;
+  if (fstat(in, &st) != 0) e = errno;
+  for (off_t done = 0; !e && done < st.st_size;) {
+    ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)(st.st_size - done), 0);
+    if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
+      static char buf[1 << 20];
+      n = read(in, buf, sizeof buf);
+      for (ssize_t w = 0; n > 0 && w < n;) {
+        const ssize_t k = write(out, buf + w, (size_t)(n - w));
+        if (k < 0) {
+          n = -1;
+          break;
+        }
+        w += k;
+      }
+    }
+    if (n < 0) e = errno;
+    else if (n == 0) e = EIO; /* the file shrank under us */
+    else done += n;
+  }
+  if (!e && fsync(out) != 0) e = errno;
+  if (close(out) != 0 && !e) e = errno;
+  close(in);
+  if (!e && rename(tmp, to) != 0) e = errno;
+  if (e) unlink(tmp);
+  return e;
 }
 
 /* CFL3D's CGNS file closed (before the owners write into it) and opened again (after). */

@@ -555,6 +555,37 @@ def test_cgns_dumps_from_the_owners_are_cfl3ds_own(tmp_path, ranks):
     assert {int(w[-2]) for w in dumps} == {4 * owners + 1}, proc.stderr
 
 
+@pytest.mark.faults
+def test_a_cgns_dump_that_fails_leaves_the_last_good_file(small_disk, tmp_path):
+    """A CGNS dump changes the grid's file in place (CFL3D's routines delete and make its
+    nodes): the host keeps a copy of the file as the last dump left it (NAME.last) and drops
+    it when the dump is done, so that a failure puts it back. On a disk that holds the copy
+    but not the third dump: one line, status 1, and the file is the second dump's, node for
+    node and value for value (the same run stopped after its second dump); no copy left. On a
+    disk too small for the copy: a warning, the dumps written in place as CFL3D writes them."""
+    two = tmp_path / "two"
+    two.mkdir()
+    assert_status(cgns_stub(3, two / "w", "sst", env={"AB_STUB_DUMPS": "2"}), 0)
+    left = os.statvfs(small_disk)
+    (small_disk / "filler").write_bytes(b"\0" * (left.f_bavail * left.f_frsize - 405 * 1024))
+    proc = cgns_stub(3, small_disk / "w", "sst")
+    assert_status(proc, 1)
+    said = proc.stderr + (small_disk / "w.out").read_text()
+    lines = [line.strip() for line in said.splitlines() if line.strip().startswith("anabranch_cfl3d: ")]
+    assert lines and all(line == lines[0] for line in lines) and "w-sst.cgns" in lines[0], said[-2000:]
+    assert cgns_tree(small_disk / "w-sst.cgns") == cgns_tree(two / "w-sst.cgns")
+    assert not list(small_disk.glob("*.last*")), sorted(p.name for p in small_disk.iterdir())
+    # no room for the copy: written in place, and the run goes on
+    (small_disk / "filler").unlink()
+    for p in small_disk.glob("w*"):
+        p.unlink()
+    left = os.statvfs(small_disk)
+    (small_disk / "filler").write_bytes(b"\0" * (left.f_bavail * left.f_frsize - 380 * 1024))
+    proc = cgns_stub(3, small_disk / "w", "sst")
+    assert_status(proc, 0)
+    assert "cannot keep a copy of" in proc.stderr and "written in place" in proc.stderr, proc.stderr
+
+
 def test_cgns_without_anabranch_is_cfl3ds_own(tmp_path):
     """ANABRANCH_CFL3D=0 in a build with CGNS: every dump through CFL3D's own routine (the
     host writes every block; each owner's call is CFL3D's own), nothing at once."""

@@ -119,7 +119,7 @@ std::string check_block_file(const BlockFileInfo& info) {
 
 #ifdef ANABRANCH_HAVE_HDF5
 ChunkedArrays::ChunkedArrays(const BlockFileInfo& info) : info_(info) {
-  if (info.format == "cgns") fields_ = cgns::field_names(info.variables);
+  fields_ = info.format == "cgns" ? cgns::field_names(info.variables) : h5::link_names(info.variables);
   const auto lock = h5::lock();
   h5::quiet();
   file_ = h5::check(H5Fopen(info.path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "cannot open", info.path);
@@ -135,7 +135,7 @@ std::int64_t ChunkedArrays::open(std::int64_t frame, std::size_t block, int var,
   char step[40];
   if (info_.format == "hdf5") {
     std::snprintf(step, sizeof step, "%06lld", static_cast<long long>(frame));
-    path = var < 0 ? std::string("/grid/") + "xyz"[-var - 1] : "/frames/" + std::string(step) + "/" + info_.variables.at(static_cast<std::size_t>(var));
+    path = var < 0 ? std::string("/grid/") + "xyz"[-var - 1] : "/frames/" + std::string(step) + "/" + fields_.at(static_cast<std::size_t>(var));
   } else {
     std::snprintf(step, sizeof step, "FlowSolution%06lld", static_cast<long long>(frame));
     static const char* axes[3] = {"CoordinateX", "CoordinateY", "CoordinateZ"};

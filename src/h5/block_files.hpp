@@ -45,7 +45,7 @@ class ChunkedArrays {
   // when it is not there.
   std::int64_t open(std::int64_t frame, std::size_t block, int var, std::string& path) const;
   BlockFileInfo info_;
-  std::vector<std::string> fields_;
+  std::vector<std::string> fields_;  // the variables' arrays: CGNS's field names, HDF5's dataset names
   std::int64_t file_ = -1;
   // The datasets last read, kept open with a chunk cache that holds a chunk: the blocks of
   // an HDF5 file share chunks, each decoded once while they are read one after another.

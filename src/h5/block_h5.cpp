@@ -91,7 +91,7 @@ struct File::Impl {
   int rank = 0;
   std::string path, name;
   std::int64_t total = 0;
-  std::vector<std::string> variables;
+  std::vector<std::string> variables, links;  // the variables; their datasets' names (h5::link_names)
   int real_bytes = 8;
   std::int64_t end = 0;  // where the datasets allocated so far end (compressed: as if they were not)
   Compression compress;
@@ -119,6 +119,7 @@ File::File(MPI_Comm comm, const std::string& path, const std::string& name, cons
   m.path = path;
   m.name = name;
   m.variables = variables;
+  m.links = h5::link_names(variables);
   m.real_bytes = real_bytes;
   m.compress = compress;
   for (const auto& b : blocks) m.total += b.points();
@@ -186,7 +187,7 @@ std::vector<std::int64_t> File::add_frame(std::int64_t frame, double time) {
   collective(m.comm, [&] {
     Handle g(check(H5Gcreate2(m.frames, frame_name(frame).c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "cannot create a frame in", m.name));
     h5::write_attribute<double>(g, "time", {time}, m.name);
-    for (const auto& v : m.variables)
+    for (const auto& v : m.links)
       if (m.compress.on()) m.chunked(g, v);
       else out.push_back(contiguous(g, v, file_real(m.real_bytes), m.total, m.name));
   });
@@ -224,7 +225,7 @@ std::vector<std::int64_t> File::add_grid() {
 void File::write(std::int64_t frame, int var, const std::vector<std::array<std::int64_t, 2>>& runs, const void* values) {
   Impl& m = *impl_;
   collective(m.comm, [&] {
-    const std::string path = var < 0 ? std::string("/grid/") + "xyz"[-var - 1] : "/frames/" + frame_name(frame) + "/" + m.variables.at(static_cast<std::size_t>(var));
+    const std::string path = var < 0 ? std::string("/grid/") + "xyz"[-var - 1] : "/frames/" + frame_name(frame) + "/" + m.links.at(static_cast<std::size_t>(var));
     Handle d(check(H5Dopen2(m.file, path.c_str(), H5P_DEFAULT), "cannot open " + path + " in", m.name));
     Handle fs(check(H5Dget_space(d), "H5Dget_space", m.name));
     hsize_t count = 0;
@@ -324,7 +325,7 @@ BlockFileInfo describe(const std::string& path) {
     if (!h5::exists(frames, name)) throw FormatError(path + ": /frames holds " + std::to_string(gi.nlinks) + " groups but no " + name);
     Handle g(check(H5Gopen2(frames, name.c_str(), H5P_DEFAULT), "cannot open /frames/" + name + " in", path));
     i.times.push_back(h5::read_attribute<double>(g, "time", path).at(0));
-    for (const auto& v : i.variables) keep(i.dataset_offsets, locate(g, v, "/frames/" + name + "/" + v));
+    for (const auto& v : h5::link_names(i.variables)) keep(i.dataset_offsets, locate(g, v, "/frames/" + name + "/" + v));
   }
   if (h5::exists(file, "/anabranch/provenance")) {
     Handle prov(check(H5Gopen2(file, "/anabranch/provenance", H5P_DEFAULT), "cannot open provenance in", path));
@@ -337,6 +338,7 @@ void write_xdmf(const std::string& final_path, const BlockFileInfo& info) {
   const std::string h5 = final_path.substr(final_path.find_last_of('/') + 1);
   std::int64_t total = 0;
   for (const auto& b : info.blocks) total += b.points();
+  const std::vector<std::string> links = h5::link_names(info.variables);
   bool xyz = false;
   if (info.has_grid) {
     h5::quiet();
@@ -371,9 +373,9 @@ void write_xdmf(const std::string& final_path, const BlockFileInfo& info) {
                        dims.c_str(), static_cast<long long>(first));
         }
         if (info.frames() > 0)
-          for (const auto& v : info.variables) {
-            std::fprintf(out, "    <Attribute Name=\"%s\" AttributeType=\"Scalar\" Center=\"Node\">\n", xdmf::escape(v).c_str());
-            xdmf::slice(out, 5, dims, info.real_bytes, h5, "/frames/" + frame_name(f) + "/" + v, first, b.points(), total);
+          for (std::size_t v = 0; v < info.variables.size(); ++v) {
+            std::fprintf(out, "    <Attribute Name=\"%s\" AttributeType=\"Scalar\" Center=\"Node\">\n", xdmf::escape(info.variables[v]).c_str());
+            xdmf::slice(out, 5, dims, info.real_bytes, h5, "/frames/" + frame_name(f) + "/" + links[v], first, b.points(), total);
             std::fprintf(out, "    </Attribute>\n");
           }
         std::fprintf(out, "   </Grid>\n");

@@ -280,7 +280,29 @@ bool walk(hid_t file, const std::string& path, BlockFileInfo& out, std::string& 
   out.format = "cgns";
   out.real_bytes = real_bytes;
   out.has_grid = true;
-  out.variables = kept_names.size() == fields.size() ? kept_names : fields;
+  // The writer's own names, where it kept them, and the fields in the order it wrote them:
+  // each kept name's field is the one cgns::field_names gives it, wherever the file lists it
+  // (a copy made by another program may list the fields in another order).
+  out.variables = fields;
+  if (kept_names.size() == fields.size()) {
+    const auto mapped = cgns::field_names(kept_names);
+    std::vector<std::size_t> at;
+    for (const auto& m : mapped) {
+      const auto it = std::find(fields.begin(), fields.end(), m);
+      if (it == fields.end() || std::count(at.begin(), at.end(), static_cast<std::size_t>(it - fields.begin()))) break;
+      at.push_back(static_cast<std::size_t>(it - fields.begin()));
+    }
+    if (at.size() == fields.size()) {
+      out.variables = kept_names;
+      const std::size_t nf = fields.size();
+      for (auto& z : zones)
+        for (std::size_t s = 0; s < solutions.size(); ++s) {
+          std::vector<std::int64_t> listed(z.arrays.begin() + static_cast<std::ptrdiff_t>(3 + s * nf),
+                                           z.arrays.begin() + static_cast<std::ptrdiff_t>(3 + (s + 1) * nf));
+          for (std::size_t v = 0; v < nf; ++v) z.arrays[3 + s * nf + v] = listed[at[v]];
+        }
+    }
+  }
   out.times = times.size() == solutions.size() ? times : std::vector<double>();
   for (std::size_t f = 0; out.times.size() < solutions.size(); ++f) out.times.push_back(static_cast<double>(f));
   const std::size_t narrays = 3 + solutions.size() * fields.size();

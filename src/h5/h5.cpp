@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <set>
 
 #include "core/error.hpp"
 #include "h5/codecs.hpp"
@@ -226,6 +227,22 @@ bool exists(hid_t loc, const std::string& path) {
     start = end + 1;
   }
   return true;
+}
+
+std::vector<std::string> link_names(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (std::string n : names) {
+    if (n.empty()) n = "variable";
+    for (char& c : n)
+      if (c == '/' || static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '_';
+    if (n == "." || n == "..") n = "_" + n;
+    std::string unique = n;
+    for (int k = 2; seen.count(unique); ++k) unique = n + " (" + std::to_string(k) + ")";
+    seen.insert(unique);
+    out.push_back(unique);
+  }
+  return out;
 }
 
 std::unique_lock<std::recursive_mutex> lock() {

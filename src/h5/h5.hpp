@@ -81,6 +81,11 @@ std::vector<T> read_attribute(hid_t obj, const std::string& name, const std::str
 std::vector<std::string> attribute_names(hid_t obj);
 
 bool exists(hid_t loc, const std::string& path);
+// The link names of datasets named after `names` (variables): each name with '/' and the
+// characters HDF5's tools print badly replaced by '_' ("." and ".." prefixed by '_', an
+// empty one "variable"), made unique with " (2)", " (3)", ... Names already fit for links
+// are themselves.
+std::vector<std::string> link_names(const std::vector<std::string>& names);
 // Creates a 1-D dataset of n values of type `type`; extendible (unlimited, chunked by
 // `chunk` values) when chunk > 0. Fill values are never written. early: chunks allocated
 // when the extent covers them (H5Dset_extent), so their addresses are known before any write.

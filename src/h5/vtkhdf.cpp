@@ -57,22 +57,11 @@ const char* xdmf_topology(int ndp, int nplan) {
   }
 }
 
-// Dataset names for the variables: trimmed, '/' replaced, made unique.
+// Dataset names for the variables: trimmed, then as h5::link_names makes them.
 std::vector<std::string> point_data_names_for(const serafin::Header& h) {
   std::vector<std::string> names;
-  std::set<std::string> seen;
-  for (const auto& v : h.variables) {
-    std::string n = trimmed(v.name);
-    if (n.empty()) n = "variable";
-    for (char& c : n)
-      if (c == '/' || static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '_';
-    if (n == "." || n == "..") n = "_" + n;
-    std::string unique = n;
-    for (int k = 2; seen.count(unique); ++k) unique = n + " (" + std::to_string(k) + ")";
-    seen.insert(unique);
-    names.push_back(unique);
-  }
-  return names;
+  for (const auto& v : h.variables) names.push_back(trimmed(v.name));
+  return h5::link_names(names);
 }
 
 std::vector<std::uint8_t> bytes_of(const std::string& s, std::size_t width) {

@@ -196,7 +196,9 @@ WRITER = r"""
 /* A CGNS file as a spec describes it (stdin: cell_dim phys_dim nzones nsol nvar location;
    per zone its points and the solution's rind (2 per cell dimension); the times), every
    value read from a file of doubles in the order written here; as ADF when asked
-   (w FILE VALUES adf). w --link FILE OTHER makes FILE's first zone's coordinates a link. */
+   (w FILE VALUES adf); the coordinates and the solutions in single precision when asked
+   (w FILE VALUES hdf5 4 8: coordinates float32, solutions float64). w --link FILE OTHER
+   makes FILE's first zone's coordinates a link. */
 int main(int argc, char** argv) {
   int cd, pd, nz, ns, nv, loc, fn, B, Z, S, F, C;
   if (argc == 4 && !strcmp(argv[1], "--link")) {  /* FILE's first zone's coordinates: a link to the same node in OTHER */
@@ -207,6 +209,7 @@ int main(int argc, char** argv) {
   }
   if (scanf("%d %d %d %d %d %d", &cd, &pd, &nz, &ns, &nv, &loc) != 6) return 2;
   FILE* in = fopen(argv[2], "rb");
+  const int csingle = argc > 4 && !strcmp(argv[4], "4"), ssingle = argc > 5 && !strcmp(argv[5], "4");
   if (argc > 3 && !strcmp(argv[3], "adf") && cg_set_file_type(CG_FILE_ADF)) return 1;
   if (!in || cg_open(argv[1], CG_MODE_WRITE, &fn) || cg_base_write(fn, "Base", cd, pd, &B)) return 1;
   const char* coord[3] = {"CoordinateX", "CoordinateY", "CoordinateZ"};
@@ -226,9 +229,12 @@ int main(int argc, char** argv) {
     if (cg_zone_write(fn, B, name, size, CGNS_ENUMV(Structured), &Z)) return 1;
     long n = p[0] * p[1] * p[2];
     double* v = malloc(sizeof(double) * 4096 * 8);
+    float* f4 = malloc(sizeof(float) * 4096 * 8);
     for (int c = 0; c < pd; ++c) {
       if (fread(v, sizeof(double), n, in) != (size_t)n) return 3;
-      if (cg_coord_write(fn, B, Z, CGNS_ENUMV(RealDouble), coord[c], v, &C)) return 1;
+      for (long i = 0; i < n; ++i) f4[i] = (float)v[i];
+      if (cg_coord_write(fn, B, Z, csingle ? CGNS_ENUMV(RealSingle) : CGNS_ENUMV(RealDouble), coord[c], csingle ? (void*)f4 : (void*)v, &C))
+        return 1;
     }
     long m = 1;
     for (int a = 0; a < cd; ++a) m *= (loc ? p[a] - 1 : p[a]) + rind[2 * a] + rind[2 * a + 1];
@@ -241,10 +247,14 @@ int main(int argc, char** argv) {
         char fname[33];
         snprintf(fname, sizeof fname, "Var%d", f + 1);
         if (fread(v, sizeof(double), m, in) != (size_t)m) return 3;
-        if (cg_field_write(fn, B, Z, S, CGNS_ENUMV(RealDouble), fname, v, &F)) return 1;
+        for (long i = 0; i < m; ++i) f4[i] = (float)v[i];
+        if (cg_field_write(fn, B, Z, S, ssingle ? CGNS_ENUMV(RealSingle) : CGNS_ENUMV(RealDouble), fname, ssingle ? (void*)f4 : (void*)v,
+                           &F))
+          return 1;
       }
     }
     free(v);
+    free(f4);
   }
   double t[64];
   for (int s = 0; s < ns; ++s) scanf("%lf", &t[s]);
@@ -276,10 +286,16 @@ def cgns_writer():
 @gen.cases(20)
 @given(seed=st.integers(0, 2**32 - 1), cell_dim=st.sampled_from([2, 3]), phys_dim=st.sampled_from([2, 3]), nzones=st.integers(1, 3),
        nsol=st.integers(0, 3), nvar=st.integers(1, 3), cells=st.booleans(), rind=st.booleans(),
-       kind=st.sampled_from(["hdf5", "adf", "link"]))
-@example(seed=1, cell_dim=3, phys_dim=3, nzones=2, nsol=0, nvar=1, cells=False, rind=False, kind="hdf5")  # a grid alone
-def test_files_the_cgns_library_writes_are_read(seed, cell_dim, phys_dim, nzones, nsol, nvar, cells, rind, kind):
+       kind=st.sampled_from(["hdf5", "adf", "link"]), precisions=st.sampled_from(["88", "84", "48", "44"]))
+@example(seed=1, cell_dim=3, phys_dim=3, nzones=2, nsol=0, nvar=1, cells=False, rind=False, kind="hdf5", precisions="88")  # a grid alone
+@example(seed=2, cell_dim=3, phys_dim=3, nzones=2, nsol=2, nvar=2, cells=False, rind=False, kind="hdf5", precisions="84")  # CFD codes' files
+def test_files_the_cgns_library_writes_are_read(seed, cell_dim, phys_dim, nzones, nsol, nvar, cells, rind, kind, precisions):
+    """precisions: the coordinates' and the solutions' (float64 coordinates and float32
+    solutions are common in CFD codes' files): the values are the file's, whatever its
+    arrays' precisions."""
     rng = np.random.default_rng(seed)
+    as_written = {p: (lambda a, p=p: np.asarray(a).astype("f4").astype("f8")) if p == "4" else (lambda a: a) for p in "48"}
+    coord_w, sol_w = as_written[precisions[0]], as_written[precisions[1]]
     if nsol == 0:  # a grid alone: its points are the blocks
         cells = rind = False
     phys_dim = max(phys_dim, cell_dim)
@@ -294,7 +310,7 @@ def test_files_the_cgns_library_writes_are_read(seed, cell_dim, phys_dim, nzones
         spec.append(" ".join(map(str, p + r)))
         full = p + [1] * (3 - cell_dim)
         n = int(np.prod(full))
-        xyz = [rng.uniform(-3, 3, n) for _ in range(phys_dim)] + [np.zeros(n)] * (3 - phys_dim)
+        xyz = [coord_w(rng.uniform(-3, 3, n)) for _ in range(phys_dim)] + [np.zeros(n)] * (3 - phys_dim)
         doubles += xyz[:phys_dim]
         shape = tuple(reversed(full))  # k, j, i
         if cells:
@@ -320,7 +336,7 @@ def test_files_the_cgns_library_writes_are_read(seed, cell_dim, phys_dim, nzones
         for s in range(nsol):
             per = []
             for v in range(nvar):
-                a = rng.uniform(-1, 1, tuple(reversed(padded))) * 10.0 ** rng.integers(-2, 3)
+                a = sol_w(rng.uniform(-1, 1, tuple(reversed(padded))) * 10.0 ** rng.integers(-2, 3))
                 doubles.append(a.ravel())
                 sel = tuple(slice(r[2 * ax], r[2 * ax] + core[ax]) for ax in reversed(range(cell_dim)))
                 per.append(a[sel].ravel())
@@ -329,7 +345,7 @@ def test_files_the_cgns_library_writes_are_read(seed, cell_dim, phys_dim, nzones
     spec.append(" ".join(repr(t) for t in times))
     with gen.scratch() as tmp:
         np.concatenate(doubles).astype("<f8").tofile(tmp / "values.bin")
-        r = subprocess.run([cgns_writer(), tmp / "in.cgns", tmp / "values.bin", "adf" if kind == "adf" else "hdf5"],
+        r = subprocess.run([cgns_writer(), tmp / "in.cgns", tmp / "values.bin", "adf" if kind == "adf" else "hdf5", *precisions],
                            input="\n".join(spec) + "\n", text=True, capture_output=True, timeout=60)
         assert r.returncode == 0, (r.returncode, r.stderr)
         if kind == "link":  # zone 1's coordinates in another file, linked (the same values)
@@ -340,7 +356,8 @@ def test_files_the_cgns_library_writes_are_read(seed, cell_dim, phys_dim, nzones
         conftest.assert_status(text, 0)
         if kind != "hdf5":  # CGNS's library reads these, and info says why
             assert ("not an HDF5 file (ADF)" if kind == "adf" else "zone_1/GridCoordinates is a link") in text.stdout, text.stdout
-        elif not cells and not has_rind and phys_dim == 3:  # vertex values, no rind planes, every coordinate: in place
+        elif not cells and not has_rind and phys_dim == 3 and precisions[0] == precisions[1]:  # in place: vertex values, no
+            # rind planes, every coordinate, one precision
             assert "read by anabranch's engine" in text.stdout, text.stdout
         info = gen.ab("info", tmp / "in.cgns", "--json")
         conftest.assert_status(info, 0)

@@ -35,7 +35,8 @@ Runner add_balance(CLI::App& app, Common& common) {
   sub->add_option("-n,--procs", o->procs, "number of processes")->required();
   sub->add_option("--method", o->method, "metis (work and communication) or greedy (longest processing time first)")
       ->check(CLI::IsMember({"metis", "greedy"}));
-  sub->add_option("--comm-weight", o->comm_weight, "METIS edge weight per shared face cell (0: balance work only)")->capture_default_str();
+  sub->add_option("--comm-weight", o->comm_weight, "METIS edge weight per shared face cell (0: balance work only)")
+      ->capture_default_str();
   sub->add_option("--tolerance", o->tolerance, "wanted max/mean load; blocks are split until it is met")->capture_default_str();
   sub->add_flag("--no-split", o->no_split, "never split blocks");
   sub->add_flag("--details", o->details, "print the load of every process and every assignment");
@@ -43,6 +44,7 @@ Runner add_balance(CLI::App& app, Common& common) {
   return [o, &common]() {
     if (o->procs < 1) throw UsageError("the number of processes must be at least 1 (-n)");
     if (o->tolerance < 1.0) throw UsageError("--tolerance is a max/mean ratio: at least 1");
+    if (!(o->comm_weight >= 0)) throw UsageError("--comm-weight is a weight: at least 0");
     if (o->method.empty()) o->method = metis_available() ? "metis" : "greedy";
     blocks::File file;
     if (cgns_file_name(o->file)) {  // the zones' dimensions and their 1-to-1 faces, from the CGNS helper

@@ -395,6 +395,7 @@ nlohmann::json convert_plot3d(const ConvertOptions& o) {
 // A CGNS file (structured zones, vertex solutions) into a block file, through the helper;
 // written by rank 0 alone.
 nlohmann::json convert_cgns(const ConvertOptions& o) {
+  pio::cgns_files::check_root(o.input);
   const std::string format = !o.to.empty() ? o.to : hdf5_file_name(o.output) ? "hdf5" : "raw";
   if (format != "hdf5" && format != "raw") throw UsageError("a CGNS file converts to a block file: raw or hdf5 (--to " + format + ")");
   pio::MpiSession mpi(nullptr, nullptr);

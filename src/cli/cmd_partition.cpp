@@ -153,9 +153,6 @@ int run_serial(PartitionOptions& o, bool json, std::chrono::steady_clock::time_p
   const bool epart_only = o.layout == "partition-file";
   const partel::Layout layout = epart_only ? partel::Layout::Telemac : partel::parse_layout(o.layout);
   const int threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
-  make_folder(o.output);
-  if (::access(o.output.c_str(), W_OK) != 0) throw IoError::from_errno("cannot write into output folder", o.output);
-
   nlohmann::json phases = nlohmann::json::object(), phase_rss = nlohmann::json::object();
   std::int64_t peak = 0;
   auto phase = [&](const char* name, std::chrono::steady_clock::time_point since) {
@@ -174,6 +171,9 @@ int run_serial(PartitionOptions& o, bool json, std::chrono::steady_clock::time_p
   const std::int64_t nelem2 = nplan > 1 ? h.nelem / (nplan - 1) : h.nelem;
   if (o.parts > nelem2)
     throw UsageError("cannot make " + std::to_string(o.parts) + " parts of " + std::to_string(nelem2) + " elements");
+  // the output folder once the input is known to make parts (a refused command leaves none)
+  make_folder(o.output);
+  if (::access(o.output.c_str(), W_OK) != 0) throw IoError::from_errno("cannot write into output folder", o.output);
   std::vector<const serafin::Reader*> also_ptrs;
   std::vector<std::unique_ptr<serafin::Reader>> also;
   for (const auto& f : o.also) {
@@ -399,11 +399,6 @@ int run_distributed(PartitionOptions& o, bool json, std::chrono::steady_clock::t
   // 4 MiB stays, the phases' malloc_trim giving it back (under 1 MiB more a rank at 8 ranks).
   ::mallopt(M_MMAP_THRESHOLD, 4 << 20);
   ::mallopt(M_TRIM_THRESHOLD, 4 << 20);
-  pio::collective(comm, [&] {
-    if (rank != 0) return;
-    make_folder(o.output);
-    if (::access(o.output.c_str(), W_OK) != 0) throw IoError::from_errno("cannot write into output folder", o.output);
-  });
   std::optional<serafin::Reader> reader;
   pio::collective(comm, [&] { reader.emplace(pio::vtkhdf::serafin_source(o.mesh)); });
   const auto& h = reader->header();
@@ -411,6 +406,12 @@ int run_distributed(PartitionOptions& o, bool json, std::chrono::steady_clock::t
   const std::int64_t nelem2 = nplan > 1 ? h.nelem / (nplan - 1) : h.nelem;
   if (o.parts > nelem2)
     throw UsageError("cannot make " + std::to_string(o.parts) + " parts of " + std::to_string(nelem2) + " elements");
+  // the output folder once the input is known to make parts (a refused command leaves none)
+  pio::collective(comm, [&] {
+    if (rank != 0) return;
+    make_folder(o.output);
+    if (::access(o.output.c_str(), W_OK) != 0) throw IoError::from_errno("cannot write into output folder", o.output);
+  });
   auto t = std::chrono::steady_clock::now();
   pio::MeshSlice slice = pio::read_mesh_slice(comm, *reader);
   std::vector<std::int32_t> weights;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -38,16 +39,13 @@ Compression Compression::parse(const std::string& text_in) {
   if (eq == std::string::npos || (kind != "abs" && kind != "rel"))
     throw UsageError("compression '" + text_in + "': expected lossless, abs=TOL or rel=TOL (then :deflate or :zstd)");
   const std::string text = spec.substr(eq + 1);
-  double tol = std::numeric_limits<double>::quiet_NaN();
-  try {
-    std::size_t used = 0;
-    tol = std::stod(text, &used);
-    if (used != text.size()) tol = std::numeric_limits<double>::quiet_NaN();
-  } catch (const std::exception&) {
-  }
+  // strtod, not stod: a bound just above 0 (a subnormal number) is one, not an error
+  char* end = nullptr;
+  double tol = text.empty() ? std::numeric_limits<double>::quiet_NaN() : std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size()) tol = std::numeric_limits<double>::quiet_NaN();
   if (!(tol > 0) || !std::isfinite(tol))
     throw UsageError("compression '" + text_in + "': the bound must be a finite number above 0");
-  if (kind == "rel" && tol >= 1) throw UsageError("compression '" + text_in + "': a relative bound is below 1");
+  if (kind == "rel" && tol >= 1) throw UsageError("compression '" + text_in + "': a relative bound must be below 1");
   c.mode = kind == "abs" ? Mode::Absolute : Mode::Relative;
   c.tolerance = tol;
   return c;

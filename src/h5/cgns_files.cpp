@@ -326,6 +326,20 @@ bool walk(hid_t file, const std::string& path, BlockFileInfo& out, std::string& 
 
 }  // namespace
 
+void check_root(const std::string& path) {
+  if (!vtkhdf::is_hdf5(path)) return;
+  h5::quiet();
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return;
+  }
+  Handle file(f);
+  if (h5::exists(file, " format") && !h5::has_attribute(file, "label"))
+    throw FormatError(path + ": an HDF5 file whose root node has no CGNS label (not a CGNS file; a copy by a tool that drops the "
+                             "root's attributes, such as h5repack, is not one either)");
+}
+
 bool is_cgns_hdf5(const std::string& path) {
   if (!vtkhdf::is_hdf5(path)) return false;
   h5::quiet();
@@ -335,8 +349,9 @@ bool is_cgns_hdf5(const std::string& path) {
     return false;
   }
   Handle file(f);
-  return h5::exists(file, " format") && h5::has_attribute(file, "label") &&
-         h5::read_string_attribute(file, "label", path) == "Root Node of HDF5 File";
+  // CGNS's " format" at the root; its root's label, unless a copy lost it (describe says so)
+  return h5::exists(file, " format") &&
+         (!h5::has_attribute(file, "label") || h5::read_string_attribute(file, "label", path) == "Root Node of HDF5 File");
 }
 
 namespace {
@@ -402,6 +417,7 @@ bool stamp(const std::string& path, Described& d) {
 bool describe_now(const std::string& path, BlockFileInfo& out, std::string& why) {
   h5::quiet();
   Handle file(open_for_walk(path));
+  check_root(path);
   const std::string text = description(file, path);
   if (text.find(kMeshFormat) != std::string::npos) {
     why = "a mesh result (one unstructured zone), read as a result file";

@@ -18,6 +18,10 @@ namespace anabranch::pio::cgns_files {
 
 // True when path is an HDF5 file whose root is a CGNS tree's (its " format" and the root
 // node's label).
+// Throws FormatError naming path when it is an HDF5 file with CGNS's " format" but a root
+// node without CGNS's label: a copy by a tool that drops the root's attributes (h5repack),
+// which CGNS's library cannot read either.
+void check_root(const std::string& path);
 bool is_cgns_hdf5(const std::string& path);
 // Serial. True and `out` filled (format "cgns") when the engine reads the file's arrays in
 // place; false and `why` (one line naming the node) when CGNS's library must.

@@ -184,3 +184,32 @@ def test_block_files_laid_out_by_other_programs_are_read_or_refused(seed, nblock
         if ranks > 1:
             conftest.assert_status(conftest.mpirun(ranks, conftest.EXE, "convert", tmp / "b.h5", tmp / "b2.dat"), 0)
             assert (tmp / "b2.dat").read_bytes() == (tmp / "b.dat").read_bytes(), (layout, ranks)
+
+
+@pytest.mark.parametrize("kind", ["blocks", "mesh"])
+def test_a_cgns_copy_without_its_root_node_is_refused_in_one_line(tmp_path, data, kind):
+    """h5repack copies every object of a CGNS file but the root's attributes (its name, label
+    and type), which CGNS's library needs too: the copy is refused, one line naming the file
+    and why, with nothing written. (A mesh result is read as anabranch wrote it: a copy that
+    changed is refused as one.)"""
+    if not H5REPACK:
+        pytest.skip("h5repack is not installed (Debian: hdf5-tools)")
+    if kind == "mesh":
+        conftest.assert_status(gen.ab("convert", data / "r2d_gouttedo.slf", tmp_path / "x.cgns"), 0)
+    else:
+        anabranch = pytest.importorskip("anabranch")
+        layout = anabranch.BlockLayout()
+        layout.add_block(1, 3, 2, 2)
+        layout.add_piece(1)
+        with anabranch.BlockWriter(None, tmp_path / "x.cgns", layout, ["rho", "myvar"]) as w:
+            w.write_frame(0.5, layout.arrays(2))
+    r = subprocess.run([H5REPACK, tmp_path / "x.cgns", tmp_path / "r.cgns"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    for cmd in (["info", tmp_path / "r.cgns"], ["convert", tmp_path / "r.cgns", tmp_path / "out.h5"]):
+        p = gen.ab(*cmd)
+        conftest.assert_status(p, 1)
+        lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+        # (a mesh result: anabranch reads its own, unchanged; a changed copy is refused as such)
+        why = "no CGNS label" if kind == "blocks" else "changed since anabranch wrote it"
+        assert len(lines) == 1 and "r.cgns" in lines[0] and why in lines[0], p.stderr
+    assert not (tmp_path / "out.h5").exists()

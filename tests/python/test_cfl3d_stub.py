@@ -14,7 +14,9 @@ value by value against PLOT3D's layout; the replacement's must be the same bytes
 import math
 import os
 import pathlib
+import shutil
 import struct
+import subprocess
 import sys
 
 import pytest
@@ -490,6 +492,65 @@ def test_check_tells_a_linked_build_from_cfl3ds_own():
     proc = tool("check", own)
     assert_status(proc, 1)
     assert "CFL3D's own restart and PLOT3D routines" in proc.stdout, proc.stdout
+
+
+def test_check_warns_of_a_build_that_ignores_standard_input(tmp_path):
+    """A CFL3D built with -DNOREDIRECT reads ./cfl3d.inp, never standard input: its main.o
+    lacks the name of the copy CFL3D makes of its input (tempz3y2x1.inp). `check` still says
+    the routines are anabranch's (status 0) and warns in one line."""
+    linked = exe("mpi")
+    data = linked.read_bytes()
+    assert b"tempz3y2x1.inp" in data  # the stand-in's main copies its input as CFL3D's does
+    noredirect = tmp_path / "cfl3d_mpi"
+    noredirect.write_bytes(data.replace(b"tempz3y2x1.inp", b"cfl3d.inp\0\0\0\0\0"))
+    noredirect.chmod(0o755)
+    proc = tool("check", noredirect)
+    assert_status(proc, 0)
+    assert "through anabranch" in proc.stdout
+    warns = [line for line in proc.stderr.splitlines() if "warning" in line]
+    assert len(warns) == 1 and "-DNOREDIRECT" in warns[0] and "cfl3d.inp" in warns[0], proc.stderr
+    assert "warning" not in tool("check", linked).stderr
+
+
+def test_cgns_dir_lets_a_program_that_calls_cgns_without_the_header_link(tmp_path):
+    """`anabranch-cfl3d cgns-dir DIR` (CFL3D's Install -cgnsdir=DIR over Debian's CGNS): a
+    one-line cgnslib_f.h (`use cgns`) beside cgns.mod, and lib/libcgns.so, a linker script
+    naming CGNS's library and libcgnsfix.a (the module's object, cg_close_f_ and
+    cg_error_print_f_). A Fortran program built as CFL3D is (the header in one routine, the
+    two calls in another without it, -I DIR -L DIR/lib -lcgns) links and runs: it makes a
+    CGNS file and closes it."""
+    if not shutil.which("mpif90") or not (pathlib.Path("/usr/include") / "cgns.mod").exists():
+        pytest.skip("no Fortran compiler or no CGNS Fortran module (Debian: libcgns-dev)")
+    d = tmp_path / "cgnsdir"
+    proc = tool("cgns-dir", d)
+    assert_status(proc, 0)
+    assert (d / "cgnslib_f.h").read_text() == "      use cgns\n"
+    assert (d / "cgns.mod").resolve() == (pathlib.Path("/usr/include") / "cgns.mod").resolve()
+    script = (d / "lib" / "libcgns.so").read_text()
+    assert "INPUT(" in script and "libcgnsfix.a" in script and "libcgns.so" in script, script
+    members = subprocess.run(["nm", "-g", "--defined-only", d / "lib" / "libcgnsfix.a"], capture_output=True, text=True).stdout
+    assert "cg_close_f_" in members and "cg_error_print_f_" in members, members
+    (tmp_path / "prog.F").write_text(
+        "      subroutine opens(fn)\n"
+        "#     include \"cgnslib_f.h\"\n"
+        "      integer fn, ier\n"
+        "      call cg_open_f('made.cgns', CG_MODE_WRITE, fn, ier)\n"
+        "      if (ier .ne. 0) stop 3\n"
+        "      end\n"
+        "      program prog\n"
+        "      integer fn, ier\n"
+        "      call opens(fn)\n"
+        "      call cg_close_f(fn, ier)\n"
+        "      if (ier .ne. 0) call cg_error_print_f\n"
+        "      end\n")
+    r = subprocess.run(["mpif90", "-cpp", f"-I{d}", "prog.F", "-o", "prog", f"-L{d / 'lib'}", "-lcgns"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    r = subprocess.run([tmp_path / "prog"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and (tmp_path / "made.cgns").stat().st_size > 0, r.stderr
+    bad = tool("cgns-dir", tmp_path / "x", "--cgns-libdir", tmp_path / "none")
+    assert_status(bad, 1)
+    assert "no libcgns.so in" in bad.stderr, bad.stderr
 
 
 STUB_CGNS = os.environ.get("AB_CFL3D_STUB_CGNS")

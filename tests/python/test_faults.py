@@ -363,6 +363,34 @@ def test_signal_between_the_renames_keeps_the_set_whole(ab, tmp_path, tool):
     assert len(left) == complete, left  # the first was renamed: all of them are
 
 
+def test_signal_while_the_xdmf_sidecar_is_written_leaves_no_temporary(ab, tmp_path):
+    """convert to HDF5 writes the XDMF sidecar under a temporary name, renamed once whole: a
+    SIGTERM before that rename (its entry slowed by strace) removes the temporary with the
+    HDF5 file's own, and leaves nothing under either final name."""
+    import shutil
+    strace = shutil.which("strace")
+    if not strace:
+        pytest.skip("strace is not installed")
+    src = tmp_path / "m.slf"
+    assert ab("generate", "-n", 2000, "--frames", 2, "-o", src).returncode == 0
+    out = tmp_path / "out"
+    out.mkdir()
+    traced = [strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=rename", "-e", "inject=rename:delay_enter=2000000"]
+    proc = subprocess.Popen(traced + [str(EXE), "convert", str(src), str(out / "m.h5")], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=ENV)
+    deadline = time.monotonic() + 60
+    while not list(out.glob("m.h5.xmf.tmp.*")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)
+    if proc.poll() is not None:
+        pytest.skip("strace could not trace here (ptrace refused)")
+    tracee = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    assert tracee, "the traced command is gone"
+    os.kill(int(tracee[0]), signal.SIGTERM)
+    proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGTERM, proc.returncode
+    assert sorted(p.name for p in out.iterdir()) == []
+
+
 @pytest.mark.parametrize("tool", ["partition", "merge", "convert-slf", "convert-h5"])
 def test_signal_at_random_moments_leaves_nothing_partial(ab, tmp_path, tool):
     """SIGTERM or SIGINT at moments drawn at random over a run (seeded): whatever the moment,

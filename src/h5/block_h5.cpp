@@ -339,12 +339,6 @@ void write_xdmf(const std::string& final_path, const BlockFileInfo& info) {
   std::int64_t total = 0;
   for (const auto& b : info.blocks) total += b.points();
   const std::vector<std::string> links = h5::link_names(info.variables);
-  bool xyz = false;
-  if (info.has_grid) {
-    h5::quiet();
-    Handle file(check(H5Fopen(final_path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "cannot open", final_path));
-    xyz = h5::exists(file, "/grid/xyz");
-  }
   xdmf::write_file(final_path + ".xmf", [&](std::FILE* out) {
     std::fprintf(out, "  <Grid Name=\"frames\" GridType=\"Collection\" CollectionType=\"Temporal\">\n");
     const std::int64_t frames = std::max<std::int64_t>(info.frames(), 1);
@@ -356,13 +350,9 @@ void write_xdmf(const std::string& final_path, const BlockFileInfo& info) {
         // A block's slice of a concatenated dataset, shaped as the block (k, j, i).
         const std::string dims = std::to_string(b.dims[2]) + " " + std::to_string(b.dims[1]) + " " + std::to_string(b.dims[0]);
         std::fprintf(out, "   <Grid Name=\"block %lld\" GridType=\"Uniform\">\n", static_cast<long long>(b.id));
-        if (info.has_grid && xyz) {
+        if (info.has_grid) {  // the interleaved view (/grid/xyz): XDMF 3 readers see no points in X_Y_Z
           std::fprintf(out, "    <Topology TopologyType=\"3DSMesh\" Dimensions=\"%s\"/>\n    <Geometry GeometryType=\"XYZ\">\n", dims.c_str());
           xdmf::slice(out, 5, dims + " 3", info.real_bytes, h5, "/grid/xyz", first, b.points(), total, 3);
-          std::fprintf(out, "    </Geometry>\n");
-        } else if (info.has_grid) {  // a file without the interleaved view: XDMF 2 readers only
-          std::fprintf(out, "    <Topology TopologyType=\"3DSMesh\" Dimensions=\"%s\"/>\n    <Geometry GeometryType=\"X_Y_Z\">\n", dims.c_str());
-          for (const char* c : {"x", "y", "z"}) xdmf::slice(out, 5, dims, info.real_bytes, h5, std::string("/grid/") + c, first, b.points(), total);
           std::fprintf(out, "    </Geometry>\n");
         } else {  // no coordinates: the index space, block after block along i
           std::fprintf(out,

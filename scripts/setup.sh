@@ -15,7 +15,7 @@ want_test=0
 pkgs=(build-essential cmake ninja-build pkg-config openmpi-bin libopenmpi-dev libmetis-dev libscotch-dev libptscotch-dev
       libhdf5-openmpi-dev zlib1g-dev libzstd-dev libcli11-dev nlohmann-json3-dev libgtest-dev gfortran libcgns-dev)
 if (( want_test )); then
-  pkgs+=(clang libclang-rt-14-dev mpich libmpich-dev libhdf5-mpich-dev python3-paraview mkdocs strace ccache cgns-convert)
+  pkgs+=(clang libclang-rt-14-dev mpich libmpich-dev libhdf5-mpich-dev python3-paraview mkdocs strace ccache cgns-convert hdf5-tools)
   python3 -c 'import venv, ensurepip' 2>/dev/null || pkgs+=(python3-venv)
 fi
 missing=()
@@ -35,6 +35,18 @@ if (( want_test )) && ! build/venv/bin/python -c 'import pytest, nanobind, mpi4p
   [[ -x build/venv/bin/python ]] || python3 -m venv build/venv
   build/venv/bin/pip install -q --disable-pip-version-check numpy pytest xarray-selafin python-serafin h5py hdf5plugin matplotlib \
     mpi4py nanobind scikit-build-core build hypothesis universalmutator
+fi
+
+# The independent Tecplot readers (the suite's oracles for .plt files): both import as
+# "tecio", so each has an environment of its own.
+if (( want_test )); then
+  for reader in tecio==2.0.6 tecio-python==0.4.0; do
+    env_dir=build/venv-${reader%%==*}
+    "$env_dir/bin/python" -c 'import tecio, numpy' 2>/dev/null && continue
+    echo "setup: creating $env_dir (the $reader reader)" >&2
+    python3 -m venv "$env_dir"
+    "$env_dir/bin/pip" install -q --disable-pip-version-check numpy "$reader"
+  done
 fi
 
 extra=()

@@ -83,9 +83,12 @@ typedef struct ab_writer ab_writer;
 /* COLLECTIVE. Opens `path` for writing. global_ids: the 1-based global number of each of
  * this rank's nlocal nodes (KNOLG); a node held by several ranks is written by the lowest
  * of them. options: NULL or "key=value" pairs separated by spaces or commas:
- *   strategy=aggregated|aggregated-async|collective|independent|file-per-process|hdf5|cgns|null
+ *   strategy=aggregated|aggregated-async|collective|independent|file-per-process|hdf5|cgns|tecplot|null
  *     (default: by the file's name: .h5, .hdf5, .hdf, .vtkhdf: hdf5 (VTKHDF), .cgns: cgns
- *     (one unstructured zone), else aggregated (SERAFIN))
+ *     (one unstructured zone), .plt: tecplot (a finite-element zone a frame), else
+ *     aggregated (SERAFIN))
+ *   frames=N (tecplot: the frames the header has room for, default 1; more cost a move of
+ *     every value at close),
  *   writers_per_node=auto|N (aggregated, hdf5; auto, the default: 2 per node, or the node's
  *     ranks if fewer, taking turns at the file; hdf5: 1 per node on a node-local file
  *     system, 2 on a parallel one), buffer_bytes=N (default 16 MiB),
@@ -257,10 +260,15 @@ int ab_blocks_count(const ab_blocks* layout, int64_t* blocks, int64_t* pieces);
 int ab_blocks_piece(const ab_blocks* layout, int64_t p, int64_t* id, int64_t range[6], int64_t memory_dims[3]);
 
 typedef struct ab_block_writer ab_block_writer;
-/* COLLECTIVE. Opens `path` for nvar variables named names[0..nvar-1]. Checks that the
- * ranks' pieces cover every point of every block once. options: NULL or "key=value" pairs:
- *   format=raw|hdf5|cgns (default: hdf5 for .h5/.hdf5/.hdf names, cgns for .cgns, raw otherwise;
- *     cgns: a structured zone per block, the tree written by rank 0 at close),
+/* COLLECTIVE. Opens `path` for nvar variables named names[0..nvar-1] (none: a grid alone, not
+ * raw). Checks that the ranks' pieces cover every point of every block once. options: NULL or
+ * "key=value" pairs:
+ *   format=raw|hdf5|cgns|tecplot (default: hdf5 for .h5/.hdf5/.hdf names, cgns for .cgns,
+ *     tecplot for .plt, raw otherwise; cgns: a structured zone per block, the tree written by
+ *     rank 0 at close; tecplot: Tecplot's binary .plt, an ORDERED zone a block and a frame,
+ *     the header written by rank 0 at close),
+ *   frames=N (tecplot: the frames the header has room for, default 1; more frames than that
+ *     cost a move of every value at close),
  *   strategy=independent|collective|aggregated|aggregated-async (independent, the default:
  *     contiguous runs through one buffer; collective: an indexed file view, MPI_File_write_all
  *     in rounds of the buffer; aggregated: a few writers per node, the node's values copied
@@ -276,7 +284,7 @@ int ab_block_writer_open(MPI_Comm comm, const char* path, const ab_blocks* layou
                          const char* options, ab_block_writer** writer);
 int ab_block_writer_open_f(MPI_Fint comm, const char* path, const ab_blocks* layout, int nvar, const char* const* names,
                            const char* options, ab_block_writer** writer);
-/* COLLECTIVE, hdf5 and cgns, once: xyz[3*p + c] is coordinate c (x, y, z) of piece p (halos included). */
+/* COLLECTIVE, hdf5, cgns and tecplot, once: xyz[3*p + c] is coordinate c (x, y, z) of piece p (halos included). */
 int ab_block_writer_write_grid(ab_block_writer* writer, const double* const* xyz);
 /* COLLECTIVE. One frame: values[p*nvar + v] is variable v of piece p (halos included). */
 int ab_block_writer_write_frame(ab_block_writer* writer, double time, const double* const* values);

@@ -770,8 +770,8 @@ int ab_block_writer_open(MPI_Comm comm, const char* path, const ab_blocks* layou
       require(path, "path");
       require(layout, "layout");
       require(writer, "writer");
-      if (nvar < 1) throw UsageError("at least one variable");
-      require(names, "names");
+      if (nvar < 0) throw UsageError("a negative variable count");  // none: a grid alone (HDF5, CGNS, Tecplot)
+      if (nvar > 0) require(names, "names");
       for (int v = 0; v < nvar; ++v) {
         require(names[v], "a variable name");
         vars.emplace_back(names[v]);

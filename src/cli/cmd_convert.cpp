@@ -49,9 +49,10 @@ std::string target_format(const ConvertOptions& o) {
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (ends_with(lower, ".vtu")) return "vtu";
   if (ends_with(lower, ".cgns")) return "cgns";
+  if (ends_with(lower, ".plt")) return "tecplot";
   for (const char* e : {".slf", ".srf", ".sel", ".res", ".geo", ".selafin", ".serafin"})
     if (ends_with(lower, e)) return "serafin";
-  throw UsageError("cannot tell the output format from the name " + o.output + ": give --to serafin, hdf5, cgns or vtu");
+  throw UsageError("cannot tell the output format from the name " + o.output + ": give --to serafin, hdf5, cgns, tecplot or vtu");
 }
 
 // Every rank writes its block of nodes; T is the file's precision.
@@ -70,7 +71,7 @@ void convert_parallel(MPI_Comm comm, const pio::ResultFile& in, const std::strin
   Mesh mesh;
   pio::collective(comm, [&] {
     if (rank != 0) return;
-    if (in.format() != std::string("cgns")) {
+    if (in.format() != std::string("cgns") && in.format() != std::string("tecplot")) {
       out.geometry = in.name();  // every rank copies its share of the input's mesh
     } else {
       mesh = in.read_mesh();
@@ -81,6 +82,7 @@ void convert_parallel(MPI_Comm comm, const pio::ResultFile& in, const std::strin
   wo.strategy = strategy;
   wo.atomic = true;
   wo.compress = compress;
+  wo.frames = in.frame_count();
   pio::Writer w(comm, output, out, ids.data(), n, wo);
   std::vector<std::vector<T>> values(static_cast<std::size_t>(h.nvar()), std::vector<T>(static_cast<std::size_t>(n)));
   std::vector<const T*> ptrs;
@@ -296,6 +298,7 @@ std::string block_output_format(const ConvertOptions& o) {
          : hdf5_file_name(o.output) ? "hdf5"
          : plot3d_name(o.output)    ? "plot3d"
          : cgns_file_name(o.output) ? "cgns"
+         : tecplot_file_name(o.output) ? "tecplot"
                                     : "raw";
 }
 
@@ -303,8 +306,8 @@ std::string block_output_format(const ConvertOptions& o) {
 // the blocks: rank 0 reads the header, each rank only its blocks' values.
 nlohmann::json convert_plot3d(const ConvertOptions& o) {
   const std::string format = block_output_format(o);
-  if (format != "hdf5" && format != "cgns")
-    throw UsageError("a PLOT3D grid converts to an HDF5 block file (.h5) or CGNS (.cgns): " + o.output);
+  if (format != "hdf5" && format != "cgns" && format != "tecplot")
+    throw UsageError("a PLOT3D grid converts to an HDF5 block file (.h5), CGNS (.cgns) or Tecplot (.plt): " + o.output);
   pio::MpiSession mpi(nullptr, nullptr);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -358,6 +361,7 @@ nlohmann::json convert_plot3d(const ConvertOptions& o) {
   wo.format = format;
   wo.atomic = true;
   wo.compress = Compression::parse(o.compress);
+  wo.frames = static_cast<std::int64_t>(sols.size());
   pio::BlockWriter w(MPI_COMM_WORLD, o.output, l, sols.empty() ? std::vector<std::string>{} : sols.front().names(), wo);
   std::vector<std::vector<double>> xyz;
   pio::collective(MPI_COMM_WORLD, [&] {
@@ -396,8 +400,9 @@ nlohmann::json convert_plot3d(const ConvertOptions& o) {
 // written by rank 0 alone.
 nlohmann::json convert_cgns(const ConvertOptions& o) {
   pio::cgns_files::check_root(o.input);
-  const std::string format = !o.to.empty() ? o.to : hdf5_file_name(o.output) ? "hdf5" : "raw";
-  if (format != "hdf5" && format != "raw") throw UsageError("a CGNS file converts to a block file: raw or hdf5 (--to " + format + ")");
+  const std::string format = !o.to.empty() ? o.to : hdf5_file_name(o.output) ? "hdf5" : tecplot_file_name(o.output) ? "tecplot" : "raw";
+  if (format != "hdf5" && format != "raw" && format != "tecplot")
+    throw UsageError("a CGNS file converts to a block file: raw, hdf5 or tecplot (--to " + format + ")");
   pio::MpiSession mpi(nullptr, nullptr);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -424,6 +429,7 @@ nlohmann::json convert_cgns(const ConvertOptions& o) {
       pio::BlockFileOptions wo;
       wo.format = format;
       wo.atomic = true;
+      wo.frames = static_cast<std::int64_t>(times.size());
       pio::BlockWriter w(MPI_COMM_SELF, o.output, l, vars, wo);
       std::vector<std::vector<double>> a(l.blocks.size() * std::max<std::size_t>(3, vars.size()));
       std::vector<const double*> p;
@@ -438,7 +444,7 @@ nlohmann::json convert_cgns(const ConvertOptions& o) {
           }
       };
       fill(3);
-      if (format == "hdf5") w.write_grid(p.data());
+      if (format != "raw") w.write_grid(p.data());
       for (double t : times) {
         fill(vars.size());
         w.write_frame(t, p.data());
@@ -454,8 +460,8 @@ nlohmann::json convert_cgns(const ConvertOptions& o) {
 
 nlohmann::json convert_blocks(const ConvertOptions& o) {
   const std::string format = block_output_format(o);
-  if (format != "vtm" && format != "hdf5" && format != "raw" && format != "plot3d" && format != "cgns")
-    throw UsageError("a multi-block file converts to raw, hdf5, vtm, plot3d or cgns (--to " + format + ")");
+  if (format != "vtm" && format != "hdf5" && format != "raw" && format != "plot3d" && format != "cgns" && format != "tecplot")
+    throw UsageError("a multi-block file converts to raw, hdf5, vtm, plot3d, cgns or tecplot (--to " + format + ")");
   const auto info = pio::describe_block_file(o.input);
   if (format == "plot3d") {
     if (!info.has_grid) throw UsageError(o.input + " holds no grid coordinates to write as PLOT3D");
@@ -531,6 +537,7 @@ nlohmann::json convert_blocks(const ConvertOptions& o) {
   wo.compress = Compression::parse(o.compress);
   wo.real_bytes = info.real_bytes;
   wo.atomic = true;
+  wo.frames = info.frames();
   pio::BlockReader r(MPI_COMM_WORLD, o.input, l);
   pio::BlockWriter w(MPI_COMM_WORLD, o.output, l, info.variables, wo);
   auto arrays = [&](int n) {
@@ -571,10 +578,10 @@ nlohmann::json convert_blocks(const ConvertOptions& o) {
 
 Runner add_convert(CLI::App& app, Common& common) {
   auto o = std::make_shared<ConvertOptions>();
-  auto* sub = app.add_subcommand("convert", "Convert between SERAFIN, HDF5 (VTKHDF + XDMF, for ParaView) and VTU; multi-block files between raw, HDF5, VTK MultiBlock (.vtm), PLOT3D grids and CGNS");
-  sub->add_option("input", o->input, "SERAFIN or anabranch HDF5 file; a multi-block file (raw or HDF5), a PLOT3D grid or a CGNS file")->required()->check(CLI::ExistingFile);
-  sub->add_option("output", o->output, "output file; format from the extension (.slf .h5 .hdf .vtkhdf .vtu; multi-block: .h5 .vtm .xyz .cgns, raw otherwise) or --to")->required();
-  sub->add_option("--to", o->to, "output format (multi-block files: raw, hdf5, vtm, plot3d or cgns; a PLOT3D grid: hdf5 or cgns; a CGNS file: raw or hdf5)")->check(CLI::IsMember({"serafin", "hdf5", "vtu", "raw", "vtm", "plot3d", "cgns"}));
+  auto* sub = app.add_subcommand("convert", "Convert between SERAFIN, HDF5 (VTKHDF + XDMF, for ParaView), CGNS, Tecplot (.plt) and VTU; multi-block files between raw, HDF5, VTK MultiBlock (.vtm), PLOT3D grids, CGNS and Tecplot");
+  sub->add_option("input", o->input, "SERAFIN, anabranch HDF5, CGNS or Tecplot file; a multi-block file (raw, HDF5, CGNS or Tecplot), a PLOT3D grid")->required()->check(CLI::ExistingFile);
+  sub->add_option("output", o->output, "output file; format from the extension (.slf .h5 .hdf .vtkhdf .cgns .plt .vtu; multi-block: .h5 .vtm .xyz .cgns .plt, raw otherwise) or --to")->required();
+  sub->add_option("--to", o->to, "output format (meshes: serafin, hdf5, cgns, tecplot or vtu; multi-block files: raw, hdf5, vtm, plot3d, cgns or tecplot; a PLOT3D grid: hdf5, cgns or tecplot; a CGNS file: raw, hdf5 or tecplot)")->check(CLI::IsMember({"serafin", "hdf5", "vtu", "raw", "vtm", "plot3d", "cgns", "tecplot"}));
   sub->add_option("--frame", o->frame, "VTU and VTK MultiBlock (.vtm): the frame to write, 0-based (default: the last)");
   sub->add_option("--strategy", o->strategy, "SERAFIN output under mpiexec: the write strategy")->capture_default_str();
   sub->add_option("--compress", o->compress,
@@ -620,7 +627,7 @@ Runner add_convert(CLI::App& app, Common& common) {
       throw UsageError("--compress " + o->compress + ": HDF5 and CGNS outputs only (" + o->output + " is written as " + format + ")");
     // Alone (no MPI launcher), every format is written without MPI: its start-up would cost
     // more than converting a small file (HDF5 through its POSIX driver).
-    const bool alone = !pio::started_by_launcher() && format != "cgns";  // CGNS: the engine's, on one rank
+    const bool alone = !pio::started_by_launcher() && format != "cgns" && format != "tecplot";  // CGNS, Tecplot: the engine's, on one rank
     std::optional<pio::MpiSession> mpi;
     if (!alone) mpi.emplace(nullptr, nullptr);
     const MPI_Comm comm = mpi ? MPI_COMM_WORLD : MPI_COMM_NULL;
@@ -645,7 +652,7 @@ Runner add_convert(CLI::App& app, Common& common) {
         if (rank == 0) convert_vtu(*in, o->output, o->frame);
       });
     } else {
-      const std::string strategy = format == "hdf5" || format == "cgns" ? format : o->strategy;
+      const std::string strategy = format == "hdf5" || format == "cgns" || format == "tecplot" ? format : o->strategy;
       if (format == "serafin" && strategy == "hdf5") throw UsageError("--strategy hdf5 writes HDF5: name a .h5 output or --to hdf5");
       if (single)
         convert_parallel<float>(comm, *in, o->output, strategy, compress);

@@ -52,6 +52,7 @@ nlohmann::json describe_blocks(const std::string& path, bool check) {
     if (k < i.zones.size()) blocks.back()["zone"] = i.zones[k], blocks.back()["points"] = b.dims;
   }
   if (i.format == "hdf5" && !i.compression.empty()) j["reading"] = "anabranch's engine: each rank decodes the chunks of its pieces through HDF5";
+  if (i.format == "tecplot") j["reading"] = "anabranch's engine: each rank reads its zones' arrays where they are";
   if (i.format == "cgns") {  // read in place: every array contiguous, the zones' points, vertex solutions
     j["reading"] = i.compression.empty() ? "anabranch's engine: each rank reads its zones' arrays where they are"
                                          : "anabranch's engine: each rank decodes the chunks of its zones' pieces through HDF5";
@@ -255,7 +256,7 @@ void print_blocks(const nlohmann::json& j, int max_times) {
   std::string vars;
   for (const auto& v : j["variables"]) vars += (vars.empty() ? "" : ", ") + v.get<std::string>();
   std::printf("  variables: %s\n", vars.c_str());
-  std::printf("  %lld frames", static_cast<long long>(j["frames"].get<std::int64_t>()));
+  std::printf("  %lld frame%s", static_cast<long long>(j["frames"].get<std::int64_t>()), j["frames"].get<std::int64_t>() == 1 ? "" : "s");
   const auto& t = j["times"];
   for (std::size_t k = 0; k < t.size() && static_cast<int>(k) < max_times; ++k) std::printf("%s%g", k ? ", " : ": t = ", t[k].get<double>());
   std::printf("%s\n", t.size() > static_cast<std::size_t>(max_times) ? ", ..." : "");
@@ -493,6 +494,9 @@ void print_text(const nlohmann::json& j, int max_times) {
     std::printf("  format     CGNS (one unstructured zone), %s precision, %s bytes; from %s-endian SERAFIN\n",
                 j["precision"].get<std::string>().c_str(), thousands(j["file_bytes"].get<long long>()).c_str(),
                 j["byte_order"].get<std::string>().c_str());
+  else if (j["format"] == "tecplot")
+    std::printf("  format     Tecplot binary (#!TDV%s, %s zones, one a frame), %s precision, %s bytes\n", j.value("tecplot_version", "?").c_str(),
+                j.value("zone_type", "?").c_str(), j["precision"].get<std::string>().c_str(), thousands(j["file_bytes"].get<long long>()).c_str());
   else
     std::printf("  format     HDF5 (VTKHDF %s), %s precision, %s bytes; from %s-endian SERAFIN\n",
                 j.value("vtkhdf_version", "?").c_str(), j["precision"].get<std::string>().c_str(),

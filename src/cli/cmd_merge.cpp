@@ -72,7 +72,7 @@ Runner add_merge(CLI::App& app, Common& common) {
   sub->add_option("-o,--output", m->o.output, "output file (default: the base name)");
   sub->add_flag("--allow-partial", m->o.allow_partial, "merge the frames every part has when some parts have fewer");
   auto* strategy = sub->add_option("--strategy", m->o.strategy, "write strategy when run on several ranks (hdf5 for an "
-                                                                 "output named .h5, .hdf, .hdf5 or .vtkhdf)")
+                                                                 "output named .h5, .hdf, .hdf5 or .vtkhdf; tecplot for .plt)")
                        ->capture_default_str();
   sub->add_option("--compress", m->compress,
                   "HDF5 output: compress the frames' values, as convert --compress: lossless, abs=TOL or rel=TOL, then "
@@ -94,13 +94,20 @@ Runner add_merge(CLI::App& app, Common& common) {
     }
     if (m->o.strategy == "hdf5" && !hdf5_file_name(m->o.output))
       throw UsageError("--strategy hdf5 writes HDF5: name the output .h5, .hdf, .hdf5 or .vtkhdf (" + m->o.output + ")");
+    if (tecplot_file_name(m->o.output) != (m->o.strategy == "tecplot")) {
+      if (m->o.strategy == "tecplot" || strategy->count() > 0)
+        throw UsageError(m->o.strategy == "tecplot" ? "--strategy tecplot writes Tecplot: name the output .plt (" + m->o.output + ")"
+                                                    : "the output " + m->o.output + " is named as Tecplot but --strategy " + m->o.strategy +
+                                                          " writes SERAFIN (use --strategy tecplot, or name it .slf)");
+      m->o.strategy = "tecplot";
+    }
     m->o.compress = Compression::parse(m->compress);
     if (m->o.compress.on() && m->o.strategy != "hdf5")
       throw UsageError("--compress " + m->compress + ": HDF5 outputs only (name the output .h5: " + m->o.output + " is SERAFIN)");
     // Alone (no MPI launcher), merge without MPI: its start-up would cost more than the
     // merge of a small file (HDF5 through its POSIX driver).
     std::optional<pio::MpiSession> mpi;
-    if (pio::started_by_launcher()) mpi.emplace(nullptr, nullptr);
+    if (pio::started_by_launcher() || m->o.strategy == "tecplot") mpi.emplace(nullptr, nullptr);  // Tecplot: the engine's, on one rank
     const MPI_Comm comm = mpi ? MPI_COMM_WORLD : MPI_COMM_NULL;
     int rank = 0;
     if (mpi) MPI_Comm_rank(comm, &rank);

@@ -162,6 +162,12 @@ bool cgns_file_name(const std::string& path) {
   return lower.size() > 5 && lower.compare(lower.size() - 5, 5, ".cgns") == 0;
 }
 
+bool tecplot_file_name(const std::string& path) {
+  std::string lower = path;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.size() > 4 && lower.compare(lower.size() - 4, 4, ".plt") == 0;
+}
+
 bool file_exists(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0;

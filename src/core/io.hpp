@@ -139,6 +139,8 @@ bool file_exists(const std::string& path);
 bool hdf5_file_name(const std::string& path);
 // True when path ends in .cgns (any case).
 bool cgns_file_name(const std::string& path);
+// True when path ends in .plt (any case): Tecplot's binary format.
+bool tecplot_file_name(const std::string& path);
 // Throws UsageError when `path` is a file this process has open for reading (compared by
 // device and inode, so ./a.slf, links and other spellings are caught): an output must never
 // replace an input. Every output is checked when it is created and again before its rename.

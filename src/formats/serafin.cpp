@@ -1,6 +1,8 @@
 // SERAFIN reader and writer. Specification: docs/formats/serafin.md.
 #include "formats/serafin.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -83,6 +85,53 @@ const char* to_string(Integrity i) {
     case Integrity::StrayByte: return "stray trailing byte";
   }
   return "?";
+}
+
+namespace {
+std::string hex(const std::string& t) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : t) out += {digits[c >> 4], digits[c & 15]};
+  return out;
+}
+std::string unhex(const std::string& t) {
+  std::string out;
+  for (std::size_t i = 0; i + 1 < t.size(); i += 2) out.push_back(static_cast<char>(std::stoi(t.substr(i, 2), nullptr, 16)));
+  return out;
+}
+}  // namespace
+
+std::string header_facts(const Header& h) {
+  nlohmann::json j;
+  j["title"] = hex(h.title);
+  nlohmann::json vars = nlohmann::json::array();
+  for (const auto& v : h.variables) vars.push_back({hex(v.name), hex(v.unit)});
+  j["variables"] = vars;
+  j["iparam"] = h.iparam;
+  if (h.date) j["date"] = *h.date;
+  j["sizes4"] = h.sizes4;
+  j["byte_order"] = h.byte_order == ByteOrder::Big ? "big" : "little";
+  return j.dump();
+}
+
+void read_header_facts(const std::string& json, Header& h) {
+  const auto j = nlohmann::json::parse(json);
+  if (j.contains("title")) h.title = unhex(j["title"].get<std::string>());
+  if (j.contains("variables")) {
+    h.variables.clear();
+    for (const auto& v : j["variables"]) h.variables.push_back({unhex(v[0].get<std::string>()), unhex(v[1].get<std::string>())});
+  }
+  if (j.contains("iparam")) {
+    const auto ip = j["iparam"].get<std::vector<std::int32_t>>();
+    std::copy_n(ip.begin(), std::min<std::size_t>(ip.size(), h.iparam.size()), h.iparam.begin());
+  }
+  if (j.contains("date")) {
+    const auto d = j["date"].get<std::vector<std::int32_t>>();
+    h.date.emplace();
+    std::copy_n(d.begin(), std::min<std::size_t>(d.size(), 6), h.date->begin());
+  }
+  if (j.contains("sizes4")) h.sizes4 = j["sizes4"].get<std::int32_t>();
+  if (j.contains("byte_order")) h.byte_order = j["byte_order"] == "little" ? ByteOrder::Little : ByteOrder::Big;
 }
 
 void Header::set_title(const std::string& text) {

@@ -47,6 +47,13 @@ struct Header {
   void set_mesh_sizes(const Mesh& mesh);
 };
 
+// The header's own facts (title, names and units, IPARAM, date, the sizes record's fourth
+// integer, byte order) as JSON text, its texts in hexadecimal (SERAFIN's are bytes), for
+// formats that carry a SERAFIN header along (CGNS and Tecplot mesh results); and back into h
+// (the keys present; counts and precision are the carrier's).
+std::string header_facts(const Header& h);
+void read_header_facts(const std::string& json, Header& h);
+
 // Where records and frames lie in the file.
 struct Layout {
   std::int64_t header_bytes = 0;  // offset of the first frame

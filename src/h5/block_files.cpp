@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "blockformats/block_raw.hpp"
+#include "blockformats/tecplot_blocks.hpp"
 #include "core/byteorder.hpp"
 #include "core/error.hpp"
 #include "core/io.hpp"
@@ -26,6 +27,14 @@ bool is_block_file(const std::string& path) {
   if (!file_exists(path)) return false;
   try {
     if (block_raw::is_raw_blocks(path)) return true;
+    {
+      const FileSource in(path);
+      if (tecplot::is_tecplot(in)) {  // a Tecplot file of ordered zones
+        BlockFileInfo info;
+        std::string why;
+        return tecplot_blocks::describe(path, tecplot::read(in), info, why);
+      }
+    }
 #ifdef ANABRANCH_HAVE_HDF5
     if (block_h5::is_block_h5(path)) return true;
     BlockFileInfo info;  // a CGNS file whose arrays the engine reads
@@ -56,6 +65,16 @@ BlockFileInfo describe_block_file(const std::string& path) {
                         "the file ends inside the frames its description lists (" + std::to_string(i.frames()) + " frames of " +
                             std::to_string(frame_bytes) + " bytes)");
     return i;
+  }
+  {
+    const FileSource in(path);
+    if (tecplot::is_tecplot(in)) {
+      BlockFileInfo info;
+      std::string why;
+      if (!tecplot_blocks::describe(path, tecplot::read(in), info, why)) throw FormatError(path + ": not a multi-block file: " + why);
+      info.file_bytes = in.size();
+      return info;
+    }
   }
 #ifdef ANABRANCH_HAVE_HDF5
   if (block_h5::is_block_h5(path)) return block_h5::describe(path);

@@ -476,27 +476,13 @@ class MeshResult final : public ResultFile {
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(text);
-      auto unhex = [](const std::string& t) {
-        std::string out;
-        for (std::size_t i = 0; i + 1 < t.size(); i += 2) out.push_back(static_cast<char>(std::stoi(t.substr(i, 2), nullptr, 16)));
-        return out;
-      };
-      h_.title = unhex(j["title"].get<std::string>());
-      for (const auto& v : j["variables"]) h_.variables.push_back({unhex(v[0].get<std::string>()), unhex(v[1].get<std::string>())});
-      const auto ip = j["iparam"].get<std::vector<std::int32_t>>();
-      std::copy(ip.begin(), ip.end(), h_.iparam.begin());
-      if (j.contains("date")) {
-        const auto d = j["date"].get<std::vector<std::int32_t>>();
-        h_.date.emplace();
-        std::copy(d.begin(), d.end(), h_.date->begin());
-      }
+      serafin::read_header_facts(text, h_);
       const auto sizes = j["sizes"].get<std::vector<std::int64_t>>();
       h_.nelem = sizes.at(0);
       h_.npoin = sizes.at(1);
       h_.ndp = static_cast<int>(sizes.at(2));
       h_.sizes4 = static_cast<std::int32_t>(sizes.at(3));
       h_.precision = j["precision"] == "double" ? Precision::Double : Precision::Single;
-      h_.byte_order = j["byte_order"] == "little" ? ByteOrder::Little : ByteOrder::Big;
       times_ = j["times"].get<std::vector<double>>();
       if (j.contains("compression")) {
         compression_ = j["compression"].get<std::string>();

@@ -99,6 +99,7 @@ std::unique_ptr<ResultFile> ResultFile::open(const std::string& path) {
     throw UsageError(path + " is an HDF5 file: this anabranch was built without HDF5");
 #endif
   }
+  if (tecplot_file(path) || tecplot_file_name(path)) return open_tecplot_result(path);  // a .plt that is not one: refused naming why
   return std::make_unique<SerafinFile>(path);
 }
 

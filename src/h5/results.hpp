@@ -14,14 +14,16 @@ namespace anabranch::pio {
 
 // True when the file starts with the HDF5 signature (at 0, 512, 1024, ... as HDF5 allows).
 bool looks_like_hdf5(const std::string& path);
+// True when the file starts as Tecplot's binary files do ("#!TDV").
+bool tecplot_file(const std::string& path);
 
 class ResultFile {
  public:
-  // Opens path, choosing the format by its first bytes (HDF5 signature or SERAFIN).
+  // Opens path, choosing the format by its first bytes (HDF5 signature, Tecplot's or SERAFIN).
   static std::unique_ptr<ResultFile> open(const std::string& path);
   virtual ~ResultFile() = default;
 
-  virtual const char* format() const = 0;  // "serafin" or "hdf5"
+  virtual const char* format() const = 0;  // "serafin", "hdf5", "cgns" or "tecplot"
   virtual const std::string& name() const = 0;
   virtual std::int64_t file_bytes() const = 0;
   virtual const serafin::Header& header() const = 0;
@@ -42,6 +44,10 @@ class ResultFile {
   virtual std::vector<std::int64_t> in_place(std::int64_t /*frame*/, int /*var*/) const { return {}; }
   virtual std::int64_t in_place_bytes() const { return 0; }
 };
+
+// A Tecplot file of finite-element zones (h5/tecplot_results.cpp); FormatError naming the
+// zone when it is not one mesh's frames.
+std::unique_ptr<ResultFile> open_tecplot_result(const std::string& path);
 
 // Writes the whole of `in` as a SERAFIN file (serially, streaming one variable of one frame
 // at a time), under a temporary name renamed when complete.

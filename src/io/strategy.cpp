@@ -17,6 +17,7 @@ std::unique_ptr<Strategy> make_independent_strategy();
 std::unique_ptr<Strategy> make_collective_strategy();
 std::unique_ptr<Strategy> make_aggregated_strategy(bool async);
 std::unique_ptr<Strategy> make_cgns_strategy();
+std::unique_ptr<Strategy> make_tecplot_strategy();
 #ifdef ANABRANCH_HAVE_HDF5
 std::unique_ptr<Strategy> make_hdf5_strategy();
 constexpr bool kHdf5 = true;
@@ -35,6 +36,8 @@ const std::vector<StrategyInfo>& strategies() {
        "this anabranch was built without parallel HDF5 (install libhdf5-openmpi-dev and reconfigure)"},
       {"cgns", "one CGNS file (ParaView, CGNS tools): an unstructured zone, the values at their places by aggregated writes, the tree at close",
        true, ""},
+      {"tecplot", "one Tecplot binary file (.plt): a finite-element zone a frame sharing the mesh, the values at their places by aggregated writes, the header at close",
+       true, ""},
       {"null", "encodes and exchanges nothing, writes nothing (tests, overhead measurements)", true, ""},
   };
   return list;
@@ -48,6 +51,7 @@ std::unique_ptr<Strategy> make_strategy(const std::string& name) {
   if (name == "aggregated-async") return make_aggregated_strategy(true);
   if (name == "null") return make_null_strategy();
   if (name == "cgns") return make_cgns_strategy();
+  if (name == "tecplot") return make_tecplot_strategy();
 #ifdef ANABRANCH_HAVE_HDF5
   if (name == "hdf5") return make_hdf5_strategy();
 #endif

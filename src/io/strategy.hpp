@@ -275,6 +275,7 @@ struct StrategySetup {
   Compression compress;          // hdf5: the frames' values compressed (core/compression.hpp)
   std::map<std::string, std::string> provenance;  // extra facts for self-describing formats
   bool atomic = false;         // files appear under their names only when complete
+  std::int64_t frames = 0;     // tecplot: the frames the header has room for (0: one; more cost a move at close)
 };
 
 // One frame.

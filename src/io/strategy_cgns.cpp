@@ -27,6 +27,7 @@
 #include "core/io.hpp"
 #include "formats/hdf5_bytes.hpp"
 #include "h5/vtkhdf.hpp"
+#include "io/mesh_source.hpp"
 #include "io/node_blocks.hpp"
 #include "io/shared_file.hpp"
 #include "io/strategy.hpp"
@@ -75,48 +76,6 @@ struct Piece {
 // Where a chunk went (gathered on rank 0): 8-byte words.
 struct Placed {
   std::int64_t f, var, k, address, bytes;
-};
-
-// The mesh's arrays, a share at a time: from the geometry file (each rank its share) or from
-// the mesh rank 0 holds (rank 0 all of it).
-class MeshSource {
- public:
-  // Collective.
-  MeshSource(const StrategySetup& s, int rank) : h_(s.header), mesh_(s.mesh) {
-    collective(s.comm, [&] {
-      if (!s.geometry.empty())
-        geometry_.emplace(vtkhdf::serafin_source(s.geometry));
-      else if (rank == 0 && !s.mesh)
-        throw UsageError("rank 0 must give the global mesh or a geometry file");
-    });
-  }
-  // Whether every rank reads a share (a geometry file), or rank 0 alone holds the mesh.
-  bool shared() const { return geometry_.has_value(); }
-  // Nodes [n0, n0 + n): their X (c = 0) or Y (c = 1); their IPOBO. Elements [e0, e0 + ne):
-  // their nodes (1-based).
-  void coordinates(int c, std::int64_t n0, std::int64_t n, double* out) const {
-    if (geometry_)
-      serafin::read_mesh_coordinates(h_, *geometry_, c == 1, n0, n, out);
-    else
-      std::copy_n((c == 0 ? mesh_->x : mesh_->y).begin() + n0, n, out);
-  }
-  void ipobo(std::int64_t n0, std::int64_t n, std::int32_t* out) const {
-    if (geometry_)
-      serafin::read_mesh_ipobo(h_, *geometry_, n0, n, out);
-    else
-      std::copy_n(mesh_->ipobo.begin() + n0, n, out);
-  }
-  void rows(std::int64_t e0, std::int64_t ne, std::int32_t* out) const {
-    if (geometry_)
-      serafin::read_mesh_rows(h_, *geometry_, e0, ne, out);
-    else
-      std::copy_n(mesh_->ikle.begin() + e0 * h_.ndp, ne * h_.ndp, out);
-  }
-
- private:
-  const serafin::Header& h_;
-  const Mesh* mesh_;
-  std::optional<serafin::Reader> geometry_;
 };
 
 // The runs of a values-only frame's first variable: TELEMAC-3D's elevation, a 3D result's Z.
@@ -390,25 +349,11 @@ class CgnsStrategy final : public Strategy {
           throw;
         }
       };
-      nlohmann::json index;
+      nlohmann::json index = nlohmann::json::parse(serafin::header_facts(h));
       index["format"] = "anabranch-cgns-mesh";
       index["version"] = 1;
-      // SERAFIN's text as stored (bytes, which need not be UTF-8): in hexadecimal
-      auto hex = [](const std::string& t) {
-        static const char* digits = "0123456789abcdef";
-        std::string out;
-        for (unsigned char c : t) out += {digits[c >> 4], digits[c & 15]};
-        return out;
-      };
-      index["title"] = hex(h.title);
-      nlohmann::json vars = nlohmann::json::array();
-      for (const auto& v : h.variables) vars.push_back({hex(v.name), hex(v.unit)});
-      index["variables"] = vars;
-      index["iparam"] = h.iparam;
-      if (h.date) index["date"] = *h.date;
       index["sizes"] = {h.nelem, h.npoin, h.ndp, h.sizes4};
       index["precision"] = h.precision == Precision::Double ? "double" : "single";
-      index["byte_order"] = h.byte_order == ByteOrder::Big ? "big" : "little";
       index["times"] = times_;
       if (s_.compress.on())
         index["compression"] = s_.compress.str();  // the arrays are HDF5's chunked datasets

@@ -21,6 +21,7 @@
 #include "io/shared_file.hpp"
 #include "io/strategy.hpp"
 #include "layouts/block_compressed.hpp"
+#include "layouts/block_tecplot.hpp"
 #include "parallel/topology.hpp"
 #ifdef ANABRANCH_HAVE_HDF5
 #include "h5/block_h5.hpp"
@@ -31,7 +32,7 @@ namespace anabranch::pio {
 namespace {
 
 std::string format_for(const std::string& path, const std::string& asked) {
-  return !asked.empty() ? asked : hdf5_file_name(path) ? "hdf5" : cgns_file_name(path) ? "cgns" : "raw";
+  return !asked.empty() ? asked : hdf5_file_name(path) ? "hdf5" : cgns_file_name(path) ? "cgns" : tecplot_file_name(path) ? "tecplot" : "raw";
 }
 
 // A CGNS file's arrays: from this byte on (after the superblock), the grid's x, y, z (every
@@ -130,7 +131,7 @@ BlockFileOptions BlockFileOptions::parse(const std::string& text) {
   BlockFileOptions o;
   o.hints = parse_options(text, [&](const std::string& k, const std::string& v) {
     if (k == "format") {
-      if (v != "raw" && v != "hdf5" && v != "cgns") throw UsageError("format=" + v + ": expected raw, hdf5 or cgns");
+      if (v != "raw" && v != "hdf5" && v != "cgns" && v != "tecplot") throw UsageError("format=" + v + ": expected raw, hdf5, cgns or tecplot");
       o.format = v;
     } else if (k == "strategy") {
       if (!writes_frame_layouts(v))
@@ -146,6 +147,8 @@ BlockFileOptions BlockFileOptions::parse(const std::string& text) {
       o.compress = Compression::parse(v);
     } else if (k == "atomic" || k == "xdmf") {
       (k == "atomic" ? o.atomic : o.xdmf) = option_flag(k, v);
+    } else if (k == "frames") {
+      o.frames = option_number(k, v, 1);
     } else if (k == "buffer_bytes" || k == "writers_per_node") {
       const std::int64_t x = option_number(k, v, k == "buffer_bytes" ? 4096 : 1);
       if (k == "buffer_bytes") o.buffer_bytes = x;
@@ -175,6 +178,7 @@ struct BlockWriter::Impl {
   // compress=: the file (opened here, not by a strategy) and the chunks' writer.
   MPI_File packed_fh = MPI_FILE_NULL;
   std::unique_ptr<CompressedBlocks> packed;
+  std::unique_ptr<TecplotBlocks> tecplot;  // tecplot: the zones' places, min/max and header
 #ifdef ANABRANCH_HAVE_HDF5
   std::unique_ptr<block_h5::File> h5;
 #endif
@@ -255,9 +259,11 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
   m.info.variables = variables;
   m.info.real_bytes = options.real_bytes;
   m.info.records = options.records && m.info.format == "raw";
-  const bool cgns = m.info.format == "cgns";
+  const bool cgns = m.info.format == "cgns", tecplot = m.info.format == "tecplot";
   collective(comm, [&] {
     layout.check();
+    if (options.compress.on() && tecplot)
+      throw UsageError("compress=" + options.compress.str() + ": Tecplot's .plt format holds its values plain (compressed: format=cgns or hdf5)");
     if (variables.empty() && m.info.format == "raw") throw UsageError("a raw block file needs at least one variable");
     if (options.real_bytes != 4 && options.real_bytes != 8) throw UsageError("precision must be 4 or 8 bytes");
     if (options.records && m.info.format != "raw") throw UsageError("records=fortran is an option of the raw format");
@@ -305,7 +311,8 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
   hints.merge(options.hints);
   m.options.hints = hints;
   m.mpi_info = hints.to_info();
-  m.name.emplace(comm, path, options.atomic || cgns);  // a CGNS file is one once its tree is written, at close
+  // A CGNS file is one once its tree is written, a Tecplot file once its header is: at close.
+  m.name.emplace(comm, path, options.atomic || cgns || tecplot);
   try {
     const CreatingTemporary creating;
     if (cgns) {  // every array's place, known from the grid alone
@@ -321,6 +328,10 @@ BlockWriter::BlockWriter(MPI_Comm comm, const std::string& path, const BlockLayo
       m.h5 = std::make_unique<block_h5::File>(comm, m.name->open_path(), path, layout.blocks, variables, options.real_bytes, m.mpi_info, prov,
                                               options.compress);
 #endif
+    }
+    if (tecplot) {
+      const std::string base = path.substr(path.find_last_of('/') + 1);
+      m.tecplot = std::make_unique<TecplotBlocks>(comm, m.layout, m.info, options.frames, base.substr(0, base.find_last_of('.')));
     }
     m.frame = std::make_unique<BlockFrame>(m.layout, m.info, false);
     if (options.compress.on() && cgns) {
@@ -443,7 +454,7 @@ void BlockWriter::write_grid(const T* const* xyz) {
   Impl& m = *impl_;
   if (m.closed) throw UsageError("write_grid after close: " + m.path);
   collective(m.comm, [&] {
-    if (m.info.format == "raw") throw UsageError("the raw block format holds values only; write the grid to an HDF5 or CGNS block file (or PLOT3D)");
+    if (m.info.format == "raw") throw UsageError("the raw block format holds values only; write the grid to an HDF5, CGNS or Tecplot block file (or PLOT3D)");
     if (m.grid_written) throw UsageError("the grid of " + m.path + " is written once");
   });
   try {
@@ -471,9 +482,11 @@ void BlockWriter::write_grid(const T* const* xyz) {
     StrategySetup s = m.setup(grid);
     s.truncate = false;
     strategy->open(s);
+    if (m.tecplot) m.tecplot->measure(0, true, xyz);
     const ArrayEncoder<T> values(xyz, m.info.real_bytes);
     strategy->write({0, 0.0, &values, nullptr});
     strategy->close();
+    if (m.tecplot) m.tecplot->write_heads(m.name->open_path());
     m.grid_written = true;
     m.info.has_grid = true;
   } catch (...) {
@@ -507,6 +520,11 @@ void BlockWriter::begin_frame(double time, const T* const* values) {
       for (int v = 0; v < m.info.nvar(); ++v) m.info.dataset_offsets.push_back(kCgnsData + (3 + f * m.info.nvar() + v) * array);
       collective(m.comm, [&] { check_size_limit(m.path, kCgnsData + (3 + (f + 1) * m.info.nvar()) * array, "frame " + std::to_string(f)); });
     }
+    if (m.tecplot) {  // the frame's zones after the header's room and the frames before
+      m.tecplot->place_frame(f);
+      collective(m.comm, [&] { check_size_limit(m.path, m.info.frame_end(f), "frame " + std::to_string(f)); });
+      m.tecplot->measure(f, false, values);
+    }
 #ifdef ANABRANCH_HAVE_HDF5
     if (m.h5) {
       const auto off = m.h5->add_frame(f, time);
@@ -530,6 +548,7 @@ void BlockWriter::end_frame() {
   try {
     m.strategy->wait();
     m.after_frame();
+    if (m.tecplot) m.tecplot->write_heads(m.name->open_path());
   } catch (...) {
     m.abandon(m.info.frames() - 1);
     throw;
@@ -546,9 +565,9 @@ void BlockWriter::close() {
   Impl& m = *impl_;
   if (m.closed) return;
   end_frame();
-  if (m.info.format == "cgns" && !m.grid_written) {
-    // CGNS wants coordinates: without the caller's, the index space, the blocks one after
-    // another along x.
+  if ((m.info.format == "cgns" || m.tecplot) && !m.grid_written) {
+    // CGNS and Tecplot want coordinates: without the caller's, the index space, the blocks
+    // one after another along x.
     const auto first = m.layout.point_offsets();
     std::vector<std::vector<double>> xyz;
     for (std::size_t p = 0; p < m.layout.pieces.size(); ++p) {
@@ -573,6 +592,7 @@ void BlockWriter::close() {
     m.strategy.reset();
     if (m.packed_fh != MPI_FILE_NULL) close_shared_file(m.comm, m.packed_fh);
     if (m.info.format == "cgns") m.write_cgns_tree();
+    if (m.tecplot) m.tecplot->close(m.name->open_path(), m.info.times);
 #ifdef ANABRANCH_HAVE_HDF5
     if (m.h5) {
       m.h5->close();

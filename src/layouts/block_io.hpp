@@ -3,7 +3,7 @@
 // ranges of split blocks, in its own Fortran-order arrays with halos); the interiors go
 // into one shared file without a copy of the whole field.
 //
-// Two formats, one byte path:
+// Four formats, one byte path:
 //   raw   the blocks one after another, each block's variables one after another, each
 //         variable one Fortran-order array, frame after frame, optionally framed as Fortran
 //         sequential records; a JSON sidecar describes it (blockformats/block_raw.hpp).
@@ -14,6 +14,10 @@
 //         raw format (contiguous datasets, located with H5Dget_offset), so the file's
 //         metadata does not grow with the block count and both formats write at the same
 //         speed. Specification: docs/formats/blocks-hdf5.md.
+//   cgns  the grid's and the frames' arrays from byte 4096 on, CGNS's tree after them,
+//         written by rank 0 at close (docs/formats/cgns.md).
+//   tecplot  Tecplot's binary .plt: an ordered zone a block and a frame, the header at close
+//         (layouts/block_tecplot.hpp, docs/formats/tecplot.md).
 // The values go through the engine's strategies (io/strategy.hpp), as SERAFIN frames do:
 // the pieces' runs (one per grid line of a piece, plus the record markers) are the layout.
 // `independent` (the default: each rank writes its contiguous runs through one staging
@@ -48,7 +52,7 @@
 namespace anabranch::pio {
 
 struct BlockFileOptions {
-  std::string format;                   // "raw", "hdf5" or "cgns"; empty: from the name (.h5/.hdf5/.hdf, .cgns), raw otherwise
+  std::string format;                   // "raw", "hdf5", "cgns" or "tecplot"; empty: from the name (.h5/.hdf5/.hdf, .cgns, .plt), raw otherwise
   std::string strategy = "independent";  // or "collective", "aggregated", "aggregated-async" (see above; bench/blocks.py compares them)
   int real_bytes = 8;                   // the file's precision: 4 or 8
   bool records = false;                 // raw: Fortran sequential records around each array
@@ -66,9 +70,12 @@ struct BlockFileOptions {
   // then :deflate or :zstd); cgns: each rank its own chunks (layouts/block_compressed.hpp);
   // hdf5: HDF5's collective filtered writes (h5/block_h5.hpp).
   Compression compress;
+  // tecplot: the frames the file's header has room for (0: one). More frames than that cost a
+  // move of every value at close (layouts/block_tecplot.hpp): give the count when it is known.
+  std::int64_t frames = 0;
 
   // "format=raw strategy=independent precision=4 records=fortran atomic=1 xdmf=0
-  // buffer_bytes=N writers_per_node=N compress=SPEC", anything else an MPI-IO hint. Throws
+  // buffer_bytes=N writers_per_node=N compress=SPEC frames=N", anything else an MPI-IO hint. Throws
   // UsageError on a bad value.
   static BlockFileOptions parse(const std::string& text);
 };

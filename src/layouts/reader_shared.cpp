@@ -11,7 +11,8 @@
 // HDF5, the file opened by all ranks together (the MPI-IO driver, collective metadata); so
 // do `independent` and `aggregated`, each rank alone, where the values are compressed (a
 // compressed CGNS mesh result: each rank reads windows of the nodes it needs through HDF5,
-// which decodes the chunks they touch).
+// which decodes the chunks they touch). Tecplot files (a finite-element zone a frame) take
+// the byte path too: each zone's variables are arrays of their own.
 #include <cstring>
 #include <memory>
 
@@ -42,21 +43,26 @@ class OwnNodesReader final : public ReadStrategy {
     path_ = path;
     int rank = 0;
     MPI_Comm_rank(comm_, &rank);
-    int hdf5 = 0;
+    int kind[2] = {0, 0};  // HDF5; Tecplot
     collective(comm_, [&] {
-      if (rank == 0) hdf5 = looks_like_hdf5(path) ? 1 : 0;
+      if (rank != 0) return;
+      kind[0] = looks_like_hdf5(path) ? 1 : 0;
+      kind[1] = !kind[0] && tecplot_file(path) ? 1 : 0;
     });
-    MPI_Bcast(&hdf5, 1, MPI_INT, 0, comm_);
+    MPI_Bcast(kind, 2, MPI_INT, 0, comm_);
+    const bool hdf5 = kind[0] != 0, tecplot = kind[1] != 0;
     collective(comm_, [&] {
       if (mode_ == Mode::Hdf5 && !hdf5)
         throw UsageError("the hdf5 read strategy reads HDF5 files; " + path + " is not one (use aggregated or independent)");
       if (mode_ == Mode::Collective && hdf5)
         throw UsageError("the collective read strategy reads SERAFIN files; " + path + " is HDF5 (use hdf5, aggregated or independent)");
+#ifndef ANABRANCH_HAVE_HDF5
+      if (hdf5) throw UsageError(path + " is an HDF5 file and this anabranch was built without HDF5");
+#endif
     });
     FileFacts facts;
-    if (hdf5) {
-#ifdef ANABRANCH_HAVE_HDF5
-      long long piece[2] = {0, 0};  // bytes of one piece of a variable's frame, where the engine reads them in place; CGNS
+    if (hdf5 || tecplot) {
+      long long piece[2] = {0, 0};  // bytes of one piece of a variable's frame, where the engine reads them in place; read by each rank
       collective(comm_, [&] {
         if (rank != 0) return;  // the others take rank 0's facts
         located_file_ = ResultFile::open(path);
@@ -65,7 +71,7 @@ class OwnNodesReader final : public ReadStrategy {
         facts.times = located_file_->times();
         facts.order = native_byte_order();
         if (mode_ != Mode::Hdf5 && (facts.frames == 0 || !located_file_->in_place(0, 0).empty())) piece[0] = located_file_->in_place_bytes();
-        piece[1] = located_file_->format() == std::string("cgns") ? 1 : 0;
+        piece[1] = located_file_->format() != std::string("hdf5") ? 1 : 0;
       });
       MPI_Bcast(piece, 2, MPI_LONG_LONG, 0, comm_);
       facts = broadcast_facts(comm_, 0, facts);
@@ -79,18 +85,17 @@ class OwnNodesReader final : public ReadStrategy {
         return facts;
       }
       located_file_.reset();
-      if (piece[1]) {  // a compressed CGNS mesh result: each rank its own handle
+      if (piece[1]) {  // a compressed CGNS mesh result, a Tecplot file of mixed precisions: each rank its own handle
         collective(comm_, [&] {
-          if (mode_ == Mode::Hdf5) throw UsageError("the hdf5 read strategy reads VTKHDF files; " + path + " is CGNS (use aggregated or independent)");
+          if (mode_ == Mode::Hdf5) throw UsageError("the hdf5 read strategy reads VTKHDF files; " + path + " is not one (use aggregated or independent)");
           own_file_ = ResultFile::open(path);
         });
         return facts;
       }
+#ifdef ANABRANCH_HAVE_HDF5
       collective(comm_, [&] { h5_ = std::make_unique<vtkhdf::Input>(path, mode_ == Mode::Hdf5 ? comm_ : MPI_COMM_NULL); });
-      return facts;
-#else
-      collective(comm_, [&] { throw UsageError(path + " is an HDF5 file and this anabranch was built without HDF5"); });
 #endif
+      return facts;
     }
     collective(comm_, [&] {
       input_ = std::make_unique<FileSource>(path);  // registers the file as an input: no output may replace it
@@ -148,9 +153,12 @@ class OwnNodesReader final : public ReadStrategy {
     }
     const double t0 = MPI_Wtime();
     std::exception_ptr error;
-#ifdef ANABRANCH_HAVE_HDF5
     const auto n = static_cast<std::int64_t>(need_->size());
+#ifdef ANABRANCH_HAVE_HDF5
     const bool dp = (h5_ ? h5_->header() : own_file_->header()).precision == Precision::Double;
+#else
+    const bool dp = own_file_->header().precision == Precision::Double;
+#endif
     scratch_.resize(static_cast<std::size_t>(n * (dp ? 8 : 4)));
     for (std::size_t k = 0; k < vars.size(); ++k) {
       try {
@@ -159,17 +167,18 @@ class OwnNodesReader final : public ReadStrategy {
             read_windows(frame, vars[k], reinterpret_cast<double*>(scratch_.data()));
           else if (own_file_)
             read_windows(frame, vars[k], reinterpret_cast<float*>(scratch_.data()));
+#ifdef ANABRANCH_HAVE_HDF5
           else if (dp)
             h5_->read_nodes(frame, vars[k], need_->data(), n, reinterpret_cast<double*>(scratch_.data()));
           else
             h5_->read_nodes(frame, vars[k], need_->data(), n, reinterpret_cast<float*>(scratch_.data()));
+#endif
           if (!error) out.decode(static_cast<int>(k), 0, n, scratch_.data());
         }
       } catch (...) {
         if (!error) error = std::current_exception();
       }
     }
-#endif
     const double t1 = MPI_Wtime();
     agree(comm_, error);
     times_.read += t1 - t0;
@@ -221,7 +230,7 @@ class OwnNodesReader final : public ReadStrategy {
   std::unique_ptr<vtkhdf::Input> h5_;
 #endif
   std::vector<unsigned char> scratch_;
-  std::unique_ptr<ResultFile> own_file_;  // a compressed CGNS mesh result: this rank's handle
+  std::unique_ptr<ResultFile> own_file_;  // a compressed CGNS mesh result, a Tecplot file of mixed precisions: this rank's handle
   // SERAFIN files.
   std::unique_ptr<FileSource> input_;
   std::unique_ptr<serafin::Reader> markers_;  // rank 0: the header, the records' markers

@@ -28,6 +28,8 @@ WriterOptions WriterOptions::parse(const std::string& text) {
       (k == "buffer_bytes" ? o.buffer_bytes : o.chunk_bytes) = option_number(k, v, k == "buffer_bytes" ? 1024 : 64);
     else if (k == "compress")
       o.compress = Compression::parse(v);
+    else if (k == "frames")
+      o.frames = option_number(k, v, 1);
     else if (k == "partition_method" || k == "partition_parts")
       o.provenance[k] = v;
     else if (k == "owner") {
@@ -48,7 +50,8 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
     : comm_(comm), path_(path), header_(out.header), nlocal_(nlocal), options_(options) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
-  if (options_.strategy.empty()) options_.strategy = hdf5_file_name(path_) ? "hdf5" : cgns_file_name(path_) ? "cgns" : "aggregated";
+  if (options_.strategy.empty())
+    options_.strategy = hdf5_file_name(path_) ? "hdf5" : cgns_file_name(path_) ? "cgns" : tecplot_file_name(path_) ? "tecplot" : "aggregated";
   // Every rank must describe the same file.
   collective(comm_, [&] {
     strategy_ = make_strategy(options_.strategy);
@@ -105,6 +108,7 @@ Writer::Writer(MPI_Comm comm, const std::string& path, const OutputDescription& 
   setup.compress = options_.compress;
   setup.provenance = options_.provenance;
   setup.atomic = options_.atomic;
+  setup.frames = options_.frames;
   // Rank 0's geometry file (when it gives no mesh in memory), for every rank: the ranks
   // opening the file copy its mesh records in shares; rank 0 writes the records before.
   const std::string geometry = broadcast(comm_, rank_ == 0 && !out.mesh ? out.geometry : std::string());

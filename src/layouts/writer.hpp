@@ -26,7 +26,7 @@
 namespace anabranch::pio {
 
 struct WriterOptions {
-  std::string strategy;  // empty: by the file's name (.h5, .hdf5, .hdf, .vtkhdf: hdf5; .cgns: cgns), else aggregated
+  std::string strategy;  // empty: by the file's name (.h5, .hdf5, .hdf, .vtkhdf: hdf5; .cgns: cgns; .plt: tecplot), else aggregated
   int writers_per_node = 0;  // aggregated strategies and hdf5; 0: auto (parallel/topology.hpp)
   bool shared_memory = true;  // aggregated: node-local values through shared memory (0: all by MPI messages)
   std::int64_t buffer_bytes = std::int64_t{16} << 20;  // aggregation buffer per writer and round
@@ -37,12 +37,13 @@ struct WriterOptions {
   std::int64_t chunk_bytes = 0;  // hdf5, cgns compressed: the most bytes of one chunk of a variable's frame (0: HDF5's 4 GiB limit; cgns 256 MiB)
   bool owner_highest = false;  // "owner=highest": a node held by several ranks is written by the highest (gretel's rule)
   Compression compress;        // hdf5, cgns: "compress=lossless", "compress=rel=1e-4", "compress=abs=0.001"
+  std::int64_t frames = 0;     // tecplot: the frames its header has room for (0: one; more frames cost a move of the values at close)
   // Facts recorded in self-describing outputs (hdf5): partition_method, partition_parts.
   std::map<std::string, std::string> provenance;
 
   // "strategy=collective writers_per_node=2 buffer_bytes=8388608 atomic=1 file_per_step=1
   // flush_frames=1 chunk_bytes=1073741824 shared_memory=0 owner=highest compress=rel=1e-4
-  // partition_method=metis partition_parts=64 cb_nodes=4 ...": the keys above, anything
+  // frames=100 partition_method=metis partition_parts=64 cb_nodes=4 ...": the keys above, anything
   // else is an MPI-IO hint.
   static WriterOptions parse(const std::string& text);
 };

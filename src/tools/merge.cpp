@@ -350,6 +350,7 @@ void merge_together(MPI_Comm comm, const std::vector<Part>& parts, const MergeOp
   wo.strategy = o.strategy;
   wo.compress = o.compress;
   wo.atomic = true;
+  wo.frames = frames;
   wo.owner_highest = true;  // parts are spread in order over the ranks: the last part holding a node wins, as gretel
   Writer w(comm, o.output, desc, ids.data(), static_cast<std::int64_t>(ids.size()), wo);
   const int nv = out.nvar();
@@ -499,7 +500,7 @@ MergeReport merge_parts(MPI_Comm comm, const MergeOptions& o) {
   });
   const Mesh* made = extrude && rank == 0 ? &mesh : nullptr;
 
-  if (size == 1 && (o.strategy != "hdf5" || comm == MPI_COMM_NULL))
+  if (size == 1 && ((o.strategy != "hdf5" && o.strategy != "tecplot") || comm == MPI_COMM_NULL))
     merge_alone(parts, o, out, made, times0, frames, report);
   else if (out.precision == Precision::Single)
     merge_together<float>(comm, parts, o, out, made, times0, frames, report);

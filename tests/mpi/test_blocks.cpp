@@ -260,6 +260,66 @@ TEST(Blocks, EveryStrategyAndRankCountWritesTheSerialBytes) {
   }
 }
 
+// Tecplot files: every strategy, both precisions, the header's room for fewer, as many or
+// more frames than written (a header past its room moves the values along at close), the
+// same bytes as one rank writes alone (the zones' min/max reduced over pieces of split
+// blocks included); their values are the serially built ones.
+TEST(Blocks, TecplotFilesOfEveryStrategyAndRankCountAreTheSerialFile) {
+  const TempDir tmp{make_temp_dir()};
+  const std::string dir = tmp;
+  const BlockLayout l = dealt(size_of(), rank_of(), {1, 0, 2});
+  for (const std::int64_t reserved : {0, 3, 5}) {
+    for (int rb : {8, 4}) {
+      // Files of one name (the title is its stem), each in a folder of its own.
+      const std::string run = dir + "/" + std::to_string(rb) + "-" + std::to_string(reserved);
+      const std::string alone = run + "/alone/f.plt";
+      if (rank_of() == 0) {  // every block whole on one rank
+        for (const char* s : {"alone", "collective", "independent", "aggregated", "aggregated-async"}) std::filesystem::create_directories(run + "/" + s);
+        BlockLayout one;
+        one.blocks = grid();
+        for (std::size_t b = 0; b < one.blocks.size(); ++b) {
+          const auto& d = one.blocks[b].dims;
+          one.pieces.push_back({static_cast<std::int64_t>(b), {{{0, d[0]}, {0, d[1]}, {0, d[2]}}}});
+        }
+        pio::BlockFileOptions o;
+        o.real_bytes = rb;
+        o.frames = reserved;
+        pio::BlockWriter w(MPI_COMM_SELF, alone, one, kVars, o);
+        const auto xyz = arrays<double>(one, 3, -1, true);
+        w.write_grid(pointers(xyz).data());
+        for (std::int64_t f = 0; f < 3; ++f) w.write_frame(0.5 * static_cast<double>(f), pointers(arrays<double>(one, 3, f, true)).data());
+        w.close();
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+      for (const char* s : {"collective", "independent", "aggregated", "aggregated-async"}) {
+        const Case c{"tecplot", s, rb, false};
+        SCOPED_TRACE(c.name() + " reserved " + std::to_string(reserved));
+        const std::string path = run + "/" + s + "/f.plt";
+        pio::BlockFileOptions o;
+        o.strategy = s;
+        o.real_bytes = rb;
+        o.frames = reserved;
+        o.buffer_bytes = 4096;
+        pio::BlockWriter w(MPI_COMM_WORLD, path, l, kVars, o);
+        for (std::int64_t f = 0; f < 3; ++f) {  // the grid after the first frame: the first zones' heads wait for it
+          const auto a = arrays<double>(l, 3, f, true);
+          w.write_frame(0.5 * static_cast<double>(f), pointers(a).data());
+          if (f == 0) w.write_grid(pointers(arrays<double>(l, 3, -1, true)).data());
+        }
+        w.close();
+        on_root([&] {
+          EXPECT_TRUE(bytes_of(path) == bytes_of(alone)) << "the file differs from the one rank 0 wrote alone";
+          const auto info = pio::describe_block_file(path);
+          EXPECT_EQ(info.format, "tecplot");
+          EXPECT_EQ(info.times, (std::vector<double>{0, 0.5, 1.0}));
+          EXPECT_TRUE(values_of(info) == expected_raw(3, 3, rb, false)) << "the zones' values differ from the serially built bytes";
+          EXPECT_EQ(pio::check_block_file(info), "");
+        });
+      }
+    }
+  }
+}
+
 TEST(Blocks, SinglePrecisionArraysWriteTheSameFile) {
   const TempDir tmp{make_temp_dir()};
   const std::string dir = tmp;

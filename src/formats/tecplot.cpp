@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <set>
 
 #include "core/error.hpp"
 
@@ -218,6 +219,7 @@ class Walker {
   std::int64_t at = 0;
   bool swap = false;
   std::string where = "the header";
+  std::int64_t window = 16384;  // the bytes read at a time: the header's; an entry's first words (set by the caller)
 
   void need(std::int64_t n) {
     if (at + n > end_) fail("the file ends (at byte " + std::to_string(end_) + ") inside " + where);
@@ -266,12 +268,13 @@ class Walker {
   [[noreturn]] void fail(const std::string& what) const { throw FormatError(in_.name(), where, at, what); }
 
  private:
-  // n bytes at `at`, through a window of the file (a header is read a word at a time).
+  // n bytes at `at`, through a window of the file (a header is read a word at a time; the
+  // entries' first words a window each, their values skipped: a small window).
   void get(void* to, std::size_t n) {
     need(static_cast<std::int64_t>(n));
     if (at < window_at_ || at + static_cast<std::int64_t>(n) > window_at_ + static_cast<std::int64_t>(window_.size())) {
       window_at_ = at;
-      window_.resize(static_cast<std::size_t>(std::min<std::int64_t>(std::int64_t{1} << 20, end_ - at)));
+      window_.resize(static_cast<std::size_t>(std::min<std::int64_t>(std::max<std::int64_t>(window, static_cast<std::int64_t>(n)), end_ - at)));
       in_.read_at(at, window_.data(), window_.size());
     }
     std::memcpy(to, window_.data() + (at - window_at_), n);
@@ -346,6 +349,67 @@ void zone_header(Walker& w, File& f, bool v191) {
   f.zones.push_back(std::move(z));
 }
 
+// anabranch's own block files (their header says how many frames they hold: kFramesAux):
+// every entry's place follows from the header and the first entry's formats (the
+// later frames' zones share X, Y, Z with their block's first zone), without a read of each
+// entry's first words one after another. Checked: the first zone of the second frame and the
+// last zone read as predicted, the file ending where the last entry does. Anything else (a
+// file of another writer, one changed since) is walked: false, w.at back at the first entry.
+template <class Parse>
+bool predicted(const ByteSource& in, File& f, Walker& w, Parse&& parse_entry) {
+  auto& zones = f.zones;
+  if (frames_said(f) < 0 || zones.size() < 2) return false;
+  for (const auto& z : zones)
+    if (z.type != ZoneType::Ordered) return false;
+  const std::int64_t start = w.at;
+  parse_entry(0);
+  const Zone& z0 = zones[0];
+  const std::size_t nvar = f.variables.size();
+  if (nvar < 3) return w.at = start, false;
+  for (std::size_t v = 0; v < nvar; ++v)
+    if (z0.share[v] >= 0 || z0.passive[v]) return w.at = start, false;
+  std::size_t nb = zones.size();  // the first frame's zones: until a strand comes again, or the time changes
+  std::set<std::int32_t> strands;
+  for (std::size_t k = 0; k < zones.size() && nb == zones.size(); ++k)
+    if (zones[k].strand >= 0 ? !strands.insert(zones[k].strand).second : zones[k].time != z0.time) nb = k;
+  std::int64_t at = w.at;
+  for (std::size_t k = 1; k < zones.size(); ++k) {
+    Zone& z = zones[k];
+    z.formats = z0.formats;
+    z.passive.assign(nvar, 0);
+    z.share.assign(nvar, -1);
+    if (k >= nb)
+      for (std::size_t c = 0; c < 3; ++c) z.share[c] = static_cast<std::int32_t>(k % nb);
+    z.share_connectivity = -1;
+    z.entry = at;
+    std::int64_t value = at + entry_head_bytes(z);
+    z.values_at.assign(nvar, -1);
+    for (std::size_t v = 0; v < nvar; ++v) {
+      if (z.share[v] >= 0) {
+        const Zone& from = zones[static_cast<std::size_t>(z.share[v])];
+        if (from.points() != z.points()) return w.at = start, false;
+        z.values_at[v] = from.values_at[v];
+        continue;
+      }
+      z.values_at[v] = value;
+      value += z.points() * format_bytes(z.formats[v]);
+    }
+    at += entry_bytes(z);
+  }
+  if (at != in.size()) return w.at = start, false;
+  for (const std::size_t k : {std::min(nb, zones.size() - 1), zones.size() - 1}) {
+    const Zone want = zones[k];
+    w.at = want.entry;
+    parse_entry(k);
+    const Zone& got = zones[k];
+    if (got.formats != want.formats || got.share != want.share || got.passive != want.passive || got.values_at != want.values_at ||
+        (k + 1 == zones.size() && w.at != at))
+      return w.at = start, false;
+  }
+  f.end = at;
+  return true;
+}
+
 }  // namespace
 
 bool is_tecplot(const ByteSource& in) {
@@ -416,8 +480,26 @@ File read(const ByteSource& in) {
   }
   if (f.zones.empty()) w.fail("no zone in the header");
   f.data_section = w.at;
-  // The data section: each zone's entry, in the header's order.
-  for (std::size_t k = 0; k < f.zones.size(); ++k) {
+  w.window = 64 + 24 * static_cast<std::int64_t>(nvar);  // an entry's first words: marker, formats, flags, sharing, min/max
+  // The data section: each zone's entry, in the header's order. Each entry's place follows
+  // from the one before; from a cold cache every head would be a disk read of its own, one
+  // after another: the next entries' heads are asked of the kernel ahead, where the last
+  // entry's bytes a point say they start (the frames of one writer alike), a few hundred at
+  // a time.
+  std::size_t asked = 0;
+  auto ask_ahead = [&](std::size_t k) {
+    if (k == 0 || asked > k + 64) return;
+    const Zone& last = f.zones[k - 1];
+    const double per_point = static_cast<double>(w.at - last.entry) / static_cast<double>(std::max<std::int64_t>(last.points(), 1));
+    std::int64_t at = w.at;
+    for (std::size_t j = k; j < std::min(f.zones.size(), k + 256); ++j) {
+      in.will_need(at, 512);
+      at += static_cast<std::int64_t>(per_point * static_cast<double>(f.zones[j].points()));
+    }
+    asked = k + 256;
+  };
+  // One zone's entry at w.at: its first words read, its values' places, w.at past it.
+  auto parse_entry = [&](std::size_t k) {
     Zone& z = f.zones[k];
     w.where = "the data of zone " + std::to_string(k + 1) + " ('" + z.name + "')";
     z.entry = w.at;
@@ -483,6 +565,11 @@ File read(const ByteSource& in) {
         w.skip(4 * z.connectivity_values());
       }
     }
+    };
+  if (predicted(in, f, w, parse_entry)) return f;
+  for (std::size_t k = 0; k < f.zones.size(); ++k) {
+    ask_ahead(k);
+    parse_entry(k);
   }
   f.end = w.at;
   return f;

@@ -144,21 +144,21 @@ void RunReader::read(std::int64_t frame, const ValueDecoder& values) {
 void RunReader::read_independent(std::int64_t frame, const ValueDecoder& values) {
   const int rs = layout_.value_bytes();
   const std::int64_t most = most_;
-  // Runs as they come, gathered while each follows the last in the file and the buffer
-  // holds them; then one read, and each decoded into its array.
+  // Runs as they come, gathered while each follows the last in the file (or a little after:
+  // gaps are read too while they add up to at most twice the request's own bytes, so that
+  // the arrays a layout keeps apart, a Tecplot zone's variables between its coordinates and
+  // the next zone's, come in one request instead of a request an array; a rank reads at
+  // most three times its bytes) and the buffer holds them; then one read, and each decoded
+  // into its array.
   collective(comm_, [&] {
-    std::int64_t start = 0, used = 0;
+    std::int64_t start = 0, used = 0, own = 0;
     pending_.clear();
     auto flush = [&] {
       if (used == 0) return;
       MPI_Status st;
       check_read(MPI_File_read_at(fh_, start, buf_.data(), static_cast<int>(used), MPI_BYTE, &st), st, used, path_, frame, start,
                  "MPI_File_read_at");
-      const unsigned char* src = buf_.data();
-      for (const auto& [offset, r] : pending_) {
-        values.decode(r.array, r.index, r.count, src);
-        src += r.count * rs;
-      }
+      for (const auto& [offset, r] : pending_) values.decode(r.array, r.index, r.count, buf_.data() + (offset - start));
       pending_.clear();
       used = 0;
     };
@@ -166,11 +166,12 @@ void RunReader::read_independent(std::int64_t frame, const ValueDecoder& values)
       if (run.array == Run::kFixed) return;
       for (std::int64_t c = 0; c < run.count; c += most / rs) {
         const Run r{run.at + c * rs, std::min(most / rs, run.count - c), run.array, run.index + c};
-        const std::int64_t offset = layout_.locate(frame, r.at).first, n = r.count * rs;
-        if (used > 0 && (offset != start + used || used + n > most)) flush();
-        if (used == 0) start = offset;
+        const std::int64_t offset = layout_.locate(frame, r.at).first, n = r.count * rs, gap = offset - (start + used);
+        if (used > 0 && (gap < 0 || used + gap - own > 2 * (own + n) || used + gap + n > most)) flush();
+        if (used == 0) start = offset, own = 0;
         pending_.emplace_back(offset, r);
-        used += n;
+        used = offset - start + n;
+        own += n;
       }
     });
     flush();

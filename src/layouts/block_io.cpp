@@ -81,15 +81,22 @@ class BlockFrame final : public FrameLayout {
     }
   }
   // In file order of the pieces' first values (a rank's pieces of one block split in i or j
-  // interleave: their lines come piece after piece).
+  // interleave: their lines come piece after piece); each block's array on its own (a
+  // Tecplot file, a CGNS file of another writer): in the order of the first frame's arrays
+  // in the file (a block's arrays one after another, read and written as one stretch).
   void for_each_run(const std::function<void(const Run&)>& f) const override {
     const int rb = info_.real_bytes;
     std::vector<std::pair<std::int64_t, std::size_t>> order;  // (first byte, piece * narrays + array)
     for (std::size_t p = 0; p < l_.pieces.size(); ++p) {
       const auto& piece = l_.pieces[p];
-      const auto& d = l_.blocks[static_cast<std::size_t>(piece.block)].dims;
+      const auto b = static_cast<std::size_t>(piece.block);
+      const auto& d = l_.blocks[b].dims;
       const std::int64_t first = (piece.range[2][0] * d[1] + piece.range[1][0]) * d[0] + piece.range[0][0];
-      for (int v = 0; v < narrays_; ++v) order.emplace_back(array_at(static_cast<std::size_t>(piece.block), v) + first * rb, p * narrays_ + v);
+      for (int v = 0; v < narrays_; ++v) {
+        const auto placed = static_cast<std::size_t>((grid_ ? v + 1 : 3 + v + 1)) * info_.blocks.size();  // the first frame's places known
+        order.emplace_back((info_.block_offsets.size() < placed ? array_at(b, v) : info_.value_offset(0, b, grid_ ? -(v + 1) : v)) + first * rb,
+                           p * narrays_ + v);
+      }
     }
     std::sort(order.begin(), order.end());
     for (const auto& entry : order) {
@@ -179,6 +186,9 @@ struct BlockWriter::Impl {
   MPI_File packed_fh = MPI_FILE_NULL;
   std::unique_ptr<CompressedBlocks> packed;
   std::unique_ptr<TecplotBlocks> tecplot;  // tecplot: the zones' places, min/max and header
+  std::unique_ptr<Strategy> entries;       // tecplot: the later frames' entries whole
+  Strategy* active = nullptr;              // the strategy of the pending frame (null: `strategy`)
+  std::int64_t heads_pending = -1;         // tecplot: the pending frame, its heads with its values
 #ifdef ANABRANCH_HAVE_HDF5
   std::unique_ptr<block_h5::File> h5;
 #endif
@@ -200,6 +210,9 @@ struct BlockWriter::Impl {
     return s;
   }
   void after_frame();
+  // The grid through the engine as a frame of its own (x, y, z), into the arrays' places.
+  template <class T>
+  void grid_pass(const T* const* xyz);
   // Compressed HDF5: the frame's arrays (or the grid's), each rank its pieces' runs rounded
   // within the bound (the grid exact), through HDF5's collective filtered writes.
   template <class T>
@@ -224,6 +237,13 @@ void BlockWriter::Impl::abandon(std::int64_t complete_frames) {
   info.times.resize(static_cast<std::size_t>(complete_frames));
   if (packed_fh != MPI_FILE_NULL) MPI_File_close(&packed_fh);  // errors ignored: the file goes
   packed.reset();
+  if (entries) {
+    try {
+      entries->abandon();
+    } catch (...) {
+    }
+    entries.reset();
+  }
   if (strategy) {
     try {
       strategy->abandon();
@@ -474,25 +494,33 @@ void BlockWriter::write_grid(const T* const* xyz) {
 #ifdef ANABRANCH_HAVE_HDF5
     if (m.h5) m.info.grid_offsets = m.h5->add_grid();
 #endif
-    // Through the engine as a frame of its own: x, y, z.
-    const BlockFrame grid(m.layout, m.info, true);
-    const auto strategy = make_strategy(m.options.strategy);
-    // The file was made (a file left from before truncated) when the writer opened: the
-    // frames written since stay (CGNS's grid of the index space goes in at close).
-    StrategySetup s = m.setup(grid);
-    s.truncate = false;
-    strategy->open(s);
-    if (m.tecplot) m.tecplot->measure(0, true, xyz);
-    const ArrayEncoder<T> values(xyz, m.info.real_bytes);
-    strategy->write({0, 0.0, &values, nullptr});
-    strategy->close();
-    if (m.tecplot) m.tecplot->write_heads(m.name->open_path());
+    if (m.tecplot && m.info.frames() == 0) {  // kept for the first frame, written with it
+      m.tecplot->keep_grid(xyz);
+    } else {
+      if (m.tecplot) m.tecplot->measure(0, true, xyz);
+      m.grid_pass(xyz);
+      if (m.tecplot) m.tecplot->write_heads(m.name->open_path());
+    }
     m.grid_written = true;
     m.info.has_grid = true;
   } catch (...) {
     m.abandon(0);
     throw;
   }
+}
+
+template <class T>
+void BlockWriter::Impl::grid_pass(const T* const* xyz) {
+  const BlockFrame grid(layout, info, true);
+  const auto s = make_strategy(options.strategy);
+  // The file was made (a file left from before truncated) when the writer opened: the
+  // frames written since stay (CGNS's grid of the index space goes in at close).
+  StrategySetup setup_grid = setup(grid);
+  setup_grid.truncate = false;
+  s->open(setup_grid);
+  const ArrayEncoder<T> values(xyz, info.real_bytes);
+  s->write({0, 0.0, &values, nullptr});
+  s->close();
 }
 
 template <class T>
@@ -524,6 +552,36 @@ void BlockWriter::begin_frame(double time, const T* const* values) {
       m.tecplot->place_frame(f);
       collective(m.comm, [&] { check_size_limit(m.path, m.info.frame_end(f), "frame " + std::to_string(f)); });
       m.tecplot->measure(f, false, values);
+      if (f == 0 && m.tecplot->grid_kept()) {  // the first frame's entries whole, with the grid kept for them
+        m.info.times.push_back(time);
+        const EntryEncoder<T> encoder(m.tecplot->kept_grid(), values, m.info.nvar(), m.info.real_bytes);
+        const auto s = make_strategy(m.options.strategy);
+        StrategySetup first = m.setup(m.tecplot->entries(true));
+        first.truncate = false;
+        s->open(first);
+        s->write({0, time, &encoder, nullptr});
+        s->close();
+        m.tecplot->written(0);
+        m.tecplot->drop_grid();
+        m.after_frame();
+        return;
+      }
+      if (f > 0) {  // a later frame's entries whole
+        if (!m.entries) {
+          m.entries = make_strategy(m.options.strategy);
+          StrategySetup later = m.setup(m.tecplot->entries(false));
+          later.truncate = false;
+          m.entries->open(later);
+        }
+        m.info.times.push_back(time);
+        const ArrayEncoder<T> encoder(values, m.info.real_bytes);
+        m.entries->write({f, time, &encoder, nullptr});
+        m.active = m.entries.get();
+        m.heads_pending = f;
+        m.pending = true;
+        return;
+      }
+      // the first frame before the grid: its arrays where they go, the heads once the grid comes
     }
 #ifdef ANABRANCH_HAVE_HDF5
     if (m.h5) {
@@ -546,8 +604,11 @@ void BlockWriter::end_frame() {
   if (!m.pending) return;
   m.pending = false;
   try {
-    m.strategy->wait();
+    (m.active ? m.active : m.strategy.get())->wait();
+    m.active = nullptr;
     m.after_frame();
+    if (m.heads_pending >= 0) m.tecplot->written(m.heads_pending);  // their heads went with the values
+    m.heads_pending = -1;
     if (m.tecplot) m.tecplot->write_heads(m.name->open_path());
   } catch (...) {
     m.abandon(m.info.frames() - 1);
@@ -586,8 +647,19 @@ void BlockWriter::close() {
     for (const auto& a : xyz) ptr.push_back(a.data());
     write_grid(ptr.data());
   }
+  try {  // a grid kept for a first frame that never came: its zones' arrays, the heads at close
+    if (m.tecplot && m.tecplot->grid_kept()) {
+      m.grid_pass(m.tecplot->kept_grid());
+      m.tecplot->drop_grid();
+    }
+  } catch (...) {
+    m.abandon(0);
+    throw;
+  }
   m.closed = true;
   try {
+    if (m.entries) m.entries->close();
+    m.entries.reset();
     if (m.strategy) m.strategy->close();
     m.strategy.reset();
     if (m.packed_fh != MPI_FILE_NULL) close_shared_file(m.comm, m.packed_fh);
@@ -655,11 +727,20 @@ BlockReader::BlockReader(MPI_Comm comm, const std::string& path, const BlockLayo
   m.comm = comm;
   MPI_Comm_rank(comm, &m.rank);
   m.options = options;
-  std::string description;  // rank 0's, for every rank
+  // Rank 0's description, for every rank: its arrays' places (a Tecplot file's: blocks x
+  // arrays words) as they are, the rest as JSON text.
+  std::string description, places;
   collective(comm, [&] {
-    if (m.rank == 0) description = describe_block_file(path).to_json();
+    if (m.rank != 0) return;
+    BlockFileInfo info = describe_block_file(path);
+    places.assign(reinterpret_cast<const char*>(info.block_offsets.data()), info.block_offsets.size() * sizeof(std::int64_t));
+    info.block_offsets.clear();
+    description = info.to_json();
   });
   m.info = BlockFileInfo::from_json(broadcast(comm, std::move(description)));
+  places = broadcast(comm, std::move(places));
+  m.info.block_offsets.resize(places.size() / sizeof(std::int64_t));
+  if (!places.empty()) std::memcpy(m.info.block_offsets.data(), places.data(), places.size());
   collective(comm, [&] { m.input = std::make_unique<FileSource>(path); });
   m.layout = layout;
   collective(comm, [&] {

@@ -76,7 +76,7 @@ def test_full_disk_merge(parts, small_disk, strategy, ranks):
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("ranks", [1, 2, 3])
-@pytest.mark.parametrize("suffix", [".slf", ".h5"])
+@pytest.mark.parametrize("suffix", [".slf", ".h5", ".plt"])
 def test_full_disk_convert(data, small_disk, suffix, ranks):
     src = data / "r2d_gouttedo.slf"
     before = digest(src)
@@ -304,7 +304,7 @@ def test_signal_removes_temporaries_on_every_rank(big, tmp_path):
     assert run([EXE, "partition", str(mesh), "-n", "3", "-o", str(parts)], env=ENV, capture_output=True).returncode == 0
     out = tmp_path / "out"
     out.mkdir()
-    for target, strategy in (("m.slf", "independent"), ("m.slf", "aggregated"), ("m.h5", "hdf5"), ("m.cgns", "cgns")):
+    for target, strategy in (("m.slf", "independent"), ("m.slf", "aggregated"), ("m.h5", "hdf5"), ("m.cgns", "cgns"), ("m.plt", "tecplot")):
         cmd = ["timeout", "120", os.environ.get("AB_MPIEXEC", "mpiexec"), "-n", "3", EXE, "merge", str(parts / mesh.name), "--geo",
                str(mesh), "-o", str(out / target), "--strategy", strategy]
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=MPI_ENV)
@@ -391,7 +391,7 @@ def test_signal_while_the_xdmf_sidecar_is_written_leaves_no_temporary(ab, tmp_pa
     assert sorted(p.name for p in out.iterdir()) == []
 
 
-@pytest.mark.parametrize("tool", ["partition", "merge", "convert-slf", "convert-h5"])
+@pytest.mark.parametrize("tool", ["partition", "merge", "convert-slf", "convert-h5", "convert-plt"])
 def test_signal_at_random_moments_leaves_nothing_partial(ab, tmp_path, tool):
     """SIGTERM or SIGINT at moments drawn at random over a run (seeded): whatever the moment,
     the output folder holds nothing, or (a signal after the last rename) every output
@@ -411,6 +411,7 @@ def test_signal_at_random_moments_leaves_nothing_partial(ab, tmp_path, tool):
         "merge": ([EXE, "merge", parts / "m.slf", "--geo", src, "-o", out / "m.slf"], 1),
         "convert-slf": ([EXE, "convert", src, out / "m.slf"], 1),
         "convert-h5": ([EXE, "convert", src, out / "m.h5"], 2),  # with its XDMF sidecar
+        "convert-plt": ([EXE, "convert", src, out / "m.plt"], 1),
     }[tool]
     whole = []
     for _ in range(2):

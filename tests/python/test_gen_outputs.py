@@ -42,6 +42,10 @@ COMMANDS = {
     "convert-cgns": (["convert", "IN/m.slf", "OUT/r.cgns"], ["r.cgns"], True),
     "convert-cgns-compressed": (["convert", "IN/m.slf", "OUT/r.cgns", "--compress", "rel=1e-4"], ["r.cgns"], True),
     "convert-compressed-cgns-slf": (["convert", "IN/mc.cgns", "OUT/r.slf"], ["r.slf"], True),
+    "convert-plt": (["convert", "IN/m.slf", "OUT/r.plt"], ["r.plt"], True),
+    "convert-plt-slf": (["convert", "IN/m.plt", "OUT/r.slf"], ["r.slf"], True),
+    "merge-plt": (["merge", "IN/parts/m.slf", "--geo", "IN/m.slf", "-o", "OUT/g.plt"], ["g.plt"], True),
+    "blocks-plt": (["convert", "IN/b.h5", "OUT/b.plt"], ["b.plt"], True),
 }
 
 
@@ -49,7 +53,7 @@ COMMANDS = {
 def inputs(tmp_path_factory):
     d = tmp_path_factory.mktemp("inputs")
     for args in (["generate", "-n", 4000, "--frames", 3, "-o", d / "m.slf"], ["convert", d / "m.slf", d / "m.h5"],
-                 ["convert", d / "m.slf", d / "mc.cgns", "--compress", "lossless"],
+                 ["convert", d / "m.slf", d / "mc.cgns", "--compress", "lossless"], ["convert", d / "m.slf", d / "m.plt"],
                  ["partition", d / "m.slf", "-n", 3, "--method", "sfc", "-o", d / "parts"]):
         conftest.assert_status(gen.ab(*args), 0)
     anabranch = pytest.importorskip("anabranch")
@@ -65,7 +69,7 @@ def inputs(tmp_path_factory):
     return d
 
 
-@gen.cases(38)
+@gen.cases(44)
 @given(command=st.sampled_from(sorted(COMMANDS)), fraction=st.one_of(st.just(0.0), st.floats(0.0, 1.2)), ranks=st.integers(0, 3))
 def test_outputs_are_whole_or_absent(inputs, command, fraction, ranks):
     args, outs, parallel = COMMANDS[command]
@@ -104,7 +108,7 @@ def test_outputs_are_whole_or_absent(inputs, command, fraction, ranks):
                 if name.suffix in (".slf", ".cli", ".dat", ".xyz") or name.name.startswith("m.slf"):
                     assert got[name] == complete[name], (command, limit, name)
             for name in outs or []:
-                if name.endswith((".slf", ".h5", ".cgns")):
+                if name.endswith((".slf", ".h5", ".cgns", ".plt")):
                     conftest.assert_status(gen.ab("info", "--check", out / name), 0)
         else:
             conftest.assert_status(r, 1)

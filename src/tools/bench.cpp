@@ -442,8 +442,10 @@ nlohmann::json bench(MPI_Comm comm, const BenchOptions& o, bool print) {
   std::uint64_t reference = 0;
   for (const auto& name : names) {
     const bool fpp = name == "file-per-process", hdf5 = name == "hdf5", null = name == "null";
-    const bool other = hdf5 || name == "cgns";  // a file of another format than SERAFIN
-    const std::string path = o.dir + "/anabranch-bench-" + name + (hdf5 ? ".h5" : other ? ".cgns" : ".slf");
+    const bool tecplot = name == "tecplot";
+    const bool other = hdf5 || tecplot || name == "cgns";  // a file of another format than SERAFIN
+    const std::string path =
+        o.dir + "/anabranch-bench-" + name + (hdf5 ? ".h5" : tecplot ? ".plt" : other ? ".cgns" : ".slf");
     const ScratchFile scratch(path), scratch_xdmf(path + ".xmf"),
         scratch_mine(fpp ? path + partel::suffix(size, rank) : path + ".unused");
     std::vector<double> t_open, t_write, t_close, t_sync;

@@ -19,7 +19,8 @@ def test_bench_runs_every_strategy_and_verifies(tmp_path):
     j = json.loads(out.read_text())
     names = {r["strategy"] for r in j["results"]}
     serafin = {"file-per-process", "independent", "collective", "aggregated", "aggregated-async"}
-    assert names in (serafin, serafin | {"hdf5", "cgns"})  # hdf5 and cgns when built with parallel HDF5
+    # tecplot always; hdf5 and cgns when built with parallel HDF5
+    assert names in (serafin | {"tecplot"}, serafin | {"hdf5", "cgns", "tecplot"})
     for r in j["results"]:
         assert r["verified"] and len(r["write_seconds"]) == 2
         assert len(r["close_seconds"]) == 2

@@ -117,8 +117,8 @@ class TecplotResult final : public ResultFile {
         if (r[3] != r[2] || r[7] != r[6])
           throw FormatError(name(), "the connectivity of zone 1", z.connectivity_at + e * npe * 4,
                             "element " + std::to_string(e + 1) + " is a brick, not a prism (nodes 3 and 4, 7 and 8 the same): SERAFIN holds prisms");
-        const int from[6] = {0, 1, 2, 4, 5, 6};
-        for (int k = 0; k < 6; ++k) o[k] = r[from[k]] + 1;
+        std::int32_t* to = o;
+        for (const int k : {0, 1, 2, 4, 5, 6}) *to++ = r[k] + 1;
       } else {
         for (int k = 0; k < h_.ndp; ++k) o[k] = r[k] + 1;
       }

@@ -192,3 +192,23 @@ def test_block_files_from_random_pieces(seed, nblocks, ranks, nodes, fmt, record
         r = gen.ab("info", out, "--check")
         where = f"grid, block {b + 1}, coordinate {'xyz'[v]}" if kind == "grid" else f"frame {f}, block {b + 1}, variable q{v}"
         conftest.assert_status(r, 1, where, f"value {i} is not finite (byte {at})")
+
+
+def test_block_formats_outside_the_list_are_refused(tmp_path):
+    """A block writer's format= and convert's --to for a multi-block file: each name outside
+    the list (before, between and after the accepted ones in any order) refused in one line,
+    nothing written."""
+    anabranch = pytest.importorskip("anabranch")
+    layout = anabranch.BlockLayout()
+    layout.add_block(1, 4, 3, 2)
+    layout.add_piece(1)
+    for fmt in ("a", "cgnz", "plot3d", "tecplotx", "vtk", "zzz"):
+        with conftest.raises_exactly(anabranch.UsageError, match=f"format={fmt}: expected raw, hdf5, cgns or tecplot"):
+            anabranch.BlockWriter(None, tmp_path / "b.dat", layout, ["q"], f"format={fmt}")
+        assert not (tmp_path / "b.dat").exists()
+    with anabranch.BlockWriter(None, tmp_path / "in.h5", layout, ["q"]) as w:
+        w.write_frame(0.0, [[np.arange(24.0)]])
+    for to in ("serafin", "vtu"):
+        r = gen.ab("convert", tmp_path / "in.h5", tmp_path / "out", "--to", to)
+        conftest.assert_status(r, 1, "a multi-block file converts to raw, hdf5, vtm, plot3d, cgns or tecplot (--to " + to + ")")
+        assert not (tmp_path / "out").exists()

@@ -158,6 +158,9 @@ def test_mesh_plt_from_serafin(seed, shape, ranks, real, order, frames, nvar, ba
                 assert zone["shared"] == ([0, 0] if f else [None, None]) + [None] * nvar, where
                 np.testing.assert_array_equal(arrays[f"z{f}_v0"].astype(float), s.x.astype(float), err_msg=where)
                 np.testing.assert_array_equal(arrays[f"z{f}_v1"].astype(float), s.y.astype(float), err_msg=where)
+                for v, axis in enumerate((s.x, s.y)):  # the first zone's own X and Y: their ranges from every rank's nodes
+                    if "minmax" in zone and str(v) in zone["minmax"]:
+                        assert zone["minmax"][str(v)] == [float(axis.min()), float(axis.max())], f"{where}: min/max of {'XY'[v]}"
                 for v in range(nvar):
                     want = s.frames[f][1][v].astype(float) if frames else np.zeros(npoin)
                     np.testing.assert_array_equal(arrays[f"z{f}_v{v + 2}"].astype(float), want, err_msg=f"{where}, variable {v}")
@@ -254,8 +257,11 @@ def test_other_writers_ordered_zones_read_as_blocks(seed, nblocks, frames, nvar,
         for b, d in enumerate(dims):
             z = len(spec["zones"])
             shared = [b if (f and share) else -1] * 3 + [-1] * nvar
+            types = ["Double" if double else "Float"] * len(variables)
+            if f and not share and rng.random() < 0.5:  # a later frame's own grid is not read (the grid is the first frame's)
+                types[:3] = ["Float" if double else "Double"] * 3
             spec["zones"].append({"name": f"Zone {z}", "type": "ORDERED", "ijk": d, "time": times[f], "strand": b if strands else -1,
-                                  "shared": shared, "types": ["Double" if double else "Float"] * len(variables)})
+                                  "shared": shared, "types": types})
             for v in range(len(variables)):
                 arrays[f"z{z}_v{v}"] = rng.uniform(-5, 5, int(np.prod(d))) if v >= 3 or f == 0 else arrays[f"z{b}_v{v}"]
     with gen.scratch() as tmp:
@@ -314,6 +320,46 @@ def test_other_writers_fe_zones_read_as_a_mesh_result(seed, shape, frames, nvar,
         for f in range(frames):
             for v in range(nvar):
                 np.testing.assert_array_equal(s.frames[f][1][v].astype(float), arrays[f"z{f}_v{v + 2}"].astype("f4" if mixed else "f8").astype(float))
+
+
+def test_a_connectivity_naming_a_missing_node_is_refused_at_its_byte(ab, tmp_path):
+    """A finite-element zone whose second element names a node the zone does not have:
+    convert under mpiexec refuses it in one line naming the zone, the element's byte and the
+    node; nothing is written."""
+    a, good = tmp_path / "m.slf", tmp_path / "good.plt"
+    a.write_bytes(gen.serafin("t", [("U", "M/S")], *quads_mesh(), frames=[(1.0, [np.arange(12.0)])]))
+    conftest.assert_status(ab("convert", a, good), 0)
+    data = bytearray(good.read_bytes())
+    at = bytes(data).find(np.asarray(slf.read(a).ikle - 1, "<i4").tobytes())
+    assert at > 0
+    data[at + 16:at + 20] = struct.pack("<i", 99)  # element 2's first node (4 nodes an element)
+    bad, out = tmp_path / "bad.plt", tmp_path / "out.slf"
+    bad.write_bytes(bytes(data))
+    r = conftest.mpirun(2, conftest.EXE, "convert", bad, out)
+    assert r.returncode == 1, r.stderr[-2000:]
+    lines = conftest.error_lines(r.stderr)
+    assert len(set(lines)) == 1, lines
+    for w in ("bad.plt", "zone 1", f"byte {at + 16}", "element 2", "node 99 of 12"):
+        assert w in lines[0], (w, lines[0])
+    assert not out.exists()
+
+
+def test_serafin_facts_naming_other_variables_are_refused(tmp_path):
+    """A file whose anabranch.serafin record names another variable count than the file holds
+    (another writer copying the record): refused in one line saying both counts."""
+    ikle, _, x, y = quads_mesh()
+    spec = {"title": "t", "variables": ["X", "Y", "U", "V"], "zones": [],
+            "aux": [["anabranch.serafin", json.dumps({"variables": [["55", "4d"]]})]]}
+    spec["zones"].append({"name": "frame 000000", "type": "FEQUADRILATERAL", "nodes": 12, "elements": len(ikle), "time": 0.0,
+                          "strand": 0, "shared": [-1] * 4, "types": ["Float"] * 4})
+    arrays = {"z0_c": np.asarray(ikle - 1), "z0_v0": x, "z0_v1": y, "z0_v2": np.arange(12.0), "z0_v3": np.ones(12)}
+    src, out = tmp_path / "other.plt", tmp_path / "out.slf"
+    build_with_tecio(spec, arrays, src, tmp_path)
+    r = gen.ab("convert", src, out)
+    assert r.returncode == 1, r.stderr[-2000:]
+    lines = conftest.error_lines(r.stderr)
+    assert len(set(lines)) == 1 and "names 1 variables, the file has 2 after X and Y" in lines[0], lines
+    assert not out.exists()
 
 
 def header_places(data):

@@ -8,6 +8,7 @@ variable's range over every block in that frame); in CGNS each chunk lies in one
 piece. Read back by anabranch on another rank count with other pieces: the values h5py
 decoded, every one. CGNS's library (cgnscheck) reads a deflate file as it reads the
 uncompressed one."""
+import json
 import shutil
 import subprocess
 import sys
@@ -119,6 +120,12 @@ def test_compressed_block_files_from_random_pieces(seed, fmt, nblocks, ranks, re
         conftest.assert_status(gen.ab("info", out, "--check"), 0)
         info = gen.ab("info", out)
         assert "compressed" in info.stdout and ("shuffle+zstd" if codec else "shuffle+deflate") in info.stdout, info.stdout
+        # each variable's ratio over all its blocks and frames: the bytes its values take uncompressed
+        said = json.loads(gen.ab("info", "--json", out).stdout)[0]["compression"]
+        points = sum(int(np.prod(d)) for d in dims)
+        for name in variables:
+            stored, whole = [int(x) for x in said[name].split("(")[1].split(" bytes")[0].split(" of ")]
+            assert whole == frames * points * int(real[1]) and 0 < stored, (name, said[name])
         # Read back by anabranch on another rank count, other pieces: the values h5py decoded.
         back = tmp / "back.dat"  # raw: the blocks one after another, each block's variables
         conftest.assert_status(conftest.mpirun(reread, conftest.EXE, "convert", out, back, env=gen.nodes(min(reread, 3))), 0)

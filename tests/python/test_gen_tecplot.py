@@ -204,8 +204,8 @@ with open(sys.argv[3], "wb") as f:
         f.write(TecDatasetAux.build(dict(name=name, value=value)))
     zones = []
     for z in spec["zones"]:
-        d = dict(title=z["name"], time_strand=z["strand"], solution_time=z["time"], zone_type=ZoneType[z["type"]], has_var_loc=False,
-                 var_loc=None, aux_vars=[])
+        d = dict(title=z["name"], time_strand=z["strand"], solution_time=z["time"], zone_type=ZoneType[z["type"]],
+                 has_var_loc=bool(z.get("var_loc")), var_loc=z.get("var_loc") or None, aux_vars=[])
         if z["type"] == "ORDERED":
             d.update(ijk=z["ijk"], num_pts=None, num_elems=None)
         else:
@@ -261,7 +261,8 @@ def test_other_writers_ordered_zones_read_as_blocks(seed, nblocks, frames, nvar,
             if f and not share and rng.random() < 0.5:  # a later frame's own grid is not read (the grid is the first frame's)
                 types[:3] = ["Float" if double else "Double"] * 3
             spec["zones"].append({"name": f"Zone {z}", "type": "ORDERED", "ijk": d, "time": times[f], "strand": b if strands else -1,
-                                  "shared": shared, "types": types})
+                                  "shared": shared, "types": types,
+                                  "var_loc": [0] * len(variables) if rng.random() < 0.5 else None})  # every variable said nodal
             for v in range(len(variables)):
                 arrays[f"z{z}_v{v}"] = rng.uniform(-5, 5, int(np.prod(d))) if v >= 3 or f == 0 else arrays[f"z{b}_v{v}"]
     with gen.scratch() as tmp:
@@ -448,6 +449,12 @@ def damaged_cases(data, mesh):
         poly[zones[0]["type_at"]:zones[0]["type_at"] + 4] = struct.pack("<i", 6)
         poly[zones[0]["sizes_at"] + 4:zones[0]["sizes_at"] + 4] = struct.pack("<4i", 4, 8, 0, 0)
         out.append(("polygonal", bytes(poly), ["zone 1", "FEPOLYGON", "not read"]))
+    fmt0 = bytearray(data)
+    fmt0[first + 4:first + 8] = struct.pack("<i", 0)  # the first variable's value format
+    out.append(("value format 0", bytes(fmt0), ["zone 1", f"byte {first + 4}", "value format 0"]))
+    text = bytearray(data)
+    text[eoh:eoh] = struct.pack("<f", 499.0) + bytes(40)  # a text record before the end of the header
+    out.append(("text record", bytes(text), [f"byte {eoh}", "a text record"]))
     wrong = bytearray(data)
     wrong[zones[0]["type_at"]:zones[0]["type_at"] + 4] = struct.pack("<i", 11)
     out.append(("zone type 11", bytes(wrong), ["zone 1", f"byte {zones[0]['type_at']}", "zone type 11"]))

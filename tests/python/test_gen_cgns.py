@@ -599,3 +599,28 @@ def test_paraview_opens_every_zone_and_time_step(tmp_path):
     z = j["zones"][0]
     assert (z["type"], z["points"], z["cells"]) == ("vtkUnstructuredGrid", 4624, 8978)
     assert set(z["arrays"]) == {"Velocity", "WATER DEPTH"}
+
+
+def test_a_frame_past_the_file_size_limit_is_refused_before_it_is_written(tmp_path):
+    """A block file of 3 variables and 2 frames converted to CGNS under a file-size limit one
+    byte short of the last frame's end: refused before that frame is written, naming it and
+    the limit; nothing left under the final name."""
+    h5py = pytest.importorskip("h5py")
+    anabranch = pytest.importorskip("anabranch")
+    layout = anabranch.BlockLayout()
+    layout.add_block(1, 5, 4, 3)
+    layout.add_piece(1)
+    src, whole = tmp_path / "in.h5", tmp_path / "whole.cgns"
+    with anabranch.BlockWriter(None, src, layout, ["a", "b", "c"], "precision=8") as w:
+        for f in range(2):
+            w.write_frame(float(f), [[np.arange(60.0) + 100 * f + 10 * v for v in range(3)]])
+    conftest.assert_status(gen.ab("convert", src, whole), 0)
+    offsets = []
+    with h5py.File(whole) as h:
+        h.visititems(lambda name, obj: offsets.append(obj.id.get_offset()) if name.endswith(" data") and obj.size == 60 else None)
+    limit = max(offsets) + 60 * 8 - 1  # the second frame's last array one byte short
+    out = tmp_path / "out.cgns"
+    r = subprocess.run(["prlimit", f"--fsize={limit}", conftest.EXE, "convert", src, out], capture_output=True, text=True,
+                       env=conftest.MPI_ENV, timeout=120)
+    conftest.assert_status(r, 1, f"frame 1 would take it past the file-size limit (ulimit -f, {limit} bytes)")
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["in.h5", "in.h5.xmf", "whole.cgns"]

@@ -52,14 +52,24 @@ def labelled(group, label):
 # SIDS's exponents of mass, length, time, temperature and angle (SIDS, "Data-Array Structure
 # Definitions": the identifiers' units).
 SIDS_EXPONENTS = {"Density": [1, -3, 0, 0, 0], "VelocityX": [0, 1, -1, 0, 0], "VelocityY": [0, 1, -1, 0, 0], "VelocityZ": [0, 1, -1, 0, 0],
-                  "Pressure": [1, -1, -2, 0, 0], "MomentumX": [1, -2, -1, 0, 0], "MomentumY": [1, -2, -1, 0, 0]}
+                  "Pressure": [1, -1, -2, 0, 0], "MomentumX": [1, -2, -1, 0, 0], "MomentumY": [1, -2, -1, 0, 0],
+                  "MomentumZ": [1, -2, -1, 0, 0], "Temperature": [0, 0, 0, 1, 0], "EnergyStagnationDensity": [1, -1, -2, 0, 0],
+                  "Entropy": [1, 2, -2, -1, 0], "Enthalpy": [0, 2, -2, 0, 0], "ViscosityEddyKinematic": [0, 2, -1, 0, 0],
+                  "ViscosityEddy": [1, -1, -1, 0, 0], "TurbulentEnergyKinetic": [0, 2, -2, 0, 0],
+                  "TurbulentDissipation": [0, 2, -3, 0, 0], "TurbulentDissipationRate": [0, 0, -1, 0, 0],
+                  "TurbulentSANuTilde": [0, 2, -1, 0, 0]}
 
 
 @gen.cases(15)
 @given(seed=st.integers(0, 2**32 - 1), nblocks=st.integers(1, 4), nvar=st.integers(1, 3), frames=st.integers(1, 3),
        names=st.sampled_from([["rho", "u", "p"], ["Density", "MomentumX", "myvar"], ["a", "b", "c"],
                               ["water depth above the bed, metres", "water depth above the bed, metres (2)", "VELOCITY U"],
-                              ["pressure", "density", "temperature"]]), grid=st.booleans(), direct=st.booleans())
+                              ["pressure", "density", "temperature"], ["omega", "k", "nutilde"], ["epsilon", "nut", "mut"],
+                              ["T", "rhoE", "entropy"], ["enthalpy", "rhow", "mach"]]), grid=st.booleans(), direct=st.booleans())
+@example(seed=7, nblocks=1, nvar=3, frames=1, names=["omega", "k", "nutilde"], grid=True, direct=False)
+@example(seed=8, nblocks=1, nvar=3, frames=1, names=["epsilon", "nut", "mut"], grid=False, direct=True)
+@example(seed=9, nblocks=1, nvar=3, frames=1, names=["T", "rhoE", "entropy"], grid=True, direct=True)
+@example(seed=10, nblocks=1, nvar=3, frames=1, names=["enthalpy", "rhow", "mach"], grid=False, direct=False)
 @example(seed=3, nblocks=2, nvar=3, frames=1, names=["rho", "u", "p"], grid=True, direct=False)
 @example(seed=4, nblocks=1, nvar=3, frames=1, names=["pressure", "density", "temperature"], grid=True, direct=False)
 @example(seed=5, nblocks=2, nvar=2, frames=2, names=["rho", "u", "p"], grid=False, direct=True)

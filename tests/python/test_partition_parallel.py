@@ -105,7 +105,9 @@ def test_ptscotch_parts_are_balanced_and_repeat(meshes, tmp_path, ranks, parts):
     runs = []
     for k in range(2):
         out = tmp_path / f"run{k}"
-        proc = mpirun(ranks, EXE, "partition", src, "-n", parts, "--method", "ptscotch", "--layout", "partition-file", "-o", out)
+        # the dual graph checked by PT-Scotch itself (every edge both ways, none repeated)
+        proc = mpirun(ranks, EXE, "partition", src, "-n", parts, "--method", "ptscotch", "--layout", "partition-file", "-o", out,
+                      env={"ANABRANCH_CHECK_GRAPH": "1"})
         if not HAVE_PTSCOTCH:  # this build's MPI is not the one Debian's PT-Scotch is built for
             assert_status(proc, 1)  # a refused method
             assert any("built without PT-Scotch" in line for line in error_lines(proc.stderr)), proc.stderr

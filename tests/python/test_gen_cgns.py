@@ -7,6 +7,7 @@ dimensions, vertex or cell-centred solutions with rind planes or none, several s
 with their times; converted to a block file and compared with numpy's reading of what was
 written (a cell-centred file's blocks are its cells, at the mean of their corners)."""
 import json
+import os
 import pathlib
 import shutil
 import subprocess
@@ -235,7 +236,15 @@ int main(int argc, char** argv) {
       size[2 * cd + a] = 0;
     }
     char name[33];
-    snprintf(name, sizeof name, "zone_%d", z + 1);
+    const char* ids = getenv("AB_ZONE_IDS");  /* zone z named <letter>_<the z-th id> */
+    if (ids) {
+      char* end = NULL;
+      long id = 0;
+      for (int k = 0; k <= z; ++k, ids = end) id = strtol(ids, &end, 10);
+      snprintf(name, sizeof name, "%c_%ld", 'a' + z, id);
+    } else {
+      snprintf(name, sizeof name, "zone_%d", z + 1);
+    }
     if (cg_zone_write(fn, B, name, size, CGNS_ENUMV(Structured), &Z)) return 1;
     long n = p[0] * p[1] * p[2];
     double* v = malloc(sizeof(double) * 4096 * 8);
@@ -299,6 +308,8 @@ def cgns_writer():
        kind=st.sampled_from(["hdf5", "adf", "link"]), precisions=st.sampled_from(["88", "84", "48", "44"]))
 @example(seed=1, cell_dim=3, phys_dim=3, nzones=2, nsol=0, nvar=1, cells=False, rind=False, kind="hdf5", precisions="88")  # a grid alone
 @example(seed=2, cell_dim=3, phys_dim=3, nzones=2, nsol=2, nvar=2, cells=False, rind=False, kind="hdf5", precisions="84")  # CFD codes' files
+@example(seed=2, cell_dim=3, phys_dim=3, nzones=2, nsol=1, nvar=1, cells=False, rind=False, kind="hdf5", precisions="88")  # ids 3, 0
+@example(seed=3, cell_dim=3, phys_dim=3, nzones=3, nsol=1, nvar=2, cells=False, rind=False, kind="hdf5", precisions="44")  # 5, 1, 5
 def test_files_the_cgns_library_writes_are_read(seed, cell_dim, phys_dim, nzones, nsol, nvar, cells, rind, kind, precisions):
     """precisions: the coordinates' and the solutions' (float64 coordinates and float32
     solutions are common in CFD codes' files): the values are the file's, whatever its
@@ -355,8 +366,15 @@ def test_files_the_cgns_library_writes_are_read(seed, cell_dim, phys_dim, nzones
     spec.append(" ".join(repr(t) for t in times))
     with gen.scratch() as tmp:
         np.concatenate(doubles).astype("<f8").tofile(tmp / "values.bin")
+        # the zones' names end in numbers, drawn with repeats and zeros where no link needs zone_1: the blocks' ids
+        # when they are unique and above 0, else 1, 2, ... (a block reader's layout names them)
+        pattern = seed % 4 if kind != "link" else 0  # 1, 2, ...; reversed; a 0 last; an id repeated apart
+        ids = [[z + 1 for z in range(nzones)], [nzones - z for z in range(nzones)], [2 * z + 3 for z in range(nzones - 1)] + [0],
+               [5 if z % 2 == 0 else z for z in range(nzones)]][pattern]
+        want_ids = ids if min(ids) >= 1 and len(set(ids)) == nzones else list(range(1, nzones + 1))
+        env = dict(os.environ, AB_ZONE_IDS=" ".join(map(str, ids))) if kind != "link" else None
         r = subprocess.run([cgns_writer(), tmp / "in.cgns", tmp / "values.bin", "adf" if kind == "adf" else "hdf5", *precisions],
-                           input="\n".join(spec) + "\n", text=True, capture_output=True, timeout=60)
+                           input="\n".join(spec) + "\n", text=True, capture_output=True, timeout=60, env=env)
         assert r.returncode == 0, (r.returncode, r.stderr)
         if kind == "link":  # zone 1's coordinates in another file, linked (the same values)
             shutil.copy(tmp / "in.cgns", tmp / "other.cgns")
@@ -369,6 +387,17 @@ def test_files_the_cgns_library_writes_are_read(seed, cell_dim, phys_dim, nzones
         elif not cells and not has_rind and phys_dim == 3 and precisions[0] == precisions[1]:  # in place: vertex values, no
             # rind planes, every coordinate, one precision
             assert "read by anabranch's engine" in text.stdout, text.stdout
+            if nsol:  # a block reader whose layout names the blocks by their ids: the first solution's values
+                anabranch = pytest.importorskip("anabranch")
+                layout = anabranch.BlockLayout()
+                for b in range(nzones):
+                    layout.add_block(want_ids[b], *want_dims[b])
+                    layout.add_piece(want_ids[b])
+                with anabranch.BlockReader(None, tmp / "in.cgns", layout) as reader:
+                    got = reader.read_frame(0)
+                for b in range(nzones):
+                    for v in range(nvar):
+                        np.testing.assert_array_equal(np.asarray(got[b][v]).ravel(), want_vals[0][b][v], err_msg=f"zone {b + 1} Var{v + 1}")
         info = gen.ab("info", tmp / "in.cgns", "--json")
         conftest.assert_status(info, 0)
         j = info.json()[0]

@@ -98,8 +98,8 @@ def build_pcgns(prefix, folder):
     return str(exe)
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def zones_case(p):
+    """The zones' case options (shared with bench/tecplot.py)."""
     p.add_argument("--zones", type=int, nargs="+", default=[64, 512, 4096, 32768])
     p.add_argument("--points", type=int, default=8, help="points along each side of a zone")
     p.add_argument("--vars", type=int, default=5)
@@ -107,9 +107,10 @@ def main():
     p.add_argument("--ranks", type=int, nargs="+", default=[2], help="the writers' rank counts")
     p.add_argument("--read-ranks", type=int, default=3, help="the readers' rank count")
     p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--pcgns", default=os.environ.get("PCGNS_PREFIX"), help="a CGNS build with parallel HDF5 (its install prefix)")
-    p.add_argument("--pcgns-timeout", type=float, default=1800, help="seconds before a pcgns run is given up (reported as more)")
-    p.add_argument("--dir", default="bench-cgns")
+
+
+def parsed_case(p):
+    """--json and --quick added, the arguments parsed, the bench built and --dir made: (args, dir)."""
     p.add_argument("--json", help="write every measurement here")
     p.add_argument("--quick", action="store_true", help="a few small zones, once (the suite's check that the bench runs)")
     a = p.parse_args()
@@ -119,6 +120,16 @@ def main():
         sys.exit(f"{EXE} is not built (cmake --build {BUILD} --target bench_cgns)")
     d = pathlib.Path(a.dir).resolve()
     d.mkdir(parents=True, exist_ok=True)
+    return a, d
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    zones_case(p)
+    p.add_argument("--pcgns", default=os.environ.get("PCGNS_PREFIX"), help="a CGNS build with parallel HDF5 (its install prefix)")
+    p.add_argument("--pcgns-timeout", type=float, default=1800, help="seconds before a pcgns run is given up (reported as more)")
+    p.add_argument("--dir", default="bench-cgns")
+    a, d = parsed_case(p)
     pcgns = build_pcgns(a.pcgns, d)
     if not pcgns:
         print("pcgns: none given (--pcgns PREFIX or PCGNS_PREFIX, a CGNS build with parallel HDF5): its rows are left out")

@@ -37,7 +37,7 @@ import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from cgns import BUILD, EXE, drop_caches, measure  # noqa: E402  (the same runner and sampler)
+from cgns import EXE, drop_caches, measure, parsed_case, zones_case  # noqa: E402  (the same runner and sampler)
 
 
 def build_tecio(prefix, folder):
@@ -58,25 +58,11 @@ def build_tecio(prefix, folder):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--zones", type=int, nargs="+", default=[64, 512, 4096, 32768])
-    p.add_argument("--points", type=int, default=8, help="points along each side of a zone")
-    p.add_argument("--vars", type=int, default=5)
-    p.add_argument("--frames", type=int, default=1)
-    p.add_argument("--ranks", type=int, nargs="+", default=[2], help="the writers' rank counts")
-    p.add_argument("--read-ranks", type=int, default=3, help="the readers' rank count")
-    p.add_argument("--repeat", type=int, default=3)
+    zones_case(p)
     p.add_argument("--tecio", default=os.environ.get("TECIO_PREFIX"), help="a TecIO build (its prefix: include/, lib/)")
     p.add_argument("--tecio-timeout", type=float, default=1800, help="seconds before a TecIO run is given up (reported as more)")
     p.add_argument("--dir", default="bench-tecplot")
-    p.add_argument("--json", help="write every measurement here")
-    p.add_argument("--quick", action="store_true", help="a few small zones, once (the suite's check that the bench runs)")
-    a = p.parse_args()
-    if a.quick:
-        a.zones, a.points, a.repeat, a.ranks, a.read_ranks = [16, 64], 4, 1, [1, 2], 3
-    if not pathlib.Path(EXE).exists():
-        sys.exit(f"{EXE} is not built (cmake --build {BUILD} --target bench_cgns)")
-    d = pathlib.Path(a.dir).resolve()
-    d.mkdir(parents=True, exist_ok=True)
+    a, d = parsed_case(p)
     tecio = build_tecio(a.tecio, d)
     if not tecio:
         print("TecIO: none given (--tecio PREFIX or TECIO_PREFIX, a TecIO build made outside the repository): its rows are left out")

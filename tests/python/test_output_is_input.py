@@ -19,11 +19,13 @@ def test_outputs_never_replace_inputs(ab, data, tmp_path):
     parts.mkdir()
     assert ab("partition", tmp_path / "r2d_gouttedo.slf", "-n", 3, "-o", parts).returncode == 0
     assert ab("convert", tmp_path / "r2d_gouttedo.slf", tmp_path / "r2d.h5").returncode == 0
+    assert ab("convert", tmp_path / "r2d_gouttedo.slf", tmp_path / "r2d.plt").returncode == 0
     before = digest(tmp_path), digest(parts)
     cases = [
         ("convert", "r2d_gouttedo.slf", "./r2d_gouttedo.slf"),
         ("convert", "r2d_gouttedo.slf", "link.slf"),
         ("convert", "r2d.h5", "./r2d.h5"),  # an HDF5 output written alone, without MPI
+        ("convert", "r2d.plt", "./r2d.plt"),  # a Tecplot output
         ("refine", "geo_gouttedo.slf", "--cli", "geo_gouttedo.cli", "-o", "geo_gouttedo.slf"),
         ("refine", "geo_gouttedo.slf", "--cli", "geo_gouttedo.cli", "-o", "fine.slf", "--cli-output", "./geo_gouttedo.cli"),
         ("merge", "parts/r2d_gouttedo.slf", "--geo", "geo_gouttedo.slf", "-o", "parts/r2d_gouttedo.slf00002-00001"),
